@@ -1,1 +1,22 @@
-pub fn x(){}
+//! The engine of git-par: it writes Git trees into work trees in parallel and records them in
+//! the index so that git itself accepts the result as its own.
+//!
+//! Every operation is the same four steps (see `docs/ARCHITECTURE.md`):
+//! resolve ([`options`]) → plan ([`plan`]) → execute ([`checkout`], [`write`], [`budget`]) →
+//! record ([`lock`] and the index). [`clone`] and [`worktree`] set up repositories and then run
+//! a [`checkout::checkout`].
+//!
+//! The library never prints; the `git-par` binary turns outcomes and errors into git's messages.
+
+pub mod budget;
+pub mod checkout;
+pub mod clone;
+pub mod convert;
+pub mod lock;
+pub mod options;
+pub mod plan;
+pub mod worktree;
+pub mod write;
+
+pub use checkout::{checkout, Outcome, Progress};
+pub use options::Options;

@@ -1,0 +1,214 @@
+//! Planning: turn a target tree into the list of everything a checkout will create, validated
+//! before a single byte reaches the disk.
+//!
+//! A [`Plan`] is the contract between the planner and the writer: if planning succeeds, every path
+//! in it is safe to create below the work tree (no `..`, no `.git` in any of its disguises, no
+//! duplicates, no directory/file conflicts), and every object it names is a blob or a gitlink.
+
+use std::collections::HashSet;
+
+use bstr::{BStr, BString, ByteSlice, ByteVec};
+use gix::hash::ObjectId;
+use gix::objs::tree::EntryKind;
+use gix::objs::Find;
+
+/// What kind of work tree item an [`Entry`] becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file, mode 100644.
+    File,
+    /// A regular file with the executable bit, mode 100755.
+    Executable,
+    /// A symbolic link, mode 120000: the blob holds the link target.
+    Symlink,
+    /// A submodule commit, mode 160000: checked out as an empty directory, as git does without
+    /// `--recurse-submodules`.
+    Gitlink,
+}
+
+impl Kind {
+    /// The index mode git records for this kind.
+    pub fn index_mode(self) -> gix::index::entry::Mode {
+        use gix::index::entry::Mode;
+        match self {
+            Kind::File => Mode::FILE,
+            Kind::Executable => Mode::FILE_EXECUTABLE,
+            Kind::Symlink => Mode::SYMLINK,
+            Kind::Gitlink => Mode::COMMIT,
+        }
+    }
+}
+
+/// One leaf of the target tree: a path that will exist in the work tree and in the index.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Repository-relative, slash-separated path, validated component by component.
+    pub path: BString,
+    /// The blob (or, for a gitlink, the commit) the entry points to.
+    pub id: ObjectId,
+    /// What the entry becomes on disk.
+    pub kind: Kind,
+}
+
+/// Everything a checkout of one tree will create, in the order git's index keeps it.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// All leaves, sorted by path bytes, which is the index order.
+    pub entries: Vec<Entry>,
+    /// Every directory that must exist before the entries are written, parents before children.
+    /// Gitlink directories are not in this list: they are entries.
+    pub dirs: Vec<BString>,
+}
+
+impl Plan {
+    /// Returns the number of entries that end up as regular files written through the pool:
+    /// this is the count git compares with `checkout.thresholdForParallelism`.
+    pub fn regular_files(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::File | Kind::Executable))
+            .count()
+    }
+}
+
+/// Why a tree cannot be checked out. Each variant names the offending path, since the tree that
+/// holds it may be deep and the user has to find it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A path component is unsafe to create: `..`, `.git` or an alias of it, an absolute path...
+    #[error("invalid path '{path}': {reason}")]
+    InvalidPath {
+        /// The full repository-relative path, as far as it could be assembled.
+        path: BString,
+        /// What gix-validate objected to.
+        reason: String,
+    },
+    /// The same name appears twice in one tree, or as a file and a directory at once.
+    #[error("invalid path '{path}': duplicate entry in tree {tree}")]
+    Duplicate {
+        /// The path that appears more than once.
+        path: BString,
+        /// The tree holding the duplicate entries.
+        tree: ObjectId,
+    },
+    /// A tree object named by the target could not be found.
+    #[error("unable to read tree {id} (at '{path}'): object missing")]
+    MissingTree {
+        /// The missing tree.
+        id: ObjectId,
+        /// Where it would have been checked out.
+        path: BString,
+    },
+    /// A tree object could not be read or parsed.
+    #[error("unable to read tree {id} (at '{path}'): {message}")]
+    BadTree {
+        /// The unreadable tree.
+        id: ObjectId,
+        /// Where it would have been checked out.
+        path: BString,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Build the plan for checking out `tree` from `objects`, validating every component of every
+/// path with `protect` (gix-validate's rules, the same as git's `verify_path`).
+///
+/// The traversal checks names per tree: a name that appears twice in one tree is either a plain
+/// duplicate or a file/directory conflict, and both are refused, which is what keeps the writer
+/// free of surprises.
+pub fn from_tree(
+    objects: &dyn Find,
+    tree: ObjectId,
+    protect: gix_validate::path::component::Options,
+) -> Result<Plan, Error> {
+    let mut plan = Plan::default();
+    let mut stack: Vec<(ObjectId, BString)> = vec![(tree, BString::default())];
+    let mut buf = Vec::new();
+    let mut names: HashSet<BString> = HashSet::new();
+    while let Some((tree_id, prefix)) = stack.pop() {
+        let data = objects
+            .try_find(&tree_id, &mut buf)
+            .map_err(|err| Error::BadTree {
+                id: tree_id,
+                path: prefix.clone(),
+                message: err.to_string(),
+            })?
+            .ok_or_else(|| Error::MissingTree {
+                id: tree_id,
+                path: prefix.clone(),
+            })?;
+        if data.kind != gix::objs::Kind::Tree {
+            return Err(Error::BadTree {
+                id: tree_id,
+                path: prefix,
+                message: format!("expected a tree, found a {}", data.kind),
+            });
+        }
+        names.clear();
+        for entry in gix::objs::TreeRefIter::from_bytes(data.data, tree_id.kind()) {
+            let entry = entry.map_err(|err| Error::BadTree {
+                id: tree_id,
+                path: prefix.clone(),
+                message: err.to_string(),
+            })?;
+            let path = join(prefix.as_bstr(), entry.filename);
+            let kind = match entry.mode.kind() {
+                EntryKind::Tree => None,
+                EntryKind::Blob => Some(Kind::File),
+                EntryKind::BlobExecutable => Some(Kind::Executable),
+                EntryKind::Link => Some(Kind::Symlink),
+                EntryKind::Commit => Some(Kind::Gitlink),
+            };
+            let mode = (kind == Some(Kind::Symlink))
+                .then_some(gix_validate::path::component::Mode::Symlink);
+            if let Err(err) = gix_validate::path::component(entry.filename, mode, protect) {
+                return Err(Error::InvalidPath {
+                    path,
+                    reason: err.to_string(),
+                });
+            }
+            if !names.insert(entry.filename.to_owned()) {
+                return Err(Error::Duplicate {
+                    path,
+                    tree: tree_id,
+                });
+            }
+            match kind {
+                None => {
+                    plan.dirs.push(path.clone());
+                    stack.push((entry.oid.to_owned(), path));
+                }
+                Some(kind) => plan.entries.push(Entry {
+                    path,
+                    id: entry.oid.to_owned(),
+                    kind,
+                }),
+            }
+        }
+    }
+    plan.entries.sort_by(|a, b| a.path.cmp(&b.path));
+    plan.dirs.sort();
+    Ok(plan)
+}
+
+fn join(prefix: &BStr, name: &BStr) -> BString {
+    let mut path = BString::from(Vec::with_capacity(prefix.len() + 1 + name.len()));
+    if !prefix.is_empty() {
+        path.push_str(prefix);
+        path.push_byte(b'/');
+    }
+    path.push_str(name);
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_builds_slash_separated_paths() {
+        assert_eq!(join(b"".as_bstr(), b"a".as_bstr()), "a");
+        assert_eq!(join(b"a/b".as_bstr(), b"c".as_bstr()), "a/b/c");
+    }
+}

@@ -1,0 +1,141 @@
+//! Writing one work tree item: the system calls at the bottom of every checkout.
+//!
+//! Files are created with `O_CREAT | O_EXCL | O_NOFOLLOW`, so a worker can never follow a symlink
+//! or clobber something it did not expect: an existing path is reported as a collision and left
+//! to the sequential tail. The stat data git records in the index comes from `fstat` on the open
+//! file, so the index needs no second pass over the disk.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+use gix::index::entry::stat::Time;
+use gix::index::entry::Stat;
+
+/// Create `path` (which must not exist), write `data` and return its stat data.
+///
+/// The mode is 0777 for executables and 0666 otherwise, before the umask, exactly as git's
+/// `entry.c` does, so the exec bit and the group/other bits come out as they would with git.
+pub fn create_file(path: &Path, data: &[u8], executable: bool) -> io::Result<Stat> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if executable { 0o777 } else { 0o666 })
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    file.write_all(data)?;
+    stat_of_file(&file)
+}
+
+/// The stat data of an open file, in the index's format.
+pub fn stat_of_file(file: &File) -> io::Result<Stat> {
+    Ok(stat_from_metadata(&file.metadata()?))
+}
+
+/// The stat data of `path` itself (not of what a symlink points to), in the index's format.
+pub fn stat_of_path(path: &Path) -> io::Result<Stat> {
+    Ok(stat_from_metadata(&std::fs::symlink_metadata(path)?))
+}
+
+/// Convert metadata into the index's truncated 32-bit fields, the way git's
+/// `fill_stat_cache_info` does (values are truncated, not saturated, to match git bit for bit).
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn stat_from_metadata(meta: &std::fs::Metadata) -> Stat {
+    Stat {
+        mtime: Time {
+            secs: meta.mtime() as u32,
+            nsecs: meta.mtime_nsec() as u32,
+        },
+        ctime: Time {
+            secs: meta.ctime() as u32,
+            nsecs: meta.ctime_nsec() as u32,
+        },
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        size: meta.size() as u32,
+    }
+}
+
+/// Create a symbolic link at `path` pointing to `target` and return the link's own stat data.
+pub fn create_symlink(target: &[u8], path: &Path) -> io::Result<Stat> {
+    use std::os::unix::ffi::OsStrExt;
+    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), path)?;
+    stat_of_path(path)
+}
+
+/// Create the directory for a gitlink (empty, as git leaves an uninitialised submodule) and
+/// return its stat data. An existing directory is accepted.
+pub fn create_gitlink_dir(path: &Path) -> io::Result<Stat> {
+    match std::fs::create_dir(path) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(path)?;
+            if !meta.is_dir() {
+                return Err(err);
+            }
+        }
+        Err(err) => return Err(err),
+    }
+    stat_of_path(path)
+}
+
+/// Create directory `path`; an existing real directory is fine, anything else in the way
+/// (a file, a symlink, even one to a directory) is an error, so that nothing is ever written
+/// through a link.
+pub fn create_dir(path: &Path) -> io::Result<()> {
+    match std::fs::create_dir(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            if std::fs::symlink_metadata(path)?.is_dir() {
+                Ok(())
+            } else {
+                Err(err)
+            }
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Returns true if and only if `err` means that something already occupies the path, which a
+/// worker treats as a collision (two entries folding to one name, or a leftover) rather than as
+/// a failure.
+pub fn is_collision(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EEXIST) | Some(libc::EISDIR) | Some(libc::ELOOP)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_file_refuses_existing_paths_and_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let st = create_file(&p, b"hello", false).unwrap();
+        assert_eq!(st.size, 5);
+        let err = create_file(&p, b"again", false).unwrap_err();
+        assert!(is_collision(&err));
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        let err = create_file(&link, b"through", false).unwrap_err();
+        assert!(is_collision(&err));
+        assert_eq!(std::fs::read(&p).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn create_dir_refuses_a_symlink_to_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        create_dir(&real).unwrap();
+        create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(create_dir(&link).is_err());
+    }
+}
