@@ -10,8 +10,16 @@ use std::sync::{Condvar, Mutex};
 #[derive(Debug)]
 pub struct Budget {
     capacity: u64,
-    used: Mutex<u64>,
+    used: Mutex<State>,
     freed: Condvar,
+}
+
+/// The bytes held and the number of threads waiting for some; the waiter count lets a release
+/// skip the wake-up system call in the common case where nobody waits.
+#[derive(Debug, Default)]
+struct State {
+    used: u64,
+    waiting: usize,
 }
 
 /// Bytes held from a [`Budget`]; they return to it when this is dropped, so an early return or a
@@ -27,7 +35,7 @@ impl Budget {
     pub fn new(capacity: u64) -> Self {
         Budget {
             capacity: capacity.max(1),
-            used: Mutex::new(0),
+            used: Mutex::new(State::default()),
             freed: Condvar::new(),
         }
     }
@@ -43,17 +51,19 @@ impl Budget {
     /// else is in flight and then runs alone, which is the most a bounded budget can do for it.
     pub fn acquire(&self, bytes: u64) -> Grant<'_> {
         let bytes = bytes.min(self.capacity);
-        let mut used = self
+        let mut state = self
             .used
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        while *used + bytes > self.capacity {
-            used = self
+        while state.used + bytes > self.capacity {
+            state.waiting += 1;
+            state = self
                 .freed
-                .wait(used)
+                .wait(state)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.waiting -= 1;
         }
-        *used += bytes;
+        state.used += bytes;
         Grant {
             budget: self,
             bytes,
@@ -62,10 +72,10 @@ impl Budget {
 
     /// Bytes currently held; for tests and progress displays.
     pub fn in_use(&self) -> u64 {
-        *self
-            .used
+        self.used
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .used
     }
 }
 
@@ -74,13 +84,15 @@ impl Drop for Grant<'_> {
         if self.bytes == 0 {
             return;
         }
-        let mut used = self
+        let mut state = self
             .budget
             .used
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *used -= self.bytes;
-        self.budget.freed.notify_all();
+        state.used -= self.bytes;
+        if state.waiting > 0 {
+            self.budget.freed.notify_all();
+        }
     }
 }
 

@@ -172,7 +172,7 @@ pub fn checkout(
     let make_worker = || Worker {
         repo: {
             let mut r = repo.clone();
-            r.object_cache_size_if_unset(4 * 1024 * 1024);
+            r.object_cache_size(0);
             r
         },
         filter: filter.clone(),
@@ -193,7 +193,7 @@ pub fn checkout(
                         .name("git-par writer".into())
                         .spawn_scoped(scope, move || {
                             let mut repo = sync_repo.to_thread_local();
-                            repo.object_cache_size_if_unset(4 * 1024 * 1024);
+                            repo.object_cache_size(0);
                             let mut worker = Worker {
                                 repo,
                                 filter,

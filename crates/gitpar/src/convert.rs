@@ -22,11 +22,8 @@ pub fn ident_to_worktree(src: &[u8], hex: &[u8]) -> Option<Vec<u8>> {
     }
     let mut out = Vec::with_capacity(src.len() + 64);
     let mut src = src;
-    loop {
-        // Step 1: run to the next '$'.
-        let Some(dollar) = src.find_byte(b'$') else {
-            break;
-        };
+    // Step 1: run to the next '$'.
+    while let Some(dollar) = src.find_byte(b'$') {
         out.extend_from_slice(&src[..=dollar]);
         src = &src[dollar + 1..];
         // Step 2: does it look like "Id$" or "Id:...$"?
