@@ -4,6 +4,7 @@
 //! does and turns the library's errors into git's messages and exit codes. The work happens in
 //! the `gitpar` library.
 
+mod bench;
 mod config_env;
 mod progress;
 
@@ -39,6 +40,8 @@ enum Command {
     /// Manage linked work trees.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
+    /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
+    Bench(bench::BenchArgs),
 }
 
 /// Options every checkout-running command shares.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Clone(args) => clone(args, &overrides),
         Command::Worktree(WorktreeCommand::Add(args)) => worktree_add(args, &overrides),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod checkout;
 pub mod clone;
 pub mod convert;
+pub mod execute;
 pub mod lock;
 pub mod options;
 pub mod plan;

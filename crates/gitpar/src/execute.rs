@@ -1,0 +1,403 @@
+//! Execute: write a selection of a plan's entries, regular files through the writer pool and
+//! everything else in a sequential tail, and return the stat data of what was written.
+//!
+//! This is shared by the full checkout (every entry) and the two-way update (only the entries
+//! that change). The caller has already removed whatever the entries replace, so every create is
+//! `O_EXCL`: something in the way is a collision, never an overwrite.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use bstr::ByteSlice;
+
+use crate::budget::Budget;
+use crate::checkout::{EntryError, Error, Progress};
+use crate::options::Options;
+use crate::plan::{self, Kind, Plan};
+use crate::write;
+
+/// What [`execute`] wrote.
+#[derive(Debug)]
+pub struct Executed {
+    /// Stat data per plan entry (same indices as `plan.entries`); `None` for entries that were
+    /// not in the selection.
+    pub stats: Vec<Option<gix::index::entry::Stat>>,
+    /// Writer threads used.
+    pub workers: usize,
+    /// Paths that collided and were written again in the tail (last one wins).
+    pub collisions: Vec<bstr::BString>,
+    /// Bytes written into regular files.
+    pub bytes_written: u64,
+}
+
+/// Create `plan.dirs` that do not exist yet and write the entries of `plan` whose indices are in
+/// `selection` (sorted), using `filters` (the gix-filter pipeline and the attribute stack) for
+/// content conversion.
+#[allow(clippy::too_many_arguments)]
+pub fn execute(
+    repo: &gix::Repository,
+    plan: &Plan,
+    selection: &[usize],
+    worktree: &Path,
+    opts: &Options,
+    filters: (&gix::filter::plumbing::Pipeline, &gix::worktree::Stack),
+    progress: &Progress,
+    should_interrupt: &AtomicBool,
+) -> Result<Executed, Error> {
+    let (filter, attributes) = filters;
+    progress.total.store(selection.len(), Ordering::Relaxed);
+    for dir in &plan.dirs {
+        write::create_dir(&worktree.join(dir.to_path_lossy())).map_err(|source| {
+            Error::Directory {
+                path: dir.clone(),
+                source,
+            }
+        })?;
+    }
+    let shared = Shared {
+        root: worktree.to_owned(),
+        budget: Budget::new(opts.budget),
+        progress,
+        should_interrupt,
+        bytes_written: AtomicU64::new(0),
+        next_chunk: AtomicUsize::new(0),
+    };
+    let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
+    let pooled: Vec<usize> = selection
+        .iter()
+        .map(|&i| (i, &plan.entries[i]))
+        .filter(|(_, e)| match e.kind {
+            Kind::File | Kind::Executable => true,
+            Kind::Symlink => !opts.symlinks,
+            Kind::Gitlink => false,
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let workers = if pooled.len() < opts.threshold.max(1) {
+        1
+    } else {
+        opts.workers.clamp(1, pooled.len().max(1))
+    };
+    let mut results = Vec::with_capacity(pooled.len());
+    let make_worker = || Worker {
+        repo: {
+            let mut r = repo.clone();
+            r.object_cache_size(0);
+            r
+        },
+        filter: filter.clone(),
+        attributes: attributes.clone(),
+        buf: Vec::new(),
+        symlinks: opts.symlinks,
+    };
+    if workers == 1 {
+        make_worker().run(plan, &pooled, &shared, &mut results);
+    } else {
+        let sync_repo = repo.clone().into_sync();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let (filter, attributes) = (filter.clone(), attributes.clone());
+                    let (pooled, shared, sync_repo) = (&pooled, &shared, &sync_repo);
+                    std::thread::Builder::new()
+                        .name("git-par writer".into())
+                        .spawn_scoped(scope, move || {
+                            let mut repo = sync_repo.to_thread_local();
+                            repo.object_cache_size(0);
+                            let mut worker = Worker {
+                                repo,
+                                filter,
+                                attributes,
+                                buf: Vec::new(),
+                                symlinks: opts.symlinks,
+                            };
+                            let mut out = Vec::new();
+                            worker.run(plan, pooled, shared, &mut out);
+                            out
+                        })
+                        .expect("spawning a thread only fails when the system is out of resources")
+                })
+                .collect();
+            for handle in handles {
+                match handle.join() {
+                    Ok(out) => results.extend(out),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+    }
+    if should_interrupt.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+
+    let mut errors = Vec::new();
+    let mut collided = Vec::new();
+    for (idx, result) in results {
+        match result {
+            Ok(stat) => stats[idx] = Some(stat),
+            Err(Failure::Collision) => collided.push(idx),
+            Err(Failure::Error(err)) => errors.push(err),
+        }
+    }
+
+    // The sequential tail: collisions, then symlinks, then gitlinks, in index order.
+    let mut collisions = Vec::new();
+    let mut tail_worker = make_worker();
+    collided.sort_unstable();
+    for idx in collided {
+        let entry = &plan.entries[idx];
+        let path = worktree.join(entry.path.to_path_lossy());
+        collisions.push(entry.path.clone());
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if !meta.is_dir() {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        match tail_worker.write_entry(entry, &shared) {
+            Ok(stat) => {
+                stats[idx] = Some(stat);
+                progress.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(Failure::Collision) => errors.push(EntryError {
+                path: entry.path.clone(),
+                message: "the path is occupied by a directory".into(),
+            }),
+            Err(Failure::Error(err)) => errors.push(err),
+        }
+    }
+    for (idx, entry) in selection.iter().map(|&i| (i, &plan.entries[i])) {
+        let path = worktree.join(entry.path.to_path_lossy());
+        let result = match entry.kind {
+            Kind::Symlink if opts.symlinks => {
+                tail_worker
+                    .read_blob(entry, &shared)
+                    .and_then(|(data, _grant)| {
+                        write::create_symlink(&data, &path).map_err(|err| EntryError {
+                            path: entry.path.clone(),
+                            message: format!("unable to create symlink: {err}"),
+                        })
+                    })
+            }
+            Kind::Gitlink => write::create_gitlink_dir(&path).map_err(|err| EntryError {
+                path: entry.path.clone(),
+                message: format!("unable to create directory: {err}"),
+            }),
+            _ => continue,
+        };
+        match result {
+            Ok(stat) => {
+                stats[idx] = Some(stat);
+                progress.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(err) => errors.push(err),
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort_by(|a, b| a.path.cmp(&b.path));
+        return Err(Error::Entries(errors));
+    }
+    Ok(Executed {
+        stats,
+        workers,
+        collisions,
+        bytes_written: shared.bytes_written.load(Ordering::Relaxed),
+    })
+}
+
+/// State shared by all writers of one checkout.
+struct Shared<'a> {
+    root: PathBuf,
+    budget: Budget,
+    progress: &'a Progress,
+    should_interrupt: &'a AtomicBool,
+    bytes_written: AtomicU64,
+    /// Index of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the sorted
+    /// path list, so a worker mostly stays in one directory (good for the kernel's dentry and
+    /// directory locks), while taking them dynamically keeps slow chunks from stalling the run.
+    next_chunk: AtomicUsize,
+}
+
+/// How many consecutive entries a worker takes at a time.
+const CHUNK: usize = 32;
+
+enum Failure {
+    /// Something already exists at the path: handled by the sequential tail.
+    Collision,
+    Error(EntryError),
+}
+
+/// A writer: one thread's object-database handle, caches, filter pipeline and buffer. Workers
+/// share nothing but the budget and the counters, so there is no lock on the hot path.
+struct Worker {
+    repo: gix::Repository,
+    filter: gix::filter::plumbing::Pipeline,
+    attributes: gix::worktree::Stack,
+    buf: Vec<u8>,
+    symlinks: bool,
+}
+
+impl Worker {
+    /// Write the entries named by `pooled` (indices into the plan), taking chunks from the
+    /// shared counter until none are left, and append one result per entry to `out`.
+    fn run(
+        &mut self,
+        plan: &Plan,
+        pooled: &[usize],
+        shared: &Shared<'_>,
+        out: &mut Vec<(usize, Result<gix::index::entry::Stat, Failure>)>,
+    ) {
+        loop {
+            let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
+            if start >= pooled.len() {
+                return;
+            }
+            let range = start..(start + CHUNK).min(pooled.len());
+            for &idx in &pooled[range] {
+                if shared.should_interrupt.load(Ordering::Relaxed) {
+                    return;
+                }
+                let result = self.write_entry(&plan.entries[idx], shared);
+                if result.is_ok() {
+                    shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                }
+                out.push((idx, result));
+            }
+        }
+    }
+
+    /// Read a blob under the budget: the grant is sized from the object header before the
+    /// object is inflated, so the bytes in flight never exceed the budget.
+    fn read_blob<'s>(
+        &mut self,
+        entry: &plan::Entry,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+        use gix::objs::{Find, FindHeader};
+        let fail = |message: String| EntryError {
+            path: entry.path.clone(),
+            message,
+        };
+        let header = self
+            .repo
+            .objects
+            .try_header(&entry.id)
+            .map_err(|err| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ))
+            })?
+            .ok_or_else(|| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({})",
+                    entry.path, entry.id
+                ))
+            })?;
+        let grant = shared.budget.acquire(header.size);
+        let mut buf = std::mem::take(&mut self.buf);
+        let data = self
+            .repo
+            .objects
+            .try_find(&entry.id, &mut buf)
+            .map_err(|err| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ))
+            })?
+            .ok_or_else(|| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({})",
+                    entry.path, entry.id
+                ))
+            })?;
+        if data.kind != gix::objs::Kind::Blob {
+            return Err(fail(format!("{} is a {}, not a blob", entry.id, data.kind)));
+        }
+        Ok((buf, grant))
+    }
+
+    /// git's `ident` step (see [`crate::convert`]): done here because gix-filter's differs.
+    /// The attribute lookup only happens for blobs that contain `$Id`.
+    fn expand_ident(
+        entry: &plan::Entry,
+        data: &[u8],
+        platform: &gix::worktree::stack::Platform<'_>,
+    ) -> Option<Vec<u8>> {
+        if !crate::convert::may_have_ident(data) {
+            return None;
+        }
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(&Default::default(), ["ident"]);
+        platform.matching_attributes(&mut outcome);
+        let set = outcome
+            .iter_selected()
+            .next()
+            .is_some_and(|m| m.assignment.state.is_set());
+        if !set {
+            return None;
+        }
+        crate::convert::ident_to_worktree(data, entry.id.to_hex().to_string().as_bytes())
+    }
+
+    fn write_entry(
+        &mut self,
+        entry: &plan::Entry,
+        shared: &Shared<'_>,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        let (data, _grant) = self.read_blob(entry, shared).map_err(Failure::Error)?;
+        let path = shared.root.join(entry.path.to_path_lossy());
+        let fail = |message: String| {
+            Failure::Error(EntryError {
+                path: entry.path.clone(),
+                message,
+            })
+        };
+        let result = if entry.kind == Kind::Symlink {
+            // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
+            debug_assert!(!self.symlinks);
+            write::create_file(&path, &data, false)
+        } else {
+            let platform = self
+                .attributes
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &self.repo.objects,
+                )
+                .map_err(|err| fail(format!("unable to read attributes: {err}")))?;
+            let expanded = Self::expand_ident(entry, &data, &platform);
+            let input = expanded.as_deref().unwrap_or(&data);
+            let converted = self
+                .filter
+                .convert_to_worktree(
+                    input,
+                    entry.path.as_bstr(),
+                    &mut |_, attrs| {
+                        platform.matching_attributes(attrs);
+                    },
+                    gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
+                )
+                .map_err(|err| fail(format!("unable to convert to worktree: {err}")))?;
+            let bytes = match converted {
+                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b) => b,
+                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
+                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
+                    return Err(fail("external filter drivers are not supported".into()));
+                }
+            };
+            shared
+                .bytes_written
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            write::create_file(&path, bytes, entry.kind == Kind::Executable)
+        };
+        self.buf = data;
+        result.map_err(|err| {
+            if write::is_collision(&err) {
+                Failure::Collision
+            } else {
+                fail(err.to_string())
+            }
+        })
+    }
+}
