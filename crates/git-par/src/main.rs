@@ -7,6 +7,7 @@
 mod bench;
 mod config_env;
 mod progress;
+mod switch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use clap::{Args, Parser, Subcommand};
 
 /// Exit code git uses for `fatal:` errors.
-const FATAL: u8 = 128;
+pub(crate) const FATAL: u8 = 128;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,19 +41,25 @@ enum Command {
     /// Manage linked work trees.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
+    /// Switch branches, updating the work tree in parallel (like `git switch`).
+    Switch(switch::SwitchArgs),
+    /// Switch branches or detach HEAD, updating the work tree in parallel (like `git checkout <rev>`).
+    Checkout(switch::CheckoutCmdArgs),
+    /// Reset HEAD, index and work tree (`--hard` only), writing in parallel.
+    Reset(switch::ResetArgs),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
     Bench(bench::BenchArgs),
 }
 
 /// Options every checkout-running command shares.
 #[derive(Args, Debug)]
-struct CheckoutArgs {
+pub(crate) struct CheckoutArgs {
     /// Number of writer threads (overrides `checkout.workers`; < 1 means one per CPU).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
-    jobs: Option<i64>,
+    pub(crate) jobs: Option<i64>,
     /// Do not report progress.
     #[arg(short = 'q', long = "quiet")]
-    quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -100,6 +107,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Clone(args) => clone(args, &overrides),
         Command::Worktree(WorktreeCommand::Add(args)) => worktree_add(args, &overrides),
+        Command::Switch(args) => switch::switch(args, &overrides),
+        Command::Checkout(args) => switch::checkout(args, &overrides),
+        Command::Reset(args) => switch::reset(args, &overrides),
         Command::Bench(args) => bench::run(args),
     };
     match result {
@@ -109,12 +119,12 @@ fn main() -> ExitCode {
 }
 
 /// Print `fatal: <msg>` and return git's exit code for it.
-fn fatal(msg: impl std::fmt::Display) -> u8 {
+pub(crate) fn fatal(msg: impl std::fmt::Display) -> u8 {
     eprintln!("fatal: {msg}");
     FATAL
 }
 
-fn jobs(args: &CheckoutArgs) -> Option<usize> {
+pub(crate) fn jobs(args: &CheckoutArgs) -> Option<usize> {
     args.jobs.map(|n| usize::try_from(n).unwrap_or(0))
 }
 
@@ -173,7 +183,10 @@ fn report_checkout_error(err: &gitpar::checkout::Error) {
     }
 }
 
-fn tree_of(repo: &gix::Repository, commit: gix::ObjectId) -> Result<gix::ObjectId, String> {
+pub(crate) fn tree_of(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Result<gix::ObjectId, String> {
     repo.find_commit(commit)
         .map_err(|e| format!("unable to read commit {commit}: {e}"))?
         .tree_id()
@@ -327,7 +340,7 @@ fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
 }
 
 /// An abbreviated object id, as git prints it (7 hex digits, longer if ambiguous).
-fn short(repo: &gix::Repository, id: gix::ObjectId) -> String {
+pub(crate) fn short(repo: &gix::Repository, id: gix::ObjectId) -> String {
     use gix::prelude::ObjectIdExt;
     id.attach(repo)
         .shorten()

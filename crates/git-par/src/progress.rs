@@ -56,10 +56,9 @@ pub fn show_while<T>(
 fn draw(progress: &Progress, title: &str, end: &str) {
     let total = progress.total.load(Ordering::Relaxed);
     let done = progress.done.load(Ordering::Relaxed).min(total);
-    let line = if total == 0 {
-        format!("{title}: {done}{end}")
-    } else {
-        format!("{title}: {:3}% ({done}/{total}){end}", done * 100 / total)
+    let line = match (done * 100).checked_div(total) {
+        Some(percent) => format!("{title}: {percent:3}% ({done}/{total}){end}"),
+        None => format!("{title}: {done}{end}"),
     };
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(line.as_bytes());

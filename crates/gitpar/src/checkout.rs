@@ -93,7 +93,7 @@ pub enum Error {
     Interrupted,
 }
 
-fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Error {
+pub(crate) fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Error {
     move |err| Error::Repository {
         context,
         message: err.to_string(),
@@ -161,7 +161,7 @@ pub fn checkout(
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads
 /// `.gitattributes` blobs through it before anything exists on disk, and the record step fills
 /// in the stats afterwards.
-fn skeleton_index(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
+pub(crate) fn skeleton_index(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
     let mut state = gix::index::State::new(object_hash);
     for entry in &plan.entries {
         state.dangerously_push_entry(
@@ -183,6 +183,17 @@ fn refuse_external_filters(
     plan: &Plan,
     attributes: &mut gix::worktree::Stack,
 ) -> Result<(), Error> {
+    let all: Vec<usize> = (0..plan.entries.len()).collect();
+    refuse_external_filters_in(repo, plan, &all, attributes)
+}
+
+/// [`refuse_external_filters`] for the entries of `plan` named by `selection`.
+pub(crate) fn refuse_external_filters_in(
+    repo: &gix::Repository,
+    plan: &Plan,
+    selection: &[usize],
+    attributes: &mut gix::worktree::Stack,
+) -> Result<(), Error> {
     let drivers: Vec<BString> = gix::filter::Pipeline::options(repo)
         .map_err(repo_err("reading filter configuration"))?
         .drivers
@@ -195,7 +206,7 @@ fn refuse_external_filters(
     }
     let mut outcome = gix::attrs::search::Outcome::default();
     outcome.initialize_with_selection(&Default::default(), ["filter"]);
-    for entry in &plan.entries {
+    for entry in selection.iter().map(|&i| &plan.entries[i]) {
         if !matches!(entry.kind, Kind::File | Kind::Executable) {
             continue;
         }

@@ -8,6 +8,7 @@
 //!
 //! The library never prints; the `git-par` binary turns outcomes and errors into git's messages.
 
+pub mod branch;
 pub mod budget;
 pub mod checkout;
 pub mod clone;
@@ -16,6 +17,8 @@ pub mod execute;
 pub mod lock;
 pub mod options;
 pub mod plan;
+pub mod refresh;
+pub mod update;
 pub mod worktree;
 pub mod write;
 

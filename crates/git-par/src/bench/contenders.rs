@@ -1,0 +1,325 @@
+//! The contenders of `git par bench`, as the user names them with `--contenders`, and the command line
+//! each one runs for each operation.
+//!
+//! Every contender is an external command, git-par included (this very executable), so that each is
+//! measured as a user runs it: process start-up, repository discovery and all.
+
+use std::fmt;
+use std::path::Path;
+
+use gitpar_bench::run::Contender;
+
+use super::experiment::Operation;
+
+/// What `--contenders` means when it is not given: the three of the parallel-checkout proposal.
+pub const DEFAULT: &str = "git,git-workers=4,git-par";
+
+/// The placeholders a `cmd:` template may use, for `--help` and error messages.
+pub const PLACEHOLDERS: &str = "{op} {n} {src} {dst} {rev} {git_par}";
+
+/// One contender as named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    /// `git`: git itself with one checkout worker, the baseline every other contender is compared with.
+    Git,
+    /// `git-workers=K`: git's own parallel checkout with K workers and no size threshold, the proposal's
+    /// "`git -c checkout.workers=4 -c checkout.thresholdForParallelism=0`".
+    GitWorkers(usize),
+    /// `git-par`: this executable with its defaults.
+    GitPar,
+    /// `git-par-j=K`: this executable with K writer threads (`-j K`).
+    GitParJobs(usize),
+    /// `cmd:TEMPLATE` or `cmd(NAME):TEMPLATE`: any other program (gitoxide's `gix`, a script, another
+    /// build of git-par), its argv split like a shell would (quotes, backslashes) with placeholders filled
+    /// per run.
+    Command {
+        /// Name in the report: NAME if given, else the program's file name.
+        name: String,
+        /// The argv template.
+        template: Vec<String>,
+    },
+}
+
+/// A `--contenders` value that does not name a contender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(String);
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses the `--contenders` values (the option may be repeated): comma-separated names, where a `cmd:`
+/// item takes the rest of its value, commas included, since a command line may contain commas.
+/// Contenders keep their order (the first is the baseline of every comparison) and must have distinct names.
+pub fn parse(values: &[String]) -> Result<Vec<Spec>, ParseError> {
+    let mut specs = Vec::new();
+    for value in values {
+        let mut rest = value.as_str();
+        while !rest.is_empty() {
+            if rest.starts_with("cmd:") || rest.starts_with("cmd(") {
+                specs.push(parse_command(rest)?);
+                break;
+            }
+            let (item, after) = rest.split_once(',').unwrap_or((rest, ""));
+            rest = after;
+            let item = item.trim();
+            if !item.is_empty() {
+                specs.push(parse_one(item)?);
+            }
+        }
+    }
+    if specs.is_empty() {
+        return Err(ParseError(
+            "--contenders names no contender; the default is ".to_owned() + DEFAULT,
+        ));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for spec in &specs {
+        let name = spec.name();
+        if names.contains(&name) {
+            return Err(ParseError(format!(
+                "contender `{name}` is given twice; name commands apart with cmd(NAME):TEMPLATE"
+            )));
+        }
+        names.push(name);
+    }
+    Ok(specs)
+}
+
+fn parse_one(item: &str) -> Result<Spec, ParseError> {
+    let count = |k: &str| -> Result<usize, ParseError> {
+        k.parse::<usize>()
+            .ok()
+            .filter(|&k| k > 0)
+            .ok_or_else(|| ParseError(format!("`{item}`: `{k}` is not a positive number")))
+    };
+    match item.split_once('=') {
+        None if item == "git" => Ok(Spec::Git),
+        None if item == "git-par" => Ok(Spec::GitPar),
+        Some(("git-workers", k)) => Ok(Spec::GitWorkers(count(k)?)),
+        Some(("git-par-j", k)) => Ok(Spec::GitParJobs(count(k)?)),
+        _ => Err(ParseError(format!(
+            "unknown contender `{item}`: choose among git, git-workers=K, git-par, git-par-j=K and \
+             cmd:TEMPLATE (placeholders {PLACEHOLDERS})"
+        ))),
+    }
+}
+
+fn parse_command(item: &str) -> Result<Spec, ParseError> {
+    let (name, template) = if let Some(rest) = item.strip_prefix("cmd(") {
+        let (name, template) = rest.split_once("):").ok_or_else(|| {
+            ParseError(format!("`{item}`: write cmd(NAME):TEMPLATE, e.g. cmd(gix):\"gix clone ...\""))
+        })?;
+        (Some(name.trim().to_owned()), template)
+    } else {
+        (None, &item["cmd:".len()..])
+    };
+    let template = split_words(template).map_err(|e| ParseError(format!("`{item}`: {e}")))?;
+    let Some(program) = template.first() else {
+        return Err(ParseError(format!("`{item}`: the command is empty")));
+    };
+    let name = name.filter(|n| !n.is_empty()).unwrap_or_else(|| {
+        Path::new(program)
+            .file_name()
+            .map_or_else(|| program.clone(), |f| f.to_string_lossy().into_owned())
+    });
+    Ok(Spec::Command { name, template })
+}
+
+/// Splits a command line into words as a POSIX shell would for plain words and quotes: blanks separate,
+/// `'...'` is literal, `"..."` keeps blanks and honours `\"` and `\\`, a backslash outside quotes escapes
+/// the next character. Nothing is expanded: `{dst}` stays a placeholder, `$HOME` stays `$HOME`.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err("unclosed single quote".to_owned()),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err("unclosed double quote".to_owned()),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err("unclosed double quote".to_owned()),
+                    }
+                }
+            }
+            '\\' => {
+                let next = chars
+                    .next()
+                    .ok_or_else(|| "a trailing backslash escapes nothing".to_owned())?;
+                word.get_or_insert_with(String::new).push(next);
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+impl Spec {
+    /// Returns the name shown in tables and result files.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Git => "git (sequential)".to_owned(),
+            Self::GitWorkers(k) => format!("git workers={k}"),
+            Self::GitPar => "git-par".to_owned(),
+            Self::GitParJobs(k) => format!("git-par -j {k}"),
+            Self::Command { name, .. } => name.clone(),
+        }
+    }
+
+    /// Returns true if and only if this contender runs this executable's `operation` subcommand, which
+    /// may not exist yet in this build (the bench then reports it as failed and goes on).
+    pub fn is_git_par(&self) -> bool {
+        matches!(self, Self::GitPar | Self::GitParJobs(_))
+    }
+
+    /// Returns the contender's argv template for `operation`, with the placeholders the experiment's fixture
+    /// fills: `{rev}` the commit to check out, `{dst}` the directory to create (worktree add, clone),
+    /// `{src}` the repository to clone, and `{git_par}` this executable. Switches run inside the prepared
+    /// work tree, worktree adds inside the source repository, clones in the checkouts directory.
+    pub fn contender(&self, operation: Operation) -> Contender {
+        // git's `-c` goes before the subcommand; `checkout.workers=1` is git's default, stated so that a
+        // user's global configuration cannot turn the baseline parallel.
+        let git = |config: &[String]| -> Vec<String> {
+            let mut argv = vec!["git".to_owned()];
+            for c in config {
+                argv.push("-c".to_owned());
+                argv.push(c.clone());
+            }
+            argv
+        };
+        let mut argv = match self {
+            Self::Git => git(&["checkout.workers=1".to_owned()]),
+            Self::GitWorkers(k) => git(&[
+                format!("checkout.workers={k}"),
+                "checkout.thresholdForParallelism=0".to_owned(),
+            ]),
+            Self::GitPar | Self::GitParJobs(_) => vec!["{git_par}".to_owned()],
+            Self::Command { name, template } => return Contender::new(name, template.clone()),
+        };
+        let jobs: Vec<String> = match self {
+            Self::GitParJobs(k) => vec!["-j".to_owned(), k.to_string()],
+            _ => Vec::new(),
+        };
+        let words = |ws: &[&str]| ws.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        match operation {
+            Operation::Switch => {
+                argv.extend(words(&["switch", "-q"]));
+                argv.extend(jobs);
+                argv.extend(words(&["--detach", "{rev}"]));
+            }
+            Operation::WorktreeAdd => {
+                argv.extend(words(&["worktree", "add", "-q"]));
+                argv.extend(jobs);
+                argv.extend(words(&["--detach", "{dst}", "{rev}"]));
+            }
+            Operation::Clone => {
+                argv.extend(words(&["clone", "-q"]));
+                argv.extend(jobs);
+                argv.extend(words(&["{src}", "{dst}"]));
+            }
+        }
+        Contender::new(self.name(), argv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(s: &str) -> Result<Vec<Spec>, ParseError> {
+        parse(&[s.to_owned()])
+    }
+
+    #[test]
+    fn names_and_counts() {
+        assert_eq!(
+            list(DEFAULT).unwrap(),
+            [Spec::Git, Spec::GitWorkers(4), Spec::GitPar]
+        );
+        assert_eq!(
+            list(" git , git-par-j=8,").unwrap(),
+            [Spec::Git, Spec::GitParJobs(8)]
+        );
+        assert!(list("git-workers=0").unwrap_err().0.contains("positive"));
+        assert!(list("hg").unwrap_err().0.contains("unknown contender `hg`"));
+        assert!(list("").is_err());
+        assert!(list("git,git").unwrap_err().0.contains("twice"));
+    }
+
+    #[test]
+    fn commands_take_the_rest_of_the_value() {
+        let specs = list("git,cmd:gix -c a=1,b clone '{src}' \"{dst}\"").unwrap();
+        assert_eq!(
+            specs[1],
+            Spec::Command {
+                name: "gix".into(),
+                template: ["gix", "-c", "a=1,b", "clone", "{src}", "{dst}"]
+                    .map(String::from)
+                    .into()
+            }
+        );
+        let specs = parse(&["git".into(), "cmd(mine):/opt/x/git par switch {rev}".into()]).unwrap();
+        assert_eq!(specs[1].name(), "mine");
+        assert_eq!(list("cmd:/usr/bin/gix x").unwrap()[0].name(), "gix");
+        assert!(list("cmd:").is_err());
+        assert!(list("cmd(x)gix").is_err());
+    }
+
+    #[test]
+    fn words_split_like_a_shell() {
+        assert_eq!(
+            split_words(r#"a  'b c' "d \"e\" \n" f\ g"#).unwrap(),
+            ["a", "b c", r#"d "e" \n"#, "f g"]
+        );
+        assert_eq!(split_words("''").unwrap(), [""]);
+        assert!(split_words("'a").is_err());
+    }
+
+    #[test]
+    fn command_lines_per_operation() {
+        let argv = |s: Spec, op| s.contender(op).command.join(" ");
+        assert_eq!(
+            argv(Spec::Git, Operation::Switch),
+            "git -c checkout.workers=1 switch -q --detach {rev}"
+        );
+        assert_eq!(
+            argv(Spec::GitWorkers(4), Operation::WorktreeAdd),
+            "git -c checkout.workers=4 -c checkout.thresholdForParallelism=0 worktree add -q --detach {dst} {rev}"
+        );
+        assert_eq!(
+            argv(Spec::GitParJobs(2), Operation::Clone),
+            "{git_par} clone -q -j 2 {src} {dst}"
+        );
+        assert_eq!(
+            argv(Spec::GitPar, Operation::Switch),
+            "{git_par} switch -q --detach {rev}"
+        );
+    }
+}

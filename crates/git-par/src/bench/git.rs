@@ -1,0 +1,89 @@
+//! Running git for the bench, in one environment shared by the untimed setup and the timed contenders.
+//!
+//! A benchmark must not depend on who runs it or from where: no `GIT_DIR` of an enclosing hook, no
+//! system-wide configuration, and no need for a configured identity on a fresh machine.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context as _};
+use gitpar_bench::run::ProcessExecutor;
+
+/// Variables removed from every command's environment: each would redirect git to another repository,
+/// index or configuration than the one the bench prepared.
+const REMOVED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// Variables set for every command: no system configuration (`/etc/gitconfig` differs between machines),
+/// an identity in case anything records one, and no credential prompt that would hang a run.
+const SET: &[(&str, &str)] = &[
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_AUTHOR_NAME", "git-par bench"),
+    ("GIT_AUTHOR_EMAIL", "bench@git-par.invalid"),
+    ("GIT_COMMITTER_NAME", "git-par bench"),
+    ("GIT_COMMITTER_EMAIL", "bench@git-par.invalid"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+];
+
+/// Returns the executor of the timed commands, with the bench's environment.
+pub fn executor() -> ProcessExecutor {
+    let mut executor = ProcessExecutor::new();
+    for var in REMOVED {
+        executor = executor.env_remove(var);
+    }
+    for (key, value) in SET {
+        executor = executor.env(key, value);
+    }
+    executor
+}
+
+/// Returns a `git` command in `dir` with the bench's environment, stdin closed.
+pub fn command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    for var in REMOVED {
+        cmd.env_remove(var);
+    }
+    cmd.envs(SET.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs git in `dir` and returns its stdout; a failure carries git's stderr.
+pub fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> anyhow::Result<String> {
+    let describe = || {
+        args.iter()
+            .map(|a| a.as_ref().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let out = command(dir)
+        .args(args)
+        .output()
+        .with_context(|| format!("could not run `git {}` (is git installed?)", describe()))?;
+    if !out.status.success() {
+        bail!(
+            "`git {}` in {} failed ({}): {}",
+            describe(),
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs git in `dir` and returns its stdout without the trailing newline (a commit id, a version).
+pub fn line<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> anyhow::Result<String> {
+    Ok(output(dir, args)?.trim_end().to_owned())
+}

@@ -1,0 +1,281 @@
+//! The repository a benchmark checks out: the built-in synthetic one, or a private clone of the user's
+//! (`--repo`) in which commit pairs with diffs of about the asked sizes are named like the synthetic
+//! branches, so that the experiment does not care which it got.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use gitpar_bench::synth::{self, SynthSpec};
+
+use super::git;
+
+/// A repository prepared for the experiment: `main` is checked out by `worktree add` and `clone`, and
+/// switched away from to each [`Target`].
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The repository (a work tree whose `.git` holds everything; the work tree itself is empty).
+    pub path: PathBuf,
+    /// What it is, for the report: the synthetic spec, or the user's repository and commit.
+    pub description: String,
+    /// Commit id of `main`.
+    pub main: String,
+    /// Number of files (tree entries other than directories) on `main`: the N of `worktree add` and `clone`.
+    pub files: usize,
+    /// The switches to measure, in increasing size.
+    pub targets: Vec<Target>,
+    /// Anything the user should know about how the source was made (a size that could not be matched).
+    pub notes: Vec<String>,
+}
+
+/// A branch to switch to from `main`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The branch name in [`Source::path`], `diff-<changed>`.
+    pub branch: String,
+    /// Its commit id, to check that a contender switched where it was told.
+    pub commit: String,
+    /// Files that differ from `main` (added, deleted or modified, renames counted as two): the N of a switch.
+    pub changed: usize,
+}
+
+/// Returns the synthetic repository of `spec` under `cache`, generating it on first use.
+pub fn synthetic(cache: &Path, spec: &SynthSpec) -> anyhow::Result<Source> {
+    let synth = synth::ensure_cached(cache, spec).with_context(|| {
+        format!(
+            "could not generate the synthetic repository under {}",
+            cache.display()
+        )
+    })?;
+    let mut targets: Vec<Target> = synth
+        .branches
+        .iter()
+        .map(|b| Target {
+            branch: b.name.clone(),
+            commit: b.commit.clone(),
+            changed: b.changed,
+        })
+        .collect();
+    targets.sort_by_key(|t| t.changed);
+    Ok(Source {
+        description: format!(
+            "synthetic, {} files in {} directories ({:.1} MiB), seed {:#x}, generator version {}",
+            spec.files,
+            synth.directories,
+            synth.bytes as f64 / (1024.0 * 1024.0),
+            spec.seed,
+            synth::GENERATOR_VERSION
+        ),
+        path: synth.path,
+        main: synth.main,
+        files: spec.files,
+        targets,
+        notes: Vec::new(),
+    })
+}
+
+/// How far back the first-parent history of `HEAD` is searched for commit pairs.
+const MAX_HISTORY: usize = 20_000;
+
+/// A size is "matched" when the closest commit's diff is within this fraction of it.
+const MATCH_TOLERANCE: f64 = 0.25;
+
+/// Makes a private clone of `repo` under `cache` (hard links where the filesystem allows, so it costs
+/// little) and names in it `main` (the `HEAD` of `repo`) and, for each of `sizes`, `diff-<n>`: the commit
+/// of `HEAD`'s first-parent history whose diff with `HEAD` is closest to that size.
+///
+/// The user's repository is only read: worktrees, refs and configuration are added to the private clone.
+pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source> {
+    let repo = repo
+        .canonicalize()
+        .with_context(|| format!("--repo {}", repo.display()))?;
+    let tip = git::line(&repo, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        .with_context(|| format!("{} has no commit to check out", repo.display()))?;
+    let dest = cache.join("repos").join(format!(
+        "{}-{:016x}",
+        repo.file_name()
+            .map_or_else(|| "repo".into(), |n| n.to_string_lossy()),
+        fnv1a(repo.as_os_str().as_encoded_bytes())
+    ));
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest)
+            .with_context(|| format!("could not remove the old clone {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(cache.join("repos"))
+        .with_context(|| format!("could not create {}", cache.display()))?;
+    git::output(
+        cache,
+        &[
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-checkout".as_ref(),
+            repo.as_os_str(),
+            dest.as_os_str(),
+        ],
+    )?;
+    for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
+        git::output(&dest, &["config", key, value])?;
+    }
+    git::output(&dest, &["update-ref", "refs/heads/main", &tip])?;
+    git::output(&dest, &["symbolic-ref", "HEAD", "refs/heads/main"])?;
+
+    let history: Vec<String> = git::output(
+        &dest,
+        &[
+            "rev-list",
+            "--first-parent",
+            &format!("--max-count={MAX_HISTORY}"),
+            &tip,
+        ],
+    )?
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    let mut picker = Picker {
+        dir: &dest,
+        tip: &tip,
+        history: &history,
+        counts: HashMap::new(),
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    let mut notes = Vec::new();
+    let mut sizes = sizes.to_vec();
+    sizes.sort_unstable();
+    for &size in &sizes {
+        let Some((commit, changed)) = picker.closest(size)? else {
+            notes.push(format!(
+                "HEAD of {} has no parent: there is no switch to measure",
+                repo.display()
+            ));
+            break;
+        };
+        if (changed as f64 - size as f64).abs() > MATCH_TOLERANCE * size as f64 {
+            notes.push(format!(
+                "no commit in the last {} of HEAD's first-parent history changes about {size} files; the \
+                 closest changes {changed}",
+                history.len()
+            ));
+        }
+        if changed == 0 || targets.iter().any(|t| t.commit == commit) {
+            continue;
+        }
+        let mut branch = format!("diff-{changed}");
+        let mut k = 2;
+        while targets.iter().any(|t| t.branch == branch) {
+            branch = format!("diff-{changed}-{k}");
+            k += 1;
+        }
+        git::output(
+            &dest,
+            &["update-ref", &format!("refs/heads/{branch}"), &commit],
+        )?;
+        targets.push(Target {
+            branch,
+            commit,
+            changed,
+        });
+    }
+    targets.sort_by_key(|t| t.changed);
+    let files = count_nul(&git::output(
+        &dest,
+        &["ls-tree", "-r", "-z", "--name-only", "main"],
+    )?);
+    let short = &tip[..tip.len().min(12)];
+    Ok(Source {
+        description: format!(
+            "{} at {short} ({files} files), switching back to older commits of its first-parent history",
+            repo.display()
+        ),
+        path: dest,
+        main: tip,
+        files,
+        targets,
+        notes,
+    })
+}
+
+/// Finds commits by the size of their diff with the tip, remembering every diff it computed.
+struct Picker<'a> {
+    dir: &'a Path,
+    tip: &'a str,
+    /// First-parent history, the tip first.
+    history: &'a [String],
+    counts: HashMap<usize, usize>,
+}
+
+impl Picker<'_> {
+    /// Files changed between the tip and `history[k]`.
+    fn count(&mut self, k: usize) -> anyhow::Result<usize> {
+        if let Some(&c) = self.counts.get(&k) {
+            return Ok(c);
+        }
+        let out = git::output(
+            self.dir,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-only",
+                "--no-commit-id",
+                self.tip,
+                &self.history[k],
+            ],
+        )?;
+        let c = count_nul(&out);
+        self.counts.insert(k, c);
+        Ok(c)
+    }
+
+    /// Returns the commit (and its diff size) closest to `size`, or `None` if the tip has no parent.
+    ///
+    /// Diffs with the tip mostly grow with the distance, so a binary search for the first commit whose
+    /// diff reaches `size` finds it in a few dozen `diff-tree`s; its neighbour before is the other
+    /// candidate. On a history where diffs shrink again (reverts) the result is close rather than closest.
+    fn closest(&mut self, size: usize) -> anyhow::Result<Option<(String, usize)>> {
+        if self.history.len() < 2 {
+            return Ok(None);
+        }
+        let (mut lo, mut hi) = (1, self.history.len() - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.count(mid)? >= size {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let mut best = (lo, self.count(lo)?);
+        if lo > 1 {
+            let before = self.count(lo - 1)?;
+            if before.abs_diff(size) <= best.1.abs_diff(size) {
+                best = (lo - 1, before);
+            }
+        }
+        Ok(Some((self.history[best.0].clone(), best.1)))
+    }
+}
+
+/// Entries of a `-z` listing.
+fn count_nul(s: &str) -> usize {
+    s.bytes().filter(|&b| b == 0).count()
+}
+
+/// FNV-1a, a stable hash for naming a repository's private clone after its path (std's hasher may change
+/// between releases, which would orphan clones).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,498 @@
+//! `switch`, `checkout <branch>` and `reset --hard`: the commands that update an existing work
+//! tree through the engine's two-way update, then move `HEAD` like git, with git's messages.
+
+use std::sync::atomic::AtomicBool;
+
+use bstr::ByteSlice;
+use clap::Args;
+use gitpar::update::{Error as UpdateError, Policy};
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use crate::{fatal, jobs, progress, short, CheckoutArgs, FATAL};
+
+/// `git par switch`.
+#[derive(Args, Debug)]
+pub struct SwitchArgs {
+    #[command(flatten)]
+    checkout: CheckoutArgs,
+    /// Create a new branch NEW at the start point and switch to it.
+    #[arg(short = 'c', long = "create", value_name = "NEW")]
+    create: Option<String>,
+    /// Switch to a commit, detaching HEAD.
+    #[arg(short = 'd', long = "detach")]
+    detach: bool,
+    /// Discard local changes (alias: --discard-changes).
+    #[arg(short = 'f', long = "force", alias = "discard-changes")]
+    force: bool,
+    /// The branch (or, with --detach / -c, the start point) to switch to.
+    target: Option<String>,
+}
+
+/// `git par checkout` (the branch-switching form).
+#[derive(Args, Debug)]
+pub struct CheckoutCmdArgs {
+    #[command(flatten)]
+    checkout: CheckoutArgs,
+    /// Create a new branch NEW at REV and check it out.
+    #[arg(short = 'b', value_name = "NEW")]
+    create: Option<String>,
+    /// Detach HEAD at REV.
+    #[arg(long = "detach")]
+    detach: bool,
+    /// Discard local changes.
+    #[arg(short = 'f', long = "force")]
+    force: bool,
+    /// The branch or commit to check out.
+    target: Option<String>,
+}
+
+/// `git par reset --hard`.
+#[derive(Args, Debug)]
+pub struct ResetArgs {
+    #[command(flatten)]
+    checkout: CheckoutArgs,
+    /// Reset the index and the work tree (the only mode git-par implements).
+    #[arg(long = "hard", required = true)]
+    hard: bool,
+    /// The commit to reset to (default HEAD).
+    target: Option<String>,
+}
+
+/// The upstream of a branch created from a remote-tracking branch (git's `--guess`).
+struct Tracking {
+    remote: String,
+    merge: String,
+    /// `origin/name`, for the message.
+    short: String,
+}
+
+/// Where HEAD goes after the update.
+enum NewHead {
+    /// An existing branch.
+    Branch(String),
+    /// A branch created at the target commit, tracking a remote branch when guessed from one.
+    NewBranch(String, Option<Tracking>),
+    /// Detached at the target commit, described as the user typed it.
+    Detached(String),
+}
+
+pub(crate) fn open_repo(overrides: &[String]) -> Result<gix::Repository, u8> {
+    let open_opts = gix::open::Options::default().config_overrides(overrides.iter().cloned());
+    gix::ThreadSafeRepository::discover_opts(
+        ".",
+        Default::default(),
+        gix::sec::trust::Mapping {
+            full: open_opts.clone(),
+            reduced: open_opts,
+        },
+    )
+    .map(gix::Repository::from)
+    .map_err(|_| fatal("not a git repository (or any of the parent directories): .git"))
+}
+
+fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
+    repo.rev_parse_single(spec)
+        .ok()?
+        .object()
+        .ok()?
+        .peel_to_commit()
+        .ok()
+        .map(|c| c.id)
+}
+
+fn branch_exists(repo: &gix::Repository, name: &str) -> bool {
+    repo.try_find_reference(format!("refs/heads/{name}").as_str())
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+/// Run `git par switch`.
+pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
+    let repo = open_repo(overrides)?;
+    let (head, commit) = if let Some(new) = &args.create {
+        if branch_exists(&repo, new) {
+            return Err(fatal(format!("a branch named '{new}' already exists")));
+        }
+        let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
+        let commit = resolve_commit(&repo, &start)
+            .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
+        (NewHead::NewBranch(new.clone(), None), commit)
+    } else {
+        let Some(target) = args.target.clone() else {
+            return Err(fatal("missing branch or commit argument"));
+        };
+        if args.detach {
+            let commit = resolve_commit(&repo, &target)
+                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
+            (NewHead::Detached(target), commit)
+        } else if branch_exists(&repo, &target) {
+            let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
+                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
+            (NewHead::Branch(target), commit)
+        } else if let [(remote, full)] =
+            gitpar::branch::remote_candidates(&repo, &target).as_slice()
+        {
+            let commit = resolve_commit(&repo, full)
+                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
+            let tracking = Tracking {
+                remote: remote.clone(),
+                merge: format!("refs/heads/{target}"),
+                short: full.trim_start_matches("refs/remotes/").to_owned(),
+            };
+            (NewHead::NewBranch(target, Some(tracking)), commit)
+        } else if let Some(commit) = resolve_commit(&repo, &target) {
+            let what = if repo
+                .try_find_reference(format!("refs/tags/{target}").as_str())
+                .ok()
+                .flatten()
+                .is_some()
+            {
+                "tag"
+            } else if repo
+                .try_find_reference(format!("refs/remotes/{target}").as_str())
+                .ok()
+                .flatten()
+                .is_some()
+            {
+                "remote branch"
+            } else {
+                "commit"
+            };
+            let _ = commit;
+            eprintln!("fatal: a branch is expected, got {what} '{target}'");
+            eprintln!("hint: If you want to detach HEAD at the commit, try again with the --detach option.");
+            return Err(FATAL);
+        } else {
+            return Err(fatal(format!("invalid reference: {target}")));
+        }
+    };
+    run(&repo, head, commit, args.force, &args.checkout, "checkout")
+}
+
+/// Run `git par checkout` (branch form).
+pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
+    let repo = open_repo(overrides)?;
+    let (head, commit) = if let Some(new) = &args.create {
+        if branch_exists(&repo, new) {
+            return Err(fatal(format!("a branch named '{new}' already exists")));
+        }
+        let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
+        let commit = resolve_commit(&repo, &start)
+            .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
+        (NewHead::NewBranch(new.clone(), None), commit)
+    } else {
+        let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
+        let guess = if args.detach || target == "HEAD" || branch_exists(&repo, &target) {
+            Vec::new()
+        } else {
+            gitpar::branch::remote_candidates(&repo, &target)
+        };
+        if !args.detach && target != "HEAD" && branch_exists(&repo, &target) {
+            let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
+                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
+            (NewHead::Branch(target), commit)
+        } else if let (true, [(remote, full)]) =
+            (resolve_commit(&repo, &target).is_none(), guess.as_slice())
+        {
+            let commit = resolve_commit(&repo, full)
+                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
+            let tracking = Tracking {
+                remote: remote.clone(),
+                merge: format!("refs/heads/{target}"),
+                short: full.trim_start_matches("refs/remotes/").to_owned(),
+            };
+            (NewHead::NewBranch(target, Some(tracking)), commit)
+        } else {
+            let commit = resolve_commit(&repo, &target).ok_or_else(|| {
+                eprintln!("error: pathspec '{target}' did not match any file(s) known to git");
+                1u8
+            })?;
+            if target == "HEAD" && !args.detach {
+                // `git checkout` with no branch: re-check the current HEAD, keep it as it is.
+                match repo.head_name().ok().flatten() {
+                    Some(name) => (
+                        NewHead::Branch(name.shorten().to_str_lossy().into_owned()),
+                        commit,
+                    ),
+                    None => (NewHead::Detached(target), commit),
+                }
+            } else {
+                (NewHead::Detached(target), commit)
+            }
+        }
+    };
+    run(&repo, head, commit, args.force, &args.checkout, "checkout")
+}
+
+/// Run `git par reset --hard`.
+pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
+    let repo = open_repo(overrides)?;
+    let _ = args.hard;
+    let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
+    let commit = resolve_commit(&repo, &target).ok_or_else(|| {
+        fatal(format!(
+            "ambiguous argument '{target}': unknown revision or path not in the working tree."
+        ))
+    })?;
+    let old_tree = head_tree(&repo);
+    update_worktree(&repo, old_tree, commit, Policy::Force, &args.checkout)?;
+    let message = format!("reset: moving to {target}");
+    let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
+    edit_refs(&repo, vec![edit])?;
+    if !args.checkout.quiet {
+        println!(
+            "HEAD is now at {} {}",
+            short(&repo, commit),
+            subject(&repo, commit)
+        );
+    }
+    Ok(())
+}
+
+fn subject(repo: &gix::Repository, commit: gix::ObjectId) -> String {
+    repo.find_commit(commit)
+        .ok()
+        .and_then(|c| c.message().ok().map(|m| m.summary().to_string()))
+        .unwrap_or_default()
+}
+
+fn head_tree(repo: &gix::Repository) -> Option<gix::ObjectId> {
+    repo.head_commit()
+        .ok()
+        .and_then(|c| c.tree_id().ok().map(gix::Id::detach))
+}
+
+fn ref_edit(name: &str, new: Target, deref: bool, message: &str) -> Result<RefEdit, u8> {
+    Ok(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            },
+            expected: PreviousValue::Any,
+            new,
+        },
+        name: name
+            .try_into()
+            .map_err(|_| fatal(format!("'{name}' is not a valid ref name")))?,
+        deref,
+    })
+}
+
+fn edit_refs(repo: &gix::Repository, edits: Vec<RefEdit>) -> Result<(), u8> {
+    let committer = repo
+        .committer()
+        .transpose()
+        .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
+    repo.edit_references_as(edits, committer)
+        .map(|_| ())
+        .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
+}
+
+/// Run the engine's update with progress, and print git's refusal lists.
+fn update_worktree(
+    repo: &gix::Repository,
+    old_tree: Option<gix::ObjectId>,
+    commit: gix::ObjectId,
+    policy: Policy,
+    args: &CheckoutArgs,
+) -> Result<gitpar::update::Outcome, u8> {
+    let Some(workdir) = repo.workdir().map(std::path::Path::to_owned) else {
+        return Err(fatal("this operation must be run in a work tree"));
+    };
+    let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
+    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let progress = gitpar::Progress::default();
+    let interrupt = AtomicBool::new(false);
+    let index_path = repo.index_path();
+    let result = progress::show_while(
+        &progress,
+        "Updating files",
+        !args.quiet,
+        || {
+            gitpar::update::update(
+                repo,
+                old_tree,
+                new_tree,
+                &workdir,
+                &index_path,
+                policy,
+                &opts,
+                &progress,
+                &interrupt,
+            )
+        },
+        Result::is_ok,
+    );
+    match result {
+        Ok(outcome) => Ok(outcome),
+        Err(UpdateError::WouldLose {
+            local,
+            untracked,
+            untracked_removed,
+        }) => {
+            if !local.is_empty() {
+                eprintln!("error: Your local changes to the following files would be overwritten by checkout:");
+                for p in &local {
+                    eprintln!("\t{p}");
+                }
+                eprintln!("Please commit your changes or stash them before you switch branches.");
+            }
+            if !untracked_removed.is_empty() {
+                eprintln!("error: The following untracked working tree files would be removed by checkout:");
+                for p in &untracked_removed {
+                    eprintln!("\t{p}");
+                }
+                eprintln!("Please move or remove them before you switch branches.");
+            }
+            if !untracked.is_empty() {
+                eprintln!("error: The following untracked working tree files would be overwritten by checkout:");
+                for p in &untracked {
+                    eprintln!("\t{p}");
+                }
+                eprintln!("Please move or remove them before you switch branches.");
+            }
+            eprintln!("Aborting");
+            Err(1)
+        }
+        Err(UpdateError::Unmerged(paths)) => {
+            for p in &paths {
+                eprintln!("{p}: needs merge");
+            }
+            eprintln!("error: you need to resolve your current index first");
+            Err(1)
+        }
+        Err(UpdateError::Checkout(gitpar::checkout::Error::Entries(errors))) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            Err(1)
+        }
+        Err(other) => Err(fatal(other)),
+    }
+}
+
+/// The common tail of `switch` and `checkout`: update, move HEAD, say what happened.
+fn run(
+    repo: &gix::Repository,
+    head: NewHead,
+    commit: gix::ObjectId,
+    force: bool,
+    args: &CheckoutArgs,
+    verb: &str,
+) -> Result<(), u8> {
+    let old_head_name = repo.head_name().ok().flatten();
+    let old_commit = repo.head_commit().ok().map(|c| c.id);
+    let old_desc = old_head_name
+        .as_ref()
+        .map(|n| n.shorten().to_str_lossy().into_owned())
+        .or_else(|| old_commit.map(|c| c.to_string()))
+        .unwrap_or_else(|| "(invalid)".into());
+    let policy = if force { Policy::Force } else { Policy::Safe };
+    update_worktree(repo, head_tree(repo), commit, policy, args)?;
+
+    let (new_desc, edits) = match &head {
+        NewHead::Branch(b) => {
+            let full: FullName = format!("refs/heads/{b}")
+                .try_into()
+                .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
+            (
+                b.clone(),
+                vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
+            )
+        }
+        NewHead::NewBranch(b, tracking) => {
+            let full: FullName = format!("refs/heads/{b}")
+                .try_into()
+                .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
+            let create = ref_edit(
+                full.as_bstr().to_str_lossy().as_ref(),
+                Target::Object(commit),
+                false,
+                &format!(
+                    "branch: Created from {}",
+                    old_commit.map_or("HEAD".into(), |_| "HEAD".to_string())
+                ),
+            )?;
+            edit_refs(repo, vec![create])?;
+            if let Some(t) = tracking {
+                gitpar::branch::set_upstream(repo, b, &t.remote, &t.merge).map_err(fatal)?;
+                if !args.quiet {
+                    println!("branch '{b}' set up to track '{}'.", t.short);
+                }
+            }
+            (
+                b.clone(),
+                vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
+            )
+        }
+        NewHead::Detached(rev) => (
+            rev.clone(),
+            vec![ref_edit("HEAD", Target::Object(commit), false, "")?],
+        ),
+    };
+    let message = format!("{verb}: moving from {old_desc} to {new_desc}");
+    let mut edits = edits;
+    for e in &mut edits {
+        if let Change::Update { log, .. } = &mut e.change {
+            log.message = message.clone().into();
+        }
+    }
+    edit_refs(repo, edits)?;
+    if matches!(head, NewHead::Branch(_) | NewHead::NewBranch(..)) {
+        // A symbolic update carries no object ids; record the move in HEAD's reflog as git does.
+        let mut log_only = ref_edit("HEAD", Target::Object(commit), false, &message)?;
+        if let Change::Update { log, .. } = &mut log_only.change {
+            log.mode = RefLog::Only;
+        }
+        let _ = edit_refs(repo, vec![log_only]);
+    }
+
+    if args.quiet {
+        return Ok(());
+    }
+    let was_detached = old_head_name.is_none();
+    match &head {
+        NewHead::Branch(b) => {
+            if old_head_name
+                .as_ref()
+                .map(|n| n.shorten().to_str_lossy().into_owned())
+                == Some(b.clone())
+            {
+                eprintln!("Already on '{b}'");
+            } else {
+                if was_detached {
+                    if let Some(c) = old_commit {
+                        eprintln!(
+                            "Previous HEAD position was {} {}",
+                            short(repo, c),
+                            subject(repo, c)
+                        );
+                    }
+                }
+                eprintln!("Switched to branch '{b}'");
+            }
+        }
+        NewHead::NewBranch(b, _) => eprintln!("Switched to a new branch '{b}'"),
+        NewHead::Detached(_) => {
+            if was_detached {
+                if let Some(c) = old_commit.filter(|c| *c != commit) {
+                    eprintln!(
+                        "Previous HEAD position was {} {}",
+                        short(repo, c),
+                        subject(repo, c)
+                    );
+                }
+            }
+            eprintln!(
+                "HEAD is now at {} {}",
+                short(repo, commit),
+                subject(repo, commit)
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Refresh: is the work tree file of an index entry still what the index says?
+//!
+//! The local-change check of a switch, the refresh of a forced reset and (later) `status` share
+//! this: a parallel `lstat` over contiguous chunks of entries, and — only where the stat data
+//! cannot decide (times or inode changed, or the entry is racily clean) — a re-hash of the file
+//! through the to-git filters, also in parallel (git does that part sequentially).
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bstr::{BStr, ByteSlice};
+use gix::hash::ObjectId;
+use gix::index::entry::{Mode, Stat};
+
+use crate::write::stat_from_metadata;
+
+/// One entry to check.
+#[derive(Debug, Clone, Copy)]
+pub struct Item<'a> {
+    /// Repository-relative path.
+    pub path: &'a BStr,
+    /// The object id the index records.
+    pub id: ObjectId,
+    /// The index mode.
+    pub mode: Mode,
+    /// The stat data the index records.
+    pub stat: Stat,
+}
+
+/// The verdict for one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// The file is what the index records.
+    Clean,
+    /// The file differs (content, type or exec bit).
+    Modified,
+    /// Nothing is at the path (or a leading directory is gone).
+    Missing,
+}
+
+/// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
+/// and the kernel's dentry cache stays warm.
+const CHUNK: usize = 64;
+
+/// Check `items` against the work tree at `worktree`. `index` and `index_ts` (the index file's
+/// mtime in seconds) decide racy entries; `threads` bounds the parallelism. The result has one
+/// state per item, in order.
+pub fn check<'a>(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index: &gix::index::State,
+    index_ts: i64,
+    items: impl Iterator<Item = Item<'a>>,
+    threads: usize,
+) -> Result<Vec<State>, String> {
+    let items: Vec<Item<'a>> = items.collect();
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let file_mode = repo
+        .config_snapshot()
+        .boolean("core.fileMode")
+        .unwrap_or(true);
+    let attributes = repo
+        .attributes_only(
+            index,
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+        )
+        .map_err(|e| e.to_string())?
+        .detach();
+    let next = AtomicUsize::new(0);
+    let threads = threads.clamp(1, items.len().div_ceil(CHUNK));
+    let run = |repo: gix::Repository| -> Result<Vec<(usize, State)>, String> {
+        let mut filter =
+            gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+            if start >= items.len() {
+                return Ok(out);
+            }
+            for (k, item) in items.iter().enumerate().skip(start).take(CHUNK) {
+                let state = check_one(
+                    worktree,
+                    item,
+                    index,
+                    index_ts,
+                    file_mode,
+                    &mut filter,
+                    &mut buf,
+                );
+                out.push((k, state));
+            }
+        }
+    };
+    let mut states = vec![State::Modified; items.len()];
+    if threads == 1 {
+        for (k, s) in run(repo.clone())? {
+            states[k] = s;
+        }
+        return Ok(states);
+    }
+    let sync = repo.clone().into_sync();
+    let results: Vec<Result<Vec<(usize, State)>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (sync, run) = (&sync, &run);
+                scope.spawn(move || run(sync.to_thread_local()))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for r in results {
+        for (k, s) in r? {
+            states[k] = s;
+        }
+    }
+    Ok(states)
+}
+
+fn check_one(
+    worktree: &Path,
+    item: &Item<'_>,
+    index: &gix::index::State,
+    index_ts: i64,
+    file_mode: bool,
+    filter: &mut gix::filter::Pipeline<'_>,
+    buf: &mut Vec<u8>,
+) -> State {
+    let full = worktree.join(item.path.to_path_lossy());
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(m) => m,
+        Err(err)
+            if err.kind() == std::io::ErrorKind::NotFound
+                || err.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            return State::Missing
+        }
+        Err(_) => return State::Modified,
+    };
+    let ft = meta.file_type();
+    if item.mode == Mode::COMMIT {
+        return if ft.is_dir() {
+            State::Clean
+        } else {
+            State::Modified
+        };
+    }
+    let type_ok = if item.mode == Mode::SYMLINK {
+        ft.is_symlink() || ft.is_file()
+    } else {
+        ft.is_file()
+    };
+    if !type_ok {
+        return State::Modified;
+    }
+    if file_mode && ft.is_file() && item.mode != Mode::SYMLINK {
+        use std::os::unix::fs::PermissionsExt;
+        let exec = meta.permissions().mode() & 0o100 != 0;
+        if exec != (item.mode == Mode::FILE_EXECUTABLE) {
+            return State::Modified;
+        }
+    }
+    let st = stat_from_metadata(&meta);
+    let racy = i64::from(item.stat.mtime.secs) >= index_ts;
+    if item.stat.size != 0 && st.size != item.stat.size {
+        return State::Modified;
+    }
+    let same = st.mtime == item.stat.mtime
+        && st.ctime == item.stat.ctime
+        && st.ino == item.stat.ino
+        && st.uid == item.stat.uid
+        && st.gid == item.stat.gid
+        && st.size == item.stat.size;
+    if same && !racy {
+        return State::Clean;
+    }
+    // The stat data cannot decide: hash what git would store for this file.
+    buf.clear();
+    let hashed = if ft.is_symlink() {
+        std::fs::read_link(&full)
+            .ok()
+            .and_then(|t| {
+                gix::path::os_str_into_bstr(t.as_os_str())
+                    .ok()
+                    .map(|b| b.to_vec())
+            })
+            .map(|t| {
+                buf.extend_from_slice(&t);
+            })
+            .is_some()
+    } else {
+        to_git(&full, item.path, index, filter, buf).is_ok()
+    };
+    if !hashed {
+        return State::Modified;
+    }
+    match gix::objs::compute_hash(item.id.kind(), gix::objs::Kind::Blob, buf) {
+        Ok(id) if id == item.id => State::Clean,
+        _ => State::Modified,
+    }
+}
+
+fn to_git(
+    full: &Path,
+    rela: &BStr,
+    index: &gix::index::State,
+    filter: &mut gix::filter::Pipeline<'_>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let file = std::fs::File::open(full)?;
+    let rela = rela.to_path_lossy();
+    let outcome = filter
+        .convert_to_git(file, &rela, index)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    match outcome {
+        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Unchanged(mut r) => {
+            r.read_to_end(buf)?;
+        }
+        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Process(mut r) => {
+            r.read_to_end(buf)?;
+        }
+        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Buffer(b) => {
+            buf.extend_from_slice(b);
+        }
+    }
+    Ok(())
+}

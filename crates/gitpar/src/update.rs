@@ -1,0 +1,647 @@
+//! The two-way update of an existing work tree: `switch`, `checkout <branch>`, `checkout -f`,
+//! `reset --hard`. From the index (and the old `HEAD` tree) to the target tree, write only what
+//! changes, remove what the target lacks, and refuse before touching anything when local changes
+//! or untracked files would be lost — git's `unpack_trees` with `twoway_merge` (safe) or
+//! `oneway_merge` with `reset` (forced).
+//!
+//! The steps are the engine's usual ones: plan (both trees, validated) → classify every path
+//! (a sorted three-way walk over old tree, index and new tree) → check the affected work tree
+//! entries in parallel (lstat, and a re-hash where the stat data cannot decide) → remove (main
+//! thread) → write (the pool of [`crate::execute`]) → record the new index under the lock that was
+//! taken first.
+
+use std::collections::{BTreeSet, HashSet};
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bstr::{BStr, BString, ByteSlice};
+use gix::hash::ObjectId;
+use gix::index::entry::{Mode, Stat};
+
+use crate::checkout::{repo_err, skeleton_index, Error as CheckoutError, Progress};
+use crate::lock::IndexLock;
+use crate::options::Options;
+use crate::plan::{self, Kind, Plan};
+
+/// How local changes are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `switch`/`checkout`: refuse if a local change or an untracked file would be lost; carry
+    /// over local changes to paths the switch does not touch.
+    Safe,
+    /// `checkout -f`/`reset --hard`: the result is the target tree, local changes to tracked
+    /// files are discarded, untracked files are removed only where they are in the way.
+    Force,
+}
+
+/// What an update did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Entries written.
+    pub written: usize,
+    /// Work tree entries removed.
+    pub removed: usize,
+    /// Writer threads used.
+    pub workers: usize,
+    /// Paths with local modifications carried over into the new state (git lists them with `M`).
+    pub carried: Vec<BString>,
+    /// Paths that collided on a case-insensitive filesystem.
+    pub collisions: Vec<BString>,
+}
+
+/// Why an update was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Local changes or untracked files would be lost; nothing was changed. The binary prints
+    /// git's lists and messages.
+    #[error("local changes would be overwritten")]
+    WouldLose {
+        /// Tracked paths with local changes the update would overwrite or remove.
+        local: Vec<BString>,
+        /// Untracked paths the update would overwrite.
+        untracked: Vec<BString>,
+        /// Untracked paths inside directories the update would remove.
+        untracked_removed: Vec<BString>,
+    },
+    /// The index has unmerged entries.
+    #[error("you need to resolve your current index first")]
+    Unmerged(Vec<BString>),
+    /// Planning, writing or recording failed.
+    #[error(transparent)]
+    Checkout(#[from] CheckoutError),
+    /// A path could not be removed or inspected.
+    #[error("unable to {action} '{path}': {source}")]
+    Io {
+        /// What we tried.
+        action: &'static str,
+        /// The path.
+        path: BString,
+        /// The system error.
+        #[source]
+        source: io::Error,
+    },
+    /// The index could not be read.
+    #[error("unable to read the index: {0}")]
+    Index(String),
+}
+
+/// One side's view of a path: object id and index mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Side {
+    id: ObjectId,
+    mode: Mode,
+}
+
+/// An entry of the current index, with what we need to keep it.
+#[derive(Debug, Clone)]
+struct Current {
+    side: Side,
+    stat: Stat,
+    flags: gix::index::entry::Flags,
+}
+
+/// What happens to one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// Keep the index entry (and the work tree) as they are.
+    Keep,
+    /// Write the new entry; `verify` says whether the current work tree file must be unchanged.
+    Write { verify: bool, replace: bool },
+    /// Remove from index and work tree; `verify` as above.
+    Remove { verify: bool },
+    /// Not in the result, nothing on disk to do (e.g. a staged deletion that stays deleted).
+    Drop,
+    /// A staged change that conflicts with the target: refuse.
+    Reject,
+}
+
+/// Update the work tree and index at `index_path` from their current state (whose `HEAD` tree
+/// is `old_tree`) to `new_tree`.
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+pub fn update(
+    repo: &gix::Repository,
+    old_tree: Option<ObjectId>,
+    new_tree: ObjectId,
+    worktree: &Path,
+    index_path: &Path,
+    mode: Policy,
+    opts: &Options,
+    progress: &Progress,
+    should_interrupt: &AtomicBool,
+) -> Result<Outcome, Error> {
+    let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
+    let index = read_index(index_path, repo.object_hash())?;
+    let index_ts = index.timestamp().unix_seconds();
+
+    // Current index entries (stage 0); unmerged entries block a safe switch.
+    let mut unmerged = BTreeSet::new();
+    let mut current: Vec<(BString, Current)> = Vec::with_capacity(index.entries().len());
+    for e in index.entries() {
+        let path = e.path(&index).to_owned();
+        if e.stage_raw() != 0 {
+            unmerged.insert(path);
+            continue;
+        }
+        current.push((
+            path,
+            Current {
+                side: Side {
+                    id: e.id,
+                    mode: e.mode,
+                },
+                stat: e.stat,
+                flags: e.flags,
+            },
+        ));
+    }
+    if mode == Policy::Safe && !unmerged.is_empty() {
+        return Err(Error::Unmerged(unmerged.into_iter().collect()));
+    }
+    let old = match old_tree {
+        Some(t) => plan::from_tree(&repo.objects, t, opts.protect).map_err(CheckoutError::from)?,
+        None => Plan::default(),
+    };
+    let new =
+        plan::from_tree(&repo.objects, new_tree, opts.protect).map_err(CheckoutError::from)?;
+
+    // Classify every path with a merge walk over the three sorted lists.
+    let mut rows: Vec<Row> = Vec::new();
+    {
+        let (mut a, mut b, mut c) = (0, 0, 0);
+        loop {
+            let pa = old.entries.get(a).map(|e| e.path.as_bstr());
+            let pb = current.get(b).map(|e| e.0.as_bstr());
+            let pc = new.entries.get(c).map(|e| e.path.as_bstr());
+            let Some(path) = [pa, pb, pc].into_iter().flatten().min() else {
+                break;
+            };
+            let path = path.to_owned();
+            let o = (pa == Some(path.as_bstr())).then(|| {
+                a += 1;
+                side_of(&old.entries[a - 1])
+            });
+            let i = (pb == Some(path.as_bstr())).then(|| {
+                b += 1;
+                current[b - 1].1.clone()
+            });
+            let n = (pc == Some(path.as_bstr())).then(|| {
+                c += 1;
+                c - 1
+            });
+            rows.push(Row { path, o, i, n });
+        }
+    }
+    let side_n = |row: &Row| row.n.map(|idx| side_of(&new.entries[idx]));
+    let mut actions: Vec<Action> = rows
+        .iter()
+        .map(|row| match mode {
+            Policy::Safe => twoway(row.o, row.i.as_ref().map(|c| c.side), side_n(row)),
+            Policy::Force => oneway(row.i.as_ref().map(|c| c.side), side_n(row)),
+        })
+        .collect();
+
+    // Check the work tree for every entry whose file we would overwrite or remove (safe), or
+    // whose stat data says it may differ from the index (force: rewrite those).
+    let to_check: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(k, row)| {
+            row.i.is_some()
+                && match actions[*k] {
+                    Action::Write { verify, .. } | Action::Remove { verify } => verify,
+                    Action::Keep => {
+                        mode == Policy::Force || is_racy(&row.i.as_ref().unwrap().stat, index_ts)
+                    }
+                    _ => false,
+                }
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let checks = crate::refresh::check(
+        repo,
+        worktree,
+        &index,
+        index_ts,
+        to_check.iter().map(|&k| {
+            let c = rows[k].i.as_ref().expect("filtered on i");
+            crate::refresh::Item {
+                path: rows[k].path.as_bstr(),
+                id: c.side.id,
+                mode: c.side.mode,
+                stat: c.stat,
+            }
+        }),
+        opts.workers,
+    )
+    .map_err(Error::Index)?;
+
+    let mut local = Vec::new();
+    let mut smudge: HashSet<usize> = HashSet::new();
+    for (&k, state) in to_check.iter().zip(checks) {
+        let missing = state == crate::refresh::State::Missing;
+        let modified =
+            state == crate::refresh::State::Modified || (missing && mode == Policy::Force);
+        match (&mut actions[k], mode) {
+            (Action::Keep, Policy::Force) if modified || missing => {
+                actions[k] = Action::Write {
+                    verify: false,
+                    replace: !missing,
+                };
+            }
+            (Action::Keep, _) if modified => {
+                smudge.insert(k);
+            }
+            (
+                Action::Write { verify: true, .. } | Action::Remove { verify: true },
+                Policy::Safe,
+            ) if modified => {
+                local.push(rows[k].path.clone());
+            }
+            (Action::Remove { .. }, _) if missing => actions[k] = Action::Drop,
+            (Action::Write { replace, .. }, _) if missing => *replace = false,
+            _ => {}
+        }
+    }
+    for (k, a) in actions.iter().enumerate() {
+        if *a == Action::Reject {
+            local.push(rows[k].path.clone());
+        }
+    }
+
+    // Untracked files in the way of new entries and new directories.
+    let tracked_removed: HashSet<&BStr> = rows
+        .iter()
+        .zip(&actions)
+        .filter(|(r, a)| {
+            r.i.is_some()
+                && matches!(
+                    a,
+                    Action::Remove { .. } | Action::Write { replace: true, .. }
+                )
+        })
+        .map(|(r, _)| r.path.as_bstr())
+        .collect();
+    let tracked_result: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| r.i.is_some())
+        .map(|r| r.path.as_bstr())
+        .collect();
+    let mut untracked = Vec::new();
+    let mut untracked_removed = Vec::new();
+    let mut clear_dirs: Vec<BString> = Vec::new();
+    let mut clear_files: Vec<BString> = Vec::new();
+    for (row, action) in rows.iter().zip(&actions) {
+        let Action::Write { .. } = action else {
+            continue;
+        };
+        if row.i.is_some() {
+            continue; // tracked: checked above
+        }
+        match std::fs::symlink_metadata(worktree.join(row.path.to_path_lossy())) {
+            Ok(meta) if meta.is_dir() => {
+                let kind = new.entries[row.n.expect("write has n")].kind;
+                if kind == Kind::Gitlink {
+                    continue;
+                }
+                let mut inside = Vec::new();
+                untracked_in(worktree, row.path.as_bstr(), &tracked_result, &mut inside);
+                if inside.is_empty() || mode == Policy::Force {
+                    clear_dirs.push(row.path.clone());
+                } else {
+                    untracked_removed.extend(inside);
+                }
+            }
+            Ok(_) => {
+                if mode == Policy::Force {
+                    clear_files.push(row.path.clone());
+                } else {
+                    untracked.push(row.path.clone());
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    let old_dirs: HashSet<&BStr> = old.dirs.iter().map(|d| d.as_bstr()).collect();
+    for dir in &new.dirs {
+        if old_dirs.contains(dir.as_bstr()) && !tracked_removed.contains(dir.as_bstr()) {
+            continue;
+        }
+        match std::fs::symlink_metadata(worktree.join(dir.to_path_lossy())) {
+            Ok(meta) if !meta.is_dir() => {
+                if tracked_removed.contains(dir.as_bstr()) {
+                    continue;
+                }
+                if mode == Policy::Force {
+                    clear_files.push(dir.clone());
+                } else {
+                    untracked.push(dir.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
+        local.sort();
+        untracked.sort();
+        untracked.dedup();
+        untracked_removed.sort();
+        return Err(Error::WouldLose {
+            local,
+            untracked,
+            untracked_removed,
+        });
+    }
+    if should_interrupt.load(Ordering::Relaxed) {
+        return Err(CheckoutError::Interrupted.into());
+    }
+
+    // Remove: tracked entries that go or are replaced, untracked blockers (force), then the
+    // directories left empty, deepest first.
+    let mut outcome = Outcome::default();
+    let new_dirs: HashSet<&BStr> = new.dirs.iter().map(|d| d.as_bstr()).collect();
+    let mut maybe_empty: BTreeSet<BString> = BTreeSet::new();
+    let mut remove_path = |path: &BStr, outcome: &mut Outcome| -> Result<(), Error> {
+        let full = worktree.join(path.to_path_lossy());
+        let result = match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir(&full).or_else(|err| {
+                // A gitlink's directory that is not empty stays, as git leaves it.
+                if err.raw_os_error() == Some(libc::ENOTEMPTY) {
+                    Ok(())
+                } else {
+                    Err(err)
+                }
+            }),
+            Ok(_) => std::fs::remove_file(&full),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        };
+        result.map_err(|source| Error::Io {
+            action: "unlink",
+            path: path.to_owned(),
+            source,
+        })?;
+        outcome.removed += 1;
+        let mut p = path;
+        while let Some(pos) = p.rfind_byte(b'/') {
+            p = &p[..pos];
+            maybe_empty.insert(p.to_owned());
+        }
+        Ok(())
+    };
+    for (row, action) in rows.iter().zip(&actions) {
+        match action {
+            Action::Remove { .. } => remove_path(row.path.as_bstr(), &mut outcome)?,
+            Action::Write { replace: true, .. } => remove_path(row.path.as_bstr(), &mut outcome)?,
+            _ => {}
+        }
+    }
+    for path in &clear_files {
+        remove_path(path.as_bstr(), &mut outcome)?;
+    }
+    for path in &clear_dirs {
+        let full = worktree.join(path.to_path_lossy());
+        std::fs::remove_dir_all(&full).map_err(|source| Error::Io {
+            action: "remove directory",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    for dir in maybe_empty.iter().rev() {
+        if new_dirs.contains(dir.as_bstr()) {
+            continue;
+        }
+        // Only empty directories go; one holding untracked files stays, as with git.
+        let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
+    }
+
+    // Write.
+    let skeleton = skeleton_index(&new, repo.object_hash());
+    let attributes = repo
+        .attributes_only(
+            &skeleton,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(repo_err("reading attributes"))?
+        .detach();
+    let pipeline =
+        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
+    let (filter, mut attributes) = pipeline.into_parts();
+    let selection: Vec<usize> = rows
+        .iter()
+        .zip(&actions)
+        .filter(|(_, a)| matches!(a, Action::Write { .. }))
+        .map(|(r, _)| r.n.expect("a write has a new entry"))
+        .collect();
+    let selected_plan = Plan {
+        entries: new.entries.clone(),
+        dirs: new.dirs.clone(),
+    };
+    crate::checkout::refuse_external_filters_in(repo, &selected_plan, &selection, &mut attributes)?;
+    let executed = crate::execute::execute(
+        repo,
+        &selected_plan,
+        &selection,
+        worktree,
+        opts,
+        (&filter, &attributes),
+        progress,
+        should_interrupt,
+    )?;
+    outcome.written = selection.len();
+    outcome.workers = executed.workers;
+    outcome.collisions = executed.collisions;
+
+    // Record: the result, in index order.
+    let mut state = gix::index::State::new(repo.object_hash());
+    for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
+        match action {
+            Action::Keep => {
+                let c = row.i.as_ref().expect("keep has a current entry");
+                let mut stat = c.stat;
+                if smudge.contains(&k) {
+                    if mode == Policy::Safe && c.side.mode != Mode::COMMIT {
+                        outcome.carried.push(row.path.clone());
+                    }
+                    // git's racily-clean smudge: a zero size makes git re-check the content.
+                    if is_racy(&c.stat, index_ts) {
+                        stat.size = 0;
+                    }
+                }
+                state.dangerously_push_entry(
+                    stat,
+                    c.side.id,
+                    c.flags,
+                    c.side.mode,
+                    row.path.as_bstr(),
+                );
+            }
+            Action::Write { .. } => {
+                let idx = row.n.expect("write has n");
+                let e = &new.entries[idx];
+                let stat = executed.stats[idx].expect("every selected entry was written");
+                state.dangerously_push_entry(
+                    stat,
+                    e.id,
+                    gix::index::entry::Flags::empty(),
+                    e.kind.index_mode(),
+                    e.path.as_bstr(),
+                );
+            }
+            Action::Remove { .. } | Action::Drop | Action::Reject => {}
+        }
+    }
+    // Unmerged entries were refused (safe) or are dropped here (force), as in git.
+    let file = gix::index::File::from_state(state, index_path);
+    lock.commit(&file).map_err(CheckoutError::from)?;
+    Ok(outcome)
+}
+
+/// One path of the three-way walk.
+#[derive(Debug)]
+struct Row {
+    path: BString,
+    o: Option<Side>,
+    i: Option<Current>,
+    /// Index into the new plan's entries.
+    n: Option<usize>,
+}
+
+fn side_of(e: &plan::Entry) -> Side {
+    Side {
+        id: e.id,
+        mode: e.kind.index_mode(),
+    }
+}
+
+/// git's `twoway_merge` for one path (stage-0 index): `o` the old tree, `i` the index, `n` the
+/// new tree.
+fn twoway(o: Option<Side>, i: Option<Side>, n: Option<Side>) -> Action {
+    match (o, i, n) {
+        (_, Some(i), _) => {
+            if (o.is_none() && n.is_none())
+                || (o.is_none() && n == Some(i))
+                || (o.is_some() && n.is_some() && o == n)
+                || (o.is_some() && n.is_some() && o != n && n == Some(i))
+            {
+                Action::Keep
+            } else if o.is_some() && n.is_none() && o == Some(i) {
+                Action::Remove { verify: true }
+            } else if o.is_some() && n.is_some() && o == Some(i) && n != Some(i) {
+                Action::Write {
+                    verify: true,
+                    replace: true,
+                }
+            } else {
+                Action::Reject
+            }
+        }
+        (Some(o), None, Some(n)) => {
+            if o == n {
+                Action::Drop // the staged deletion stays
+            } else {
+                Action::Reject
+            }
+        }
+        (None, None, Some(_)) => Action::Write {
+            verify: false,
+            replace: false,
+        },
+        (_, None, None) => Action::Drop,
+    }
+}
+
+/// git's `oneway_merge` with `reset`: the result is the new tree; an index entry equal to the new
+/// one is kept (and rewritten if its file turns out to differ).
+fn oneway(i: Option<Side>, n: Option<Side>) -> Action {
+    match (i, n) {
+        (Some(i), Some(n)) if i == n => Action::Keep,
+        (Some(_), Some(_)) => Action::Write {
+            verify: false,
+            replace: true,
+        },
+        (None, Some(_)) => Action::Write {
+            verify: false,
+            replace: false,
+        },
+        (Some(_), None) => Action::Remove { verify: false },
+        (None, None) => Action::Drop,
+    }
+}
+
+/// Returns true if and only if the entry's mtime is not older than the index: its stat data
+/// cannot prove the file unchanged (git's racy-git rule, at one-second granularity so that it
+/// holds whether or not git was built with nanosecond timestamps).
+fn is_racy(stat: &Stat, index_ts: i64) -> bool {
+    i64::from(stat.mtime.secs) >= index_ts
+}
+
+fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
+    match gix::index::File::at(path, hash, false, gix::index::decode::Options::default()) {
+        Ok(f) => Ok(f),
+        Err(_) if !path.exists() => Ok(gix::index::File::from_state(
+            gix::index::State::new(hash),
+            path,
+        )),
+        Err(err) => Err(Error::Index(err.to_string())),
+    }
+}
+
+/// Collect the files under `dir` (repository-relative) that the index does not track.
+fn untracked_in(worktree: &Path, dir: &BStr, tracked: &HashSet<&BStr>, out: &mut Vec<BString>) {
+    let Ok(entries) = std::fs::read_dir(worktree.join(dir.to_path_lossy())) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let mut rel = BString::from(dir.to_vec());
+        rel.push(b'/');
+        rel.extend_from_slice(
+            gix::path::os_str_into_bstr(&name)
+                .map(|b| b.as_bytes())
+                .unwrap_or(b"?"),
+        );
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            untracked_in(worktree, rel.as_bstr(), tracked, out);
+        } else if !tracked.contains(rel.as_bstr()) {
+            out.push(rel);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(b: u8) -> Option<Side> {
+        Some(Side {
+            id: ObjectId::from_bytes_or_panic(&[b; 20]),
+            mode: Mode::FILE,
+        })
+    }
+
+    #[test]
+    fn twoway_follows_gits_table() {
+        // Unchanged between trees: keep whatever the index has.
+        assert_eq!(twoway(s(1), s(2), s(1)), Action::Keep);
+        // Changed between trees, index clean: write, after checking the file.
+        assert!(matches!(
+            twoway(s(1), s(1), s(2)),
+            Action::Write { verify: true, .. }
+        ));
+        // Changed between trees, index staged something else: refuse.
+        assert_eq!(twoway(s(1), s(3), s(2)), Action::Reject);
+        // Deleted in the new tree, index clean: remove.
+        assert_eq!(twoway(s(1), s(1), None), Action::Remove { verify: true });
+        // Added to the index only: carried over.
+        assert_eq!(twoway(None, s(1), None), Action::Keep);
+        // New in the target, untracked before: write (after the untracked check).
+        assert!(matches!(
+            twoway(None, None, s(1)),
+            Action::Write { verify: false, .. }
+        ));
+        // A staged deletion of a path the target changes: refuse.
+        assert_eq!(twoway(s(1), None, s(2)), Action::Reject);
+    }
+}
