@@ -45,6 +45,8 @@ enum Command {
     Switch(switch::SwitchArgs),
     /// Switch branches or detach HEAD, updating the work tree in parallel (like `git checkout <rev>`).
     Checkout(switch::CheckoutCmdArgs),
+    /// Restore work tree files (and with --staged, index entries) from the index or a tree.
+    Restore(switch::RestoreArgs),
     /// Reset HEAD, index and work tree (`--hard` only), writing in parallel.
     Reset(switch::ResetArgs),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         Command::Switch(args) => switch::switch(args, &overrides),
         Command::Checkout(args) => switch::checkout(args, &overrides),
         Command::Reset(args) => switch::reset(args, &overrides),
+        Command::Restore(args) => switch::restore(args, &overrides),
         Command::Bench(args) => bench::run(args),
     };
     match result {

@@ -43,8 +43,30 @@ pub struct CheckoutCmdArgs {
     /// Discard local changes.
     #[arg(short = 'f', long = "force")]
     force: bool,
-    /// The branch or commit to check out.
+    /// The branch or commit to check out (or, with paths, the source of their content).
     target: Option<String>,
+    /// Paths to restore instead of switching branches (after `--`).
+    #[arg(last = true, value_name = "PATHSPEC")]
+    paths: Vec<String>,
+}
+
+/// `git par restore`.
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    checkout: CheckoutArgs,
+    /// Take the contents from this tree-ish (default: the index, or HEAD with --staged).
+    #[arg(short = 's', long = "source", value_name = "TREE")]
+    source: Option<String>,
+    /// Restore the index.
+    #[arg(short = 'S', long = "staged")]
+    staged: bool,
+    /// Restore the work tree (the default when --staged is not given).
+    #[arg(short = 'W', long = "worktree")]
+    worktree: bool,
+    /// The paths to restore.
+    #[arg(required = true, value_name = "PATHSPEC")]
+    paths: Vec<String>,
 }
 
 /// `git par reset --hard`.
@@ -174,6 +196,21 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 /// Run `git par checkout` (branch form).
 pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
     let repo = open_repo(overrides)?;
+    if !args.paths.is_empty() {
+        let source = match &args.target {
+            Some(rev) => Some(resolve_tree(&repo, rev)?),
+            None => None,
+        };
+        return restore_paths(
+            &repo,
+            source,
+            source.is_some(),
+            true,
+            true,
+            &args.paths,
+            &args.checkout,
+        );
+    }
     let (head, commit) = if let Some(new) = &args.create {
         if branch_exists(&repo, new) {
             return Err(fatal(format!("a branch named '{new}' already exists")));
@@ -495,4 +532,123 @@ fn run(
         }
     }
     Ok(())
+}
+
+/// Run `git par restore`.
+pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
+    let repo = open_repo(overrides)?;
+    let worktree = args.worktree || !args.staged;
+    let source = match (&args.source, args.staged) {
+        (Some(rev), _) => Some(resolve_tree(&repo, rev)?),
+        (None, true) => Some(resolve_tree(&repo, "HEAD")?),
+        (None, false) => None,
+    };
+    restore_paths(
+        &repo,
+        source,
+        args.staged,
+        worktree,
+        false,
+        &args.paths,
+        &args.checkout,
+    )
+}
+
+fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<gix::ObjectId, u8> {
+    repo.rev_parse_single(rev)
+        .ok()
+        .and_then(|id| id.object().ok())
+        .and_then(|o| o.peel_to_tree().ok())
+        .map(|t| t.id)
+        .ok_or_else(|| fatal(format!("invalid reference: {rev}")))
+}
+
+/// Pathspecs are relative to the current directory: make them relative to the work tree root.
+fn repo_relative(repo: &gix::Repository, specs: &[String]) -> Result<Vec<bstr::BString>, u8> {
+    let workdir = repo
+        .workdir()
+        .and_then(|w| std::fs::canonicalize(w).ok())
+        .ok_or_else(|| fatal("this operation must be run in a work tree"))?;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| fatal(format!("unable to read the current directory: {e}")))?;
+    let prefix = cwd
+        .strip_prefix(&workdir)
+        .unwrap_or(std::path::Path::new(""));
+    let mut out = Vec::new();
+    for spec in specs {
+        let joined = prefix.join(spec);
+        let mut parts: Vec<String> = Vec::new();
+        for c in joined.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(fatal(format!("{spec}: '{spec}' is outside repository")));
+                    }
+                }
+                std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+        out.push(parts.join("/").into());
+    }
+    Ok(out)
+}
+
+fn restore_paths(
+    repo: &gix::Repository,
+    source: Option<gix::ObjectId>,
+    staged: bool,
+    worktree: bool,
+    overlay: bool,
+    specs: &[String],
+    args: &CheckoutArgs,
+) -> Result<(), u8> {
+    let Some(workdir) = repo.workdir().map(std::path::Path::to_owned) else {
+        return Err(fatal("this operation must be run in a work tree"));
+    };
+    let req = gitpar::restore::Request {
+        source: source.map_or(
+            gitpar::restore::Source::Index,
+            gitpar::restore::Source::Tree,
+        ),
+        pathspecs: repo_relative(repo, specs)?,
+        worktree,
+        staged,
+        overlay,
+    };
+    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let progress = gitpar::Progress::default();
+    let interrupt = AtomicBool::new(false);
+    let result = progress::show_while(
+        &progress,
+        "Updating files",
+        !args.quiet,
+        || {
+            gitpar::restore::restore(
+                repo,
+                &workdir,
+                &repo.index_path(),
+                &req,
+                &opts,
+                &progress,
+                &interrupt,
+            )
+        },
+        Result::is_ok,
+    );
+    match result {
+        Ok(_) => Ok(()),
+        Err(gitpar::restore::Error::NoMatch(spec)) => {
+            eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+            Err(1)
+        }
+        Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Entries(errors))) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            Err(1)
+        }
+        Err(other) => Err(fatal(other)),
+    }
 }

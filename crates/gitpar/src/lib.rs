@@ -18,6 +18,7 @@ pub mod lock;
 pub mod options;
 pub mod plan;
 pub mod refresh;
+pub mod restore;
 pub mod update;
 pub mod worktree;
 pub mod write;
