@@ -581,10 +581,8 @@ fn repo_relative(repo: &gix::Repository, specs: &[String]) -> Result<Vec<bstr::B
         let mut parts: Vec<String> = Vec::new();
         for c in joined.components() {
             match c {
-                std::path::Component::ParentDir => {
-                    if parts.pop().is_none() {
-                        return Err(fatal(format!("{spec}: '{spec}' is outside repository")));
-                    }
+                std::path::Component::ParentDir if parts.pop().is_none() => {
+                    return Err(fatal(format!("{spec}: '{spec}' is outside repository")));
                 }
                 std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
                 _ => {}

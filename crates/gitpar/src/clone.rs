@@ -186,10 +186,26 @@ pub fn prepare(req: &Request) -> Result<Prepared, Error> {
     let head_branch: Option<BString> = source_head
         .referent_name()
         .and_then(|n| n.as_bstr().strip_prefix(b"refs/heads/").map(BString::from));
-    let head_detached: Option<ObjectId> = source_head
-        .id()
-        .map(gix::Id::detach)
-        .filter(|_| head_branch.is_none());
+    let head_id: Option<ObjectId> = source_head.id().map(gix::Id::detach);
+    branches.sort();
+    // The branch `origin/HEAD` follows: the source's HEAD branch, or — for a detached HEAD —
+    // git's guess: the default branch name if it points at HEAD's commit, else the first branch
+    // that does.
+    let remote_head: Option<BString> = match (&head_branch, head_id) {
+        (Some(b), _) => branches.iter().any(|(n, _)| n == b).then(|| b.clone()),
+        (None, Some(id)) => {
+            let default = source
+                .config_snapshot()
+                .string("init.defaultBranch")
+                .unwrap_or_else(|| "master".into());
+            branches
+                .iter()
+                .find(|(n, i)| *i == id && *n == default)
+                .or_else(|| branches.iter().find(|(_, i)| *i == id))
+                .map(|(n, _)| n.clone())
+        }
+        (None, None) => None,
+    };
 
     // Decide what HEAD of the clone becomes.
     enum Head {
@@ -215,27 +231,52 @@ pub fn prepare(req: &Request) -> Result<Prepared, Error> {
                 return Err(Error::NoSuchBranch(wanted.clone()));
             }
         }
-        None => match (&head_branch, head_detached) {
-            (Some(b), _) => Head::Branch(
+        None => match (&remote_head, &head_branch, head_id) {
+            (Some(b), _, _) => Head::Branch(
                 b.clone(),
                 branches.iter().find(|(n, _)| n == b).map(|(_, id)| *id),
             ),
-            (None, Some(id)) => Head::Detached(id),
-            (None, None) => Head::Branch("main".into(), None),
+            (None, Some(b), _) => Head::Branch(b.clone(), None),
+            (None, None, Some(id)) => Head::Detached(id),
+            (None, None, None) => Head::Branch("main".into(), None),
         },
     };
 
     // Config: remote.origin.*, branch.<name>.*
     let config_path = git_dir.join("config");
-    let mut config =
+    let probed =
         gix::config::File::from_path_no_includes(config_path.clone(), gix::config::Source::Local)
             .map_err(gix_err("unable to read the new repository's config"))?;
+    // Rebuild `core` in git's order with git's keys: gix's init also writes `ignorecase` and
+    // `precomposeunicode` as false, which git writes only where they are true.
+    let mut config = gix::config::File::new(gix::config::file::Metadata::from(
+        gix::config::Source::Local,
+    ));
     let set = |config: &mut gix::config::File, key: &str, value: &str| {
         config
             .set_raw_value(key, value.as_bytes().as_bstr())
             .map(|_| ())
             .map_err(gix_err("unable to set config"))
     };
+    let probed_bool = |key: &str| probed.boolean(key).ok().flatten();
+    set(&mut config, "core.repositoryformatversion", "0")?;
+    set(
+        &mut config,
+        "core.filemode",
+        if probed_bool("core.filemode").unwrap_or(true) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    set(&mut config, "core.bare", "false")?;
+    set(&mut config, "core.logallrefupdates", "true")?;
+    if probed_bool("core.symlinks") == Some(false) {
+        set(&mut config, "core.symlinks", "false")?;
+    }
+    if probed_bool("core.ignorecase") == Some(true) {
+        set(&mut config, "core.ignorecase", "true")?;
+    }
     set(&mut config, "remote.origin.url", &url)?;
     set(
         &mut config,
@@ -315,22 +356,22 @@ pub fn prepare(req: &Request) -> Result<Prepared, Error> {
             })
         };
     let mut edits = Vec::new();
+    if let Some(b) = &remote_head {
+        let target: FullName = format!("refs/remotes/origin/{b}")
+            .try_into()
+            .map_err(gix_err("invalid branch name"))?;
+        edits.push(update(
+            "refs/remotes/origin/HEAD",
+            Target::Symbolic(target),
+            false,
+            &message,
+        )?);
+    }
     let (commit, branch) = match &head {
         Head::Branch(b, id) => {
             let local: FullName = format!("refs/heads/{b}")
                 .try_into()
                 .map_err(gix_err("invalid branch name"))?;
-            if id.is_some() {
-                let remote_head: FullName = format!("refs/remotes/origin/{b}")
-                    .try_into()
-                    .map_err(gix_err("invalid branch name"))?;
-                edits.push(update(
-                    "refs/remotes/origin/HEAD",
-                    Target::Symbolic(remote_head),
-                    false,
-                    &message,
-                )?);
-            }
             edits.push(update("HEAD", Target::Symbolic(local), false, &message)?);
             (*id, Some(b.to_str_lossy().into_owned()))
         }

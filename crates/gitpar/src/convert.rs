@@ -8,6 +8,56 @@
 
 use bstr::ByteSlice;
 
+/// A `working-tree-encoding` that git supports with a byte-order mark and gix-filter does not
+/// (it ignores the attribute and writes UTF-8, which git then reports as modified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BomEncoding {
+    /// `UTF-16LE-BOM`: little-endian UTF-16 preceded by `FF FE`.
+    Utf16LeBom,
+    /// `UTF-16BE-BOM`: big-endian UTF-16 preceded by `FE FF`.
+    Utf16BeBom,
+}
+
+impl BomEncoding {
+    /// Recognise the attribute value, case-insensitively as git does.
+    pub fn from_name(name: &bstr::BStr) -> Option<Self> {
+        let upper = name.to_ascii_uppercase();
+        match upper.as_slice() {
+            b"UTF-16LE-BOM" => Some(Self::Utf16LeBom),
+            b"UTF-16BE-BOM" => Some(Self::Utf16BeBom),
+            _ => None,
+        }
+    }
+
+    /// The name git prints in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Utf16LeBom => "UTF-16LE-BOM",
+            Self::Utf16BeBom => "UTF-16BE-BOM",
+        }
+    }
+
+    /// Encode UTF-8 `src` (after the eol conversion) for the work tree; `None` if `src` is not
+    /// UTF-8, which git reports as a failure to encode.
+    pub fn encode(self, src: &[u8]) -> Option<Vec<u8>> {
+        let text = std::str::from_utf8(src).ok()?;
+        let mut out = Vec::with_capacity(2 + src.len() * 2);
+        match self {
+            Self::Utf16LeBom => {
+                out.extend_from_slice(&[0xFF, 0xFE]);
+                text.encode_utf16()
+                    .for_each(|u| out.extend_from_slice(&u.to_le_bytes()));
+            }
+            Self::Utf16BeBom => {
+                out.extend_from_slice(&[0xFE, 0xFF]);
+                text.encode_utf16()
+                    .for_each(|u| out.extend_from_slice(&u.to_be_bytes()));
+            }
+        }
+        Some(out)
+    }
+}
+
 /// Returns true if and only if `src` may contain an ident keyword, so the attribute lookup for
 /// `ident` can be skipped for (almost) every file.
 pub fn may_have_ident(src: &[u8]) -> bool {
@@ -104,6 +154,22 @@ mod tests {
             out.as_bstr(),
             b"$Id: 055c8729cdcc372500a08db659c045e16c4409fb $\n".as_bstr()
         );
+    }
+
+    #[test]
+    fn bom_encodings_write_the_mark_and_utf16() {
+        let enc = BomEncoding::from_name(b"utf-16le-bom".as_bstr()).unwrap();
+        assert_eq!(
+            enc.encode(b"a\n").unwrap(),
+            vec![0xFF, 0xFE, b'a', 0, b'\n', 0]
+        );
+        let enc = BomEncoding::from_name(b"UTF-16BE-BOM".as_bstr()).unwrap();
+        assert_eq!(
+            enc.encode("é".as_bytes()).unwrap(),
+            vec![0xFE, 0xFF, 0x00, 0xE9]
+        );
+        assert!(enc.encode(b"\xff").is_none());
+        assert!(BomEncoding::from_name(b"UTF-16LE".as_bstr()).is_none());
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn execute(
         progress,
         should_interrupt,
         bytes_written: AtomicU64::new(0),
+        attributes_present: attributes_present(repo, plan),
         next_chunk: AtomicUsize::new(0),
     };
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
@@ -211,10 +212,20 @@ struct Shared<'a> {
     progress: &'a Progress,
     should_interrupt: &'a AtomicBool,
     bytes_written: AtomicU64,
+    /// Whether any attribute file can apply (a `.gitattributes` in the tree, `info/attributes`,
+    /// a global attributes file): without one, the per-file attribute lookup is skipped.
+    attributes_present: bool,
     /// Index of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the sorted
     /// path list, so a worker mostly stays in one directory (good for the kernel's dentry and
     /// directory locks), while taking them dynamically keeps slow chunks from stalling the run.
     next_chunk: AtomicUsize,
+}
+
+/// Attribute values the worker applies itself.
+#[derive(Debug, Default, Clone, Copy)]
+struct OwnAttributes {
+    ident: bool,
+    encoding: Option<crate::convert::BomEncoding>,
 }
 
 /// How many consecutive entries a worker takes at a time.
@@ -317,27 +328,26 @@ impl Worker {
         Ok((buf, grant))
     }
 
-    /// git's `ident` step (see [`crate::convert`]): done here because gix-filter's differs.
-    /// The attribute lookup only happens for blobs that contain `$Id`.
-    fn expand_ident(
-        entry: &plan::Entry,
-        data: &[u8],
-        platform: &gix::worktree::stack::Platform<'_>,
-    ) -> Option<Vec<u8>> {
-        if !crate::convert::may_have_ident(data) {
-            return None;
-        }
+    /// The attributes we apply ourselves (see [`crate::convert`]): `ident` (git's expansion
+    /// differs from gix-filter's) and a `working-tree-encoding` with a `-BOM` suffix (which
+    /// gix-filter does not know). One lookup answers both.
+    fn own_attributes(platform: &gix::worktree::stack::Platform<'_>) -> OwnAttributes {
         let mut outcome = gix::attrs::search::Outcome::default();
-        outcome.initialize_with_selection(&Default::default(), ["ident"]);
+        outcome.initialize_with_selection(&Default::default(), ["ident", "working-tree-encoding"]);
         platform.matching_attributes(&mut outcome);
-        let set = outcome
-            .iter_selected()
-            .next()
-            .is_some_and(|m| m.assignment.state.is_set());
-        if !set {
-            return None;
+        let mut own = OwnAttributes::default();
+        for m in outcome.iter_selected() {
+            match m.assignment.name.as_str() {
+                "ident" => own.ident = m.assignment.state.is_set(),
+                "working-tree-encoding" => {
+                    if let gix::attrs::StateRef::Value(v) = m.assignment.state {
+                        own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
+                    }
+                }
+                _ => {}
+            }
         }
-        crate::convert::ident_to_worktree(data, entry.id.to_hex().to_string().as_bytes())
+        own
     }
 
     fn write_entry(
@@ -366,7 +376,19 @@ impl Worker {
                     &self.repo.objects,
                 )
                 .map_err(|err| fail(format!("unable to read attributes: {err}")))?;
-            let expanded = Self::expand_ident(entry, &data, &platform);
+            let own = if shared.attributes_present {
+                Self::own_attributes(&platform)
+            } else {
+                OwnAttributes::default()
+            };
+            let expanded = (own.ident && crate::convert::may_have_ident(&data))
+                .then(|| {
+                    crate::convert::ident_to_worktree(
+                        &data,
+                        entry.id.to_hex().to_string().as_bytes(),
+                    )
+                })
+                .flatten();
             let input = expanded.as_deref().unwrap_or(&data);
             let converted = self
                 .filter
@@ -389,6 +411,20 @@ impl Worker {
             shared
                 .bytes_written
                 .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            let encoded;
+            let bytes = match own.encoding {
+                Some(enc) => {
+                    encoded = enc.encode(bytes).ok_or_else(|| {
+                        fail(format!(
+                            "failed to encode '{}' from UTF-8 to {}",
+                            entry.path,
+                            enc.name()
+                        ))
+                    })?;
+                    &encoded[..]
+                }
+                None => bytes,
+            };
             write::create_file(&path, bytes, entry.kind == Kind::Executable)
         };
         self.buf = data;
@@ -400,4 +436,22 @@ impl Worker {
             }
         })
     }
+}
+
+/// Returns true if and only if some attribute file may apply to the entries of `plan`.
+fn attributes_present(repo: &gix::Repository, plan: &Plan) -> bool {
+    let in_tree = plan
+        .entries
+        .iter()
+        .any(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"));
+    let info = repo.common_dir().join("info/attributes").exists();
+    let configured = repo
+        .config_snapshot()
+        .string("core.attributesFile")
+        .is_some();
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
+        .is_some_and(|base| base.join("git/attributes").exists());
+    in_tree || info || configured || xdg
 }

@@ -168,6 +168,25 @@ pub fn from_tree(
                     reason: err.to_string(),
                 });
             }
+            // With NTFS protection, git treats a backslash as a directory separator (Windows
+            // would), so `.git\config` is `.git/config` in disguise: check every part.
+            if protect.protect_ntfs && entry.filename.contains(&b'\\') {
+                let parts: Vec<&[u8]> = entry.filename.split(|b| *b == b'\\').collect();
+                for (k, part) in parts.iter().enumerate() {
+                    if part.is_empty() {
+                        continue;
+                    }
+                    let part_mode = if k + 1 == parts.len() { mode } else { None };
+                    if let Err(err) =
+                        gix_validate::path::component(part.as_bstr(), part_mode, protect)
+                    {
+                        return Err(Error::InvalidPath {
+                            path,
+                            reason: err.to_string(),
+                        });
+                    }
+                }
+            }
             if !names.insert(entry.filename.to_owned()) {
                 return Err(Error::Duplicate {
                     path,

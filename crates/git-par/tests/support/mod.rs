@@ -1,0 +1,1112 @@
+//! Helpers shared by the integration tests of the `git-par` binary.
+//!
+//! Git is the oracle: every test runs real git and git-par on the same input and compares what they
+//! leave behind. This module builds the fixture repositories (`tests/fixtures/make_*.sh` at the root of
+//! the workspace, built once and cached under `CARGO_TARGET_TMPDIR`, keyed by the scripts' contents and
+//! the git version), runs git and git-par in a clean environment, and compares work trees, indexes and
+//! repository metadata.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+
+pub use tempfile::TempDir;
+
+/// The binary under test.
+pub const GIT_PAR: &str = env!("CARGO_BIN_EXE_git-par");
+const TARGET_TMP: &str = env!("CARGO_TARGET_TMPDIR");
+
+/// `-c checkout.thresholdForParallelism=0`: makes even a small checkout take the parallel path.
+pub const THRESHOLD_ZERO: &str = "checkout.thresholdForParallelism=0";
+
+const GITCONFIG: &str = "\
+[user]
+\tname = Test User
+\temail = test@example.com
+[init]
+\tdefaultBranch = main
+[protocol \"file\"]
+\tallow = always
+[advice]
+\tdetachedHead = false
+";
+
+// ---------------------------------------------------------------------------------------------------
+// Environment and processes
+
+/// `$HOME` of every git and git-par process: holds a minimal `.gitconfig` and nothing else.
+pub fn home() -> &'static Path {
+    static HOME: OnceLock<PathBuf> = OnceLock::new();
+    HOME.get_or_init(|| {
+        let home = Path::new(TARGET_TMP).join("git-par-tests-home");
+        fs::create_dir_all(&home).expect("create test HOME");
+        let tmp = home.join(format!(".gitconfig.{}", std::process::id()));
+        fs::write(&tmp, GITCONFIG).expect("write .gitconfig");
+        fs::rename(&tmp, home.join(".gitconfig")).expect("install .gitconfig");
+        home
+    })
+}
+
+/// Clears the environment of `cmd` down to what git needs: no `GIT_DIR` and friends, no system
+/// config, `HOME` with a minimal `.gitconfig`, C locale, no standard input.
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    cmd.env_clear();
+    for var in [
+        "PATH",
+        "RUST_BACKTRACE",
+        "RUST_LIB_BACKTRACE",
+        "LLVM_PROFILE_FILE",
+    ] {
+        if let Some(value) = std::env::var_os(var) {
+            cmd.env(var, value);
+        }
+    }
+    if std::env::var_os("PATH").is_none() {
+        cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    }
+    cmd.env("HOME", home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .stdin(Stdio::null())
+}
+
+/// What a finished process left: its status and both outputs, plus the command line for messages.
+pub struct Run {
+    pub command: String,
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Run {
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_str(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+    /// Panics, showing both outputs, unless the process exited 0.
+    #[track_caller]
+    pub fn assert_success(self) -> Self {
+        assert!(self.success(), "command failed: {}", self.describe());
+        self
+    }
+    /// Panics unless the process exited non-zero.
+    #[track_caller]
+    pub fn assert_failure(self) -> Self {
+        assert!(
+            !self.success(),
+            "command succeeded but should have failed: {}",
+            self.describe()
+        );
+        self
+    }
+    pub fn describe(&self) -> String {
+        format!(
+            "`{}` exited with {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.command,
+            self.status,
+            truncate(&self.stdout_str(), 4000),
+            truncate(&self.stderr_str(), 4000)
+        )
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... [{} more bytes]", &s[..end], s.len() - end)
+}
+
+/// Runs `program args...` in `cwd` with the clean environment.
+pub fn run<I, S>(program: impl AsRef<OsStr>, cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let program = program.as_ref();
+    let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let mut command = String::new();
+    let _ = write!(command, "{}", Path::new(program).display());
+    for arg in &args {
+        let _ = write!(command, " {}", arg.to_string_lossy());
+    }
+    let _ = write!(command, "  (in {})", cwd.display());
+    let mut cmd = Command::new(program);
+    clean_env(&mut cmd).current_dir(cwd).args(&args);
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command}: {e}"));
+    Run {
+        command,
+        status: output.status,
+        stdout: output.stdout,
+        stderr: output.stderr,
+    }
+}
+
+/// Runs git in `cwd`; returns whatever happened.
+pub fn git<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run("git", cwd, args)
+}
+
+/// Runs git in `cwd`, panics unless it succeeds, returns its standard output.
+#[track_caller]
+pub fn git_ok<I, S>(cwd: &Path, args: I) -> Vec<u8>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    git(cwd, args).assert_success().stdout
+}
+
+/// Like [`git_ok`], as a string with the trailing newline removed.
+#[track_caller]
+pub fn git_str<I, S>(cwd: &Path, args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = git_ok(cwd, args);
+    String::from_utf8_lossy(&out)
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// Runs the git-par binary in `cwd`.
+pub fn git_par<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run(GIT_PAR, cwd, args)
+}
+
+/// `["-c", kv1, "-c", kv2, ...]`: the global options that set `config` for one git or git-par run.
+pub fn config_args(config: &[String]) -> Vec<OsString> {
+    config
+        .iter()
+        .flat_map(|kv| [OsString::from("-c"), OsString::from(kv)])
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Settings of a run: the matrix of the checkout tests
+
+/// How git-par is asked to check out: `-j N` with `checkout.thresholdForParallelism=0`, or defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settings {
+    /// `-c checkout.thresholdForParallelism=0 <cmd> -j N`.
+    Jobs(u32),
+    /// No `-j`, no `-c`: whatever git-par decides by itself.
+    Default,
+}
+
+impl Settings {
+    /// The `-c key=value` entries this setting adds (given to git-par and to the git oracle alike).
+    pub fn config(self) -> Vec<String> {
+        match self {
+            Settings::Jobs(_) => vec![THRESHOLD_ZERO.to_owned()],
+            Settings::Default => Vec::new(),
+        }
+    }
+    /// The options this setting adds after the git-par subcommand name.
+    pub fn subcommand_args(self) -> Vec<OsString> {
+        match self {
+            Settings::Jobs(n) => vec!["-j".into(), n.to_string().into()],
+            Settings::Default => Vec::new(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fixtures
+
+/// The fixture scripts of `tests/fixtures/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixture {
+    KitchenSink,
+    ManyFiles,
+    BigFile,
+    Filter,
+    Encoding,
+    /// Not one repository: a directory holding one repository per hostile case.
+    Hostile,
+}
+
+impl Fixture {
+    const ALL: [Fixture; 6] = [
+        Fixture::KitchenSink,
+        Fixture::ManyFiles,
+        Fixture::BigFile,
+        Fixture::Filter,
+        Fixture::Encoding,
+        Fixture::Hostile,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Fixture::KitchenSink => "kitchen_sink",
+            Fixture::ManyFiles => "many_files",
+            Fixture::BigFile => "big_file",
+            Fixture::Filter => "filter",
+            Fixture::Encoding => "encoding",
+            Fixture::Hostile => "hostile",
+        }
+    }
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|f| *f == self).unwrap()
+    }
+}
+
+/// `tests/fixtures` at the root of the workspace.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .canonicalize()
+        .expect("tests/fixtures exists")
+}
+
+/// The repository the fixture script built (for [`Fixture::Hostile`]: the directory of the case
+/// repositories). Built at most once per test process and cached on disk between runs; never modify
+/// it: clone or copy it.
+pub fn fixture(f: Fixture) -> &'static Path {
+    static CELLS: [OnceLock<PathBuf>; 6] = [const { OnceLock::new() }; 6];
+    CELLS[f.index()].get_or_init(|| build_fixture(f))
+}
+
+/// The case repository `case` of the hostile fixture.
+pub fn hostile_case(case: &str) -> PathBuf {
+    let dir = fixture(Fixture::Hostile).join(case);
+    assert!(
+        dir.join(".git").is_dir(),
+        "make_hostile.sh built no repository for case {case}"
+    );
+    dir
+}
+
+/// The case names `make_hostile.sh --list` prints.
+pub fn hostile_case_names() -> Vec<String> {
+    let script = fixtures_dir().join("make_hostile.sh");
+    let out = run(
+        "bash",
+        &fixtures_dir(),
+        [script.as_os_str(), OsStr::new("--list")],
+    )
+    .assert_success();
+    out.stdout_str().lines().map(str::to_owned).collect()
+}
+
+fn fnv1a(hash: &mut u64, bytes: &[u8]) {
+    for b in bytes {
+        *hash ^= u64::from(*b);
+        *hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+fn build_fixture(f: Fixture) -> PathBuf {
+    let dir = fixtures_dir();
+    let script = dir.join(format!("make_{}.sh", f.name()));
+    let mut key = 0xcbf2_9ce4_8422_2325_u64;
+    for file in [&script, &dir.join("lib.sh")] {
+        let bytes = fs::read(file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        fnv1a(&mut key, &bytes);
+    }
+    fnv1a(&mut key, &git_ok(&dir, ["--version"]));
+
+    let root = Path::new(TARGET_TMP).join("fixtures");
+    let done = root.join(format!("{}-{key:016x}", f.name()));
+    let repo = done.join("repo");
+    if repo.exists() {
+        return repo;
+    }
+    fs::create_dir_all(&root).expect("create fixture cache");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let building = root.join(format!(
+        ".building-{}-{}-{nanos}",
+        f.name(),
+        std::process::id()
+    ));
+    fs::create_dir_all(&building).expect("create fixture build dir");
+    let started = std::time::Instant::now();
+    let out = run(
+        "bash",
+        &building,
+        [script.as_os_str(), building.join("repo").as_os_str()],
+    );
+    assert!(
+        out.success(),
+        "fixture script {} failed: {}",
+        script.display(),
+        out.describe()
+    );
+    eprintln!("built fixture {} in {:.1?}", f.name(), started.elapsed());
+    if fs::rename(&building, &done).is_err() {
+        // Another test process finished the same fixture first: use its copy.
+        assert!(repo.exists(), "cannot install fixture {}", done.display());
+        let _ = fs::remove_dir_all(&building);
+    }
+    repo
+}
+
+/// A fresh, empty, canonical directory for one test, removed when the guard drops. It lives under
+/// `CARGO_TARGET_TMPDIR`, on the same filesystem as the fixtures (so `git clone --local` hardlinks).
+pub struct Scratch {
+    _guard: TempDir,
+    path: PathBuf,
+}
+
+impl Scratch {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
+        self.path.join(p)
+    }
+}
+
+pub fn scratch() -> Scratch {
+    let root = Path::new(TARGET_TMP).join("scratch");
+    fs::create_dir_all(&root).expect("create scratch root");
+    let guard = tempfile::Builder::new()
+        .prefix("t-")
+        .tempdir_in(&root)
+        .expect("create scratch dir");
+    let path = guard.path().canonicalize().expect("canonical scratch dir");
+    Scratch {
+        _guard: guard,
+        path,
+    }
+}
+
+/// Copies a repository (work tree and `.git`) exactly, with `cp -a`.
+pub fn copy_repo(from: &Path, to: &Path) {
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).expect("create parent of copy");
+    }
+    run(
+        "cp",
+        Path::new("/"),
+        [OsStr::new("-a"), from.as_os_str(), to.as_os_str()],
+    )
+    .assert_success();
+}
+
+/// Copies only the `.git` directory of a repository (`cp -a`), so `to` is the same repository with
+/// an empty main work tree: enough for `git worktree add`, and much cheaper for big fixtures.
+pub fn copy_git_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create copy");
+    run(
+        "cp",
+        Path::new("/"),
+        [
+            OsStr::new("-a"),
+            from.join(".git").as_os_str(),
+            to.join(".git").as_os_str(),
+        ],
+    )
+    .assert_success();
+}
+
+/// `to` expressed relative to the directory `from` (both absolute).
+pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for c in &to[common..] {
+        rel.push(c);
+    }
+    rel
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Clone and worktree add, by git and by git-par
+
+/// Options of a clone, given to `git clone` and `git-par clone` alike.
+#[derive(Clone, Debug, Default)]
+pub struct CloneOpts {
+    /// `-c key=value` global options.
+    pub config: Vec<String>,
+    pub quiet: bool,
+    pub no_checkout: bool,
+    pub branch: Option<String>,
+}
+
+fn clone_args(opts: &CloneOpts) -> Vec<OsString> {
+    let mut args = Vec::new();
+    if opts.quiet {
+        args.push("-q".into());
+    }
+    if opts.no_checkout {
+        args.push("--no-checkout".into());
+    }
+    if let Some(b) = &opts.branch {
+        args.push("-b".into());
+        args.push(b.into());
+    }
+    args
+}
+
+/// `git [-c ...] clone --local [opts] SRC DST` in `cwd`.
+pub fn git_clone(
+    cwd: &Path,
+    opts: &CloneOpts,
+    src: impl AsRef<OsStr>,
+    dst: impl AsRef<OsStr>,
+) -> Run {
+    let mut args = config_args(&opts.config);
+    args.push("clone".into());
+    args.push("--local".into());
+    args.extend(clone_args(opts));
+    args.push(src.as_ref().to_owned());
+    args.push(dst.as_ref().to_owned());
+    git(cwd, args)
+}
+
+/// `git-par [-c ...] clone [-j N] [opts] SRC DST` in `cwd`.
+pub fn git_par_clone(
+    cwd: &Path,
+    opts: &CloneOpts,
+    settings: Settings,
+    src: impl AsRef<OsStr>,
+    dst: impl AsRef<OsStr>,
+) -> Run {
+    let mut config = opts.config.clone();
+    config.extend(settings.config());
+    let mut args = config_args(&config);
+    args.push("clone".into());
+    args.extend(settings.subcommand_args());
+    args.extend(clone_args(opts));
+    args.push(src.as_ref().to_owned());
+    args.push(dst.as_ref().to_owned());
+    git_par(cwd, args)
+}
+
+/// `git [-c ...] worktree add ARGS...` in `cwd` (the repository).
+pub fn git_worktree_add<S: AsRef<OsStr>>(cwd: &Path, config: &[String], args: &[S]) -> Run {
+    let mut all = config_args(config);
+    all.push("worktree".into());
+    all.push("add".into());
+    all.extend(args.iter().map(|a| a.as_ref().to_owned()));
+    git(cwd, all)
+}
+
+/// `git-par [-c ...] worktree add [-j N] ARGS...` in `cwd` (the repository).
+pub fn git_par_worktree_add<S: AsRef<OsStr>>(
+    cwd: &Path,
+    config: &[String],
+    settings: Settings,
+    args: &[S],
+) -> Run {
+    let mut config = config.to_vec();
+    config.extend(settings.config());
+    let mut all = config_args(&config);
+    all.push("worktree".into());
+    all.push("add".into());
+    all.extend(settings.subcommand_args());
+    all.extend(args.iter().map(|a| a.as_ref().to_owned()));
+    git_par(cwd, all)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Work tree comparison
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Dir { perm: u32 },
+    File { perm: u32, len: u64 },
+    Symlink { target: OsString },
+    Other { file_type: String },
+}
+
+/// Every path under `root` (relative, as bytes), `.git` at the top skipped, with what it is.
+fn walk(root: &Path) -> BTreeMap<Vec<u8>, Node> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = root.join(&rel);
+        let entries =
+            fs::read_dir(&dir).unwrap_or_else(|e| panic!("read_dir {}: {e}", dir.display()));
+        for entry in entries {
+            let entry = entry.expect("read_dir entry");
+            let name = entry.file_name();
+            if rel.as_os_str().is_empty() && name == ".git" {
+                continue;
+            }
+            let rel_path = rel.join(&name);
+            let md = fs::symlink_metadata(root.join(&rel_path)).expect("lstat");
+            let ft = md.file_type();
+            let perm = md.mode() & 0o7777;
+            let node = if ft.is_symlink() {
+                Node::Symlink {
+                    target: fs::read_link(root.join(&rel_path))
+                        .expect("readlink")
+                        .into_os_string(),
+                }
+            } else if ft.is_dir() {
+                stack.push(rel_path.clone());
+                Node::Dir { perm }
+            } else if ft.is_file() {
+                Node::File {
+                    perm,
+                    len: md.len(),
+                }
+            } else {
+                Node::Other {
+                    file_type: format!("{ft:?}"),
+                }
+            };
+            out.insert(rel_path.into_os_string().into_vec(), node);
+        }
+    }
+    out
+}
+
+fn same_bytes(a: &Path, b: &Path, len: u64) -> bool {
+    if len <= 1 << 22 {
+        let read = |p: &Path| fs::read(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+        return read(a) == read(b);
+    }
+    let mut fa = fs::File::open(a).unwrap_or_else(|e| panic!("open {}: {e}", a.display()));
+    let mut fb = fs::File::open(b).unwrap_or_else(|e| panic!("open {}: {e}", b.display()));
+    let mut ba = vec![0u8; 1 << 22];
+    let mut bb = vec![0u8; 1 << 22];
+    loop {
+        let na = read_full(&mut fa, &mut ba);
+        let nb = read_full(&mut fb, &mut bb);
+        if na != nb || ba[..na] != bb[..nb] {
+            return false;
+        }
+        if na == 0 {
+            return true;
+        }
+    }
+}
+
+fn read_full(f: &mut fs::File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]).expect("read") {
+            0 => break,
+            k => n += k,
+        }
+    }
+    n
+}
+
+fn show(path: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(path))
+}
+
+/// Panics unless the work trees `expected` (made by git) and `actual` (made by git-par) hold the same
+/// paths (`.git` at the top skipped; empty directories such as unpopulated gitlinks included), each
+/// of the same type, permission bits (so the exec bit), symlink target and bytes.
+#[track_caller]
+pub fn compare_worktrees(expected: &Path, actual: &Path) {
+    let a = walk(expected);
+    let b = walk(actual);
+    let mut problems = Vec::new();
+    for (path, node) in &a {
+        match b.get(path) {
+            None => problems.push(format!(
+                "missing in git-par's tree: {} ({node:?})",
+                show(path)
+            )),
+            Some(other) if other != node => problems.push(format!(
+                "differs: {}: git has {node:?}, git-par has {other:?}",
+                show(path)
+            )),
+            Some(Node::File { len, .. }) => {
+                let rel = Path::new(OsStr::from_bytes(path));
+                if !same_bytes(&expected.join(rel), &actual.join(rel), *len) {
+                    problems.push(format!("content differs: {}", show(path)));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    for (path, node) in &b {
+        if !a.contains_key(path) {
+            problems.push(format!("only in git-par's tree: {} ({node:?})", show(path)));
+        }
+    }
+    if !problems.is_empty() {
+        let total = problems.len();
+        problems.truncate(40);
+        panic!(
+            "work trees differ ({total} problems; git: {}, git-par: {}):\n  {}",
+            expected.display(),
+            actual.display(),
+            problems.join("\n  ")
+        );
+    }
+}
+
+/// The names directly in `dir`, sorted (empty when `dir` does not exist).
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .map(|e| {
+            e.expect("read_dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Index
+
+/// `git ls-files -s` in `dir` (with the `-c` options `config`).
+pub fn index_listing(dir: &Path, config: &[String]) -> String {
+    let mut args = config_args(config);
+    args.extend(["ls-files".into(), "-s".into()]);
+    String::from_utf8_lossy(&git_ok(dir, args)).into_owned()
+}
+
+/// One entry of `git ls-files -s --debug`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub mode: String,
+    pub oid: String,
+    pub stage: String,
+    pub path: Vec<u8>,
+    pub ctime: (u32, u32),
+    pub mtime: (u32, u32),
+    pub dev: u32,
+    pub ino: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u32,
+    pub flags: u32,
+}
+
+fn parse_pair(value: &str) -> (u32, u32) {
+    let (s, n) = value.split_once(':').expect("S:N");
+    (s.parse().expect("seconds"), n.parse().expect("nanoseconds"))
+}
+
+/// `git ls-files -z -s --debug` in `dir`, parsed. Does not refresh or write the index.
+pub fn index_entries(dir: &Path, config: &[String]) -> Vec<IndexEntry> {
+    let mut args = config_args(config);
+    args.extend([
+        "ls-files".into(),
+        "-z".into(),
+        "-s".into(),
+        "--debug".into(),
+    ]);
+    let out = git_ok(dir, args);
+    let mut entries = Vec::new();
+    let mut rest: &[u8] = &out;
+    while !rest.is_empty() {
+        let nul = rest
+            .iter()
+            .position(|&b| b == 0)
+            .expect("NUL after the entry name");
+        let header = &rest[..nul];
+        rest = &rest[nul + 1..];
+        let tab = header
+            .iter()
+            .position(|&b| b == b'\t')
+            .expect("tab in header");
+        let meta = String::from_utf8_lossy(&header[..tab]).into_owned();
+        let mut meta = meta.split(' ');
+        let (mode, oid, stage) = (
+            meta.next().expect("mode").to_owned(),
+            meta.next().expect("oid").to_owned(),
+            meta.next().expect("stage").to_owned(),
+        );
+        let mut fields = BTreeMap::new();
+        for _ in 0..5 {
+            let nl = rest.iter().position(|&b| b == b'\n').expect("debug line");
+            let line = String::from_utf8_lossy(&rest[..nl]).into_owned();
+            rest = &rest[nl + 1..];
+            for part in line.split('\t') {
+                let (k, v) = part.trim().split_once(": ").expect("key: value");
+                fields.insert(k.to_owned(), v.to_owned());
+            }
+        }
+        let num = |k: &str| -> u32 { fields[k].parse().unwrap_or_else(|_| panic!("field {k}")) };
+        entries.push(IndexEntry {
+            mode,
+            oid,
+            stage,
+            path: header[tab + 1..].to_vec(),
+            ctime: parse_pair(&fields["ctime"]),
+            mtime: parse_pair(&fields["mtime"]),
+            dev: num("dev"),
+            ino: num("ino"),
+            uid: num("uid"),
+            gid: num("gid"),
+            size: num("size"),
+            flags: num("flags"),
+        });
+    }
+    entries
+}
+
+/// The index as `git ls-files -s --debug` shows it, minus the fields that depend on when and where
+/// the files were written (ctime, mtime, dev, ino): mode, id, stage, path, uid, gid, size, flags.
+pub fn index_debug_without_stat(dir: &Path, config: &[String]) -> Vec<String> {
+    index_entries(dir, config)
+        .into_iter()
+        .map(|e| {
+            format!(
+                "{} {} {}\t{}  uid: {} gid: {} size: {} flags: {}",
+                e.mode,
+                e.oid,
+                e.stage,
+                show(&e.path),
+                e.uid,
+                e.gid,
+                e.size,
+                e.flags
+            )
+        })
+        .collect()
+}
+
+/// Panics unless the indexes of `expected` (git) and `actual` (git-par) list the same entries
+/// (`git ls-files -s`) with the same non-stat debug fields.
+#[track_caller]
+pub fn compare_indexes(expected: &Path, actual: &Path, config: &[String]) {
+    assert_eq!(
+        index_listing(expected, config),
+        index_listing(actual, config),
+        "`git ls-files -s` differs (left: git, right: git-par)"
+    );
+    let a = index_debug_without_stat(expected, config);
+    let b = index_debug_without_stat(actual, config);
+    if a != b {
+        let diffs: Vec<String> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .take(20)
+            .map(|(x, y)| format!("git:     {x}\ngit-par: {y}"))
+            .collect();
+        panic!(
+            "`git ls-files -s --debug` (without stat fields) differs: git has {} entries, git-par {}\n{}",
+            a.len(),
+            b.len(),
+            diffs.join("\n")
+        );
+    }
+}
+
+/// Panics unless every index entry of `dir` (gitlinks skipped) carries the real `lstat` data of its
+/// file: ctime, mtime (seconds and nanoseconds), dev, ino, uid, gid and size as git truncates them to
+/// 32 bits; and unless `git diff-files --quiet` (which compares stat data without refreshing the
+/// index and without hashing stat-clean files) finds nothing. Run it before any git command that may
+/// refresh or rewrite the index (status, update-index, checkout...).
+#[track_caller]
+pub fn assert_real_stat(dir: &Path, config: &[String]) {
+    let mut problems = Vec::new();
+    let entries = index_entries(dir, config);
+    for e in &entries {
+        if e.mode == "160000" {
+            continue;
+        }
+        let path = dir.join(OsStr::from_bytes(&e.path));
+        let md = match fs::symlink_metadata(&path) {
+            Ok(md) => md,
+            Err(err) => {
+                problems.push(format!("{}: lstat failed: {err}", show(&e.path)));
+                continue;
+            }
+        };
+        let real = (
+            (md.ctime() as u32, md.ctime_nsec() as u32),
+            (md.mtime() as u32, md.mtime_nsec() as u32),
+            md.dev() as u32,
+            md.ino() as u32,
+            md.uid(),
+            md.gid(),
+            md.size() as u32,
+        );
+        let recorded = (e.ctime, e.mtime, e.dev, e.ino, e.uid, e.gid, e.size);
+        if real != recorded {
+            problems.push(format!(
+                "{}: index has (ctime, mtime, dev, ino, uid, gid, size) = {recorded:?}, lstat says {real:?}",
+                show(&e.path)
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        let total = problems.len();
+        problems.truncate(20);
+        panic!(
+            "index of {} does not carry the real stat data ({total} of {} entries):\n  {}",
+            dir.display(),
+            entries.len(),
+            problems.join("\n  ")
+        );
+    }
+    let mut args = config_args(config);
+    args.extend(["diff-files".into(), "--name-only".into()]);
+    let out = git(dir, args).assert_success();
+    assert!(
+        out.stdout.is_empty(),
+        "`git diff-files` (no refresh) in {} calls these entries modified: their stat data differs \
+         from the index, or they are racily clean and their content does not convert back to the \
+         indexed blob:\n{}",
+        dir.display(),
+        truncate(&out.stdout_str(), 4000)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Status
+
+/// What git says about the state of a work tree: porcelain status, `update-index --refresh`, and
+/// `diff-index --quiet HEAD` (with and without `--cached`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Cleanliness {
+    pub status_porcelain: String,
+    pub refresh_exit: Option<i32>,
+    pub refresh_output: String,
+    pub diff_index_exit: Option<i32>,
+    pub diff_index_cached_exit: Option<i32>,
+}
+
+impl Cleanliness {
+    pub fn is_clean(&self) -> bool {
+        self.status_porcelain.is_empty()
+            && self.refresh_exit == Some(0)
+            && self.refresh_output.is_empty()
+            && self.diff_index_exit == Some(0)
+            && self.diff_index_cached_exit == Some(0)
+    }
+}
+
+/// Collects [`Cleanliness`] of `dir`. Refreshes the index: run [`assert_real_stat`] first.
+pub fn cleanliness(dir: &Path, config: &[String]) -> Cleanliness {
+    let with = |extra: &[&str]| {
+        let mut args = config_args(config);
+        args.extend(extra.iter().map(OsString::from));
+        git(dir, args)
+    };
+    let status = with(&["status", "--porcelain", "--untracked-files=all"]).assert_success();
+    let refresh = with(&["update-index", "--refresh"]);
+    let diff_index = with(&["diff-index", "--quiet", "HEAD", "--"]);
+    let diff_index_cached = with(&["diff-index", "--quiet", "--cached", "HEAD", "--"]);
+    Cleanliness {
+        status_porcelain: status.stdout_str(),
+        refresh_exit: refresh.status.code(),
+        refresh_output: refresh.stdout_str() + &refresh.stderr_str(),
+        diff_index_exit: diff_index.status.code(),
+        diff_index_cached_exit: diff_index_cached.status.code(),
+    }
+}
+
+/// Panics unless `git status --porcelain`, `git update-index --refresh` and `git diff-index --quiet
+/// HEAD` say of `actual` (git-par) what they say of `expected` (git). Refreshes both indexes: run
+/// [`assert_real_stat`] first.
+#[track_caller]
+pub fn assert_status_like_git(expected: &Path, actual: &Path, config: &[String]) {
+    let git_side = cleanliness(expected, config);
+    let par_side = cleanliness(actual, config);
+    assert_eq!(
+        git_side, par_side,
+        "git's view of the work tree differs (left: after git, right: after git-par)"
+    );
+}
+
+/// Panics unless `dir` is clean by `git status --porcelain`, `git update-index --refresh` and
+/// `git diff-index --quiet HEAD`.
+#[track_caller]
+pub fn assert_clean(dir: &Path, config: &[String]) {
+    let c = cleanliness(dir, config);
+    assert!(c.is_clean(), "{} is not clean: {c:#?}", dir.display());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Repository metadata
+
+fn git_opt(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir, args);
+    if out.success() {
+        out.stdout_str().trim_end_matches('\n').to_owned()
+    } else {
+        format!("<exit {:?}>", out.status.code())
+    }
+}
+
+/// HEAD, branch, refs and remote setup of the repository at `dir`, labelled, for comparing a git-par
+/// clone with a git clone of the same source.
+pub fn clone_metadata(dir: &Path) -> Vec<(&'static str, String)> {
+    let head_ref = git_opt(dir, &["symbolic-ref", "-q", "HEAD"]);
+    let branch = head_ref
+        .strip_prefix("refs/heads/")
+        .unwrap_or("")
+        .to_owned();
+    vec![
+        ("rev-parse HEAD", git_opt(dir, &["rev-parse", "HEAD"])),
+        ("symbolic-ref HEAD", head_ref),
+        (
+            "for-each-ref",
+            git_opt(
+                dir,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname) %(objectname) %(symref)",
+                ],
+            ),
+        ),
+        (
+            "remote.origin.url",
+            git_opt(dir, &["config", "--get-all", "remote.origin.url"]),
+        ),
+        (
+            "remote.origin.fetch",
+            git_opt(dir, &["config", "--get-all", "remote.origin.fetch"]),
+        ),
+        (
+            "branch.<head>.remote",
+            git_opt(
+                dir,
+                &["config", "--get-all", &format!("branch.{branch}.remote")],
+            ),
+        ),
+        (
+            "branch.<head>.merge",
+            git_opt(
+                dir,
+                &["config", "--get-all", &format!("branch.{branch}.merge")],
+            ),
+        ),
+    ]
+}
+
+/// Panics unless `git fsck` and `git log` work in `dir`.
+#[track_caller]
+pub fn assert_repository_usable(dir: &Path) {
+    git(dir, ["fsck", "--no-progress"]).assert_success();
+    git(dir, ["log", "--oneline", "-n", "3"]).assert_success();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Hostile input
+
+/// The marker every hostile payload carries in its name or content.
+pub const PAYLOAD_NAME: &str = "pwned";
+pub const PAYLOAD_MARKER: &[u8] = b"pwned-by-hostile-tree";
+/// Where the `absolute` hostile case points.
+pub const ABSOLUTE_TARGET: &str = "/tmp/git-par-hostile-absolute";
+
+/// Every file under `root` (not following symlinks, `objects` directories skipped) that is named
+/// like the payload or holds the payload marker.
+pub fn find_payloads(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.expect("read_dir entry");
+            let path = entry.path();
+            let name = entry.file_name();
+            let Ok(md) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if name.as_bytes() == PAYLOAD_NAME.as_bytes() {
+                found.push(path.clone());
+            }
+            if md.is_dir() {
+                if name != "objects" {
+                    stack.push(path);
+                }
+            } else if md.is_file() && md.len() <= 1 << 20 {
+                if let Ok(bytes) = fs::read(&path) {
+                    if bytes
+                        .windows(PAYLOAD_MARKER.len())
+                        .any(|w| w == PAYLOAD_MARKER)
+                    {
+                        found.push(path);
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A file and a directory with a file, placed beside a destination to prove nothing is written
+/// outside it.
+pub struct Canary {
+    pub file: PathBuf,
+    pub dir_file: PathBuf,
+}
+
+pub const CANARY_BYTES: &[u8] = b"canary: must stay byte-identical\n";
+
+impl Canary {
+    pub fn plant(parent: &Path) -> Canary {
+        let file = parent.join("canary");
+        fs::write(&file, CANARY_BYTES).expect("write canary");
+        let dir = parent.join("canary-dir");
+        fs::create_dir_all(&dir).expect("create canary dir");
+        let dir_file = dir.join("canary");
+        fs::write(&dir_file, CANARY_BYTES).expect("write canary");
+        Canary { file, dir_file }
+    }
+    #[track_caller]
+    pub fn assert_intact(&self) {
+        for f in [&self.file, &self.dir_file] {
+            let md = fs::symlink_metadata(f)
+                .unwrap_or_else(|e| panic!("canary {} gone: {e}", f.display()));
+            assert!(
+                md.is_file(),
+                "canary {} is no longer a plain file",
+                f.display()
+            );
+            assert_eq!(
+                fs::read(f).unwrap(),
+                CANARY_BYTES,
+                "canary {} changed",
+                f.display()
+            );
+        }
+        assert_eq!(
+            dir_names(self.dir_file.parent().unwrap()),
+            vec!["canary".to_owned()],
+            "something was written into the canary directory"
+        );
+    }
+}

@@ -1,0 +1,401 @@
+//! `git par worktree add` against `git worktree add`, each run in its own copy of the same repository,
+//! compared file by file, entry by entry, and by what the repository records about the new worktree.
+
+mod support;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+/// Two identical copies of a fixture repository's `.git` (the main work trees are left empty):
+/// `<scratch>/git/repo` for git, `<scratch>/par/repo` for git-par. Their worktrees go to `<side>/wt`
+/// (or wherever a test says).
+struct Pair {
+    s: Scratch,
+}
+
+impl Pair {
+    fn new(fixture: Fixture) -> Pair {
+        let s = scratch();
+        let src = support::fixture(fixture);
+        copy_git_dir(src, &s.join("git/repo"));
+        copy_git_dir(src, &s.join("par/repo"));
+        Pair { s }
+    }
+    fn git_side(&self) -> PathBuf {
+        self.s.join("git")
+    }
+    fn par_side(&self) -> PathBuf {
+        self.s.join("par")
+    }
+    /// `text` with each side's directory replaced by `<side>`, so both sides can be compared.
+    fn normalize(&self, text: &str) -> String {
+        text.replace(&self.git_side().display().to_string(), "<side>")
+            .replace(&self.par_side().display().to_string(), "<side>")
+    }
+}
+
+fn read_normalized(pair: &Pair, path: &Path) -> String {
+    match fs::read(path) {
+        Ok(bytes) => pair.normalize(&String::from_utf8_lossy(&bytes)),
+        Err(e) => format!("<{}: {e}>", path.display()),
+    }
+}
+
+/// What the repository and the worktree say about the worktree at `wt` of `repo`, with the side's
+/// directory replaced by `<side>`.
+fn worktree_metadata(pair: &Pair, repo: &Path, wt: &Path, name: &str) -> Vec<(String, String)> {
+    let opt = |dir: &Path, args: &[&str]| {
+        let run = git(dir, args);
+        if run.success() {
+            pair.normalize(run.stdout_str().trim_end_matches('\n'))
+        } else {
+            format!("<exit {:?}>", run.status.code())
+        }
+    };
+    let admin = repo.join(".git/worktrees").join(name);
+    let mut out = vec![
+        (
+            "wt: .git file".to_owned(),
+            read_normalized(pair, &wt.join(".git")),
+        ),
+        (
+            "wt: rev-parse HEAD".to_owned(),
+            opt(wt, &["rev-parse", "HEAD"]),
+        ),
+        (
+            "wt: symbolic-ref HEAD".to_owned(),
+            opt(wt, &["symbolic-ref", "-q", "HEAD"]),
+        ),
+        (
+            "wt: rev-parse --git-dir --git-common-dir --show-toplevel".to_owned(),
+            opt(
+                wt,
+                &[
+                    "rev-parse",
+                    "--git-dir",
+                    "--git-common-dir",
+                    "--show-toplevel",
+                ],
+            ),
+        ),
+        (
+            "repo: for-each-ref".to_owned(),
+            opt(
+                repo,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname) %(objectname) %(symref)",
+                ],
+            ),
+        ),
+        (
+            "repo: worktree list --porcelain".to_owned(),
+            opt(repo, &["worktree", "list", "--porcelain"]),
+        ),
+        (
+            "repo: HEAD of the main worktree".to_owned(),
+            opt(repo, &["rev-parse", "HEAD"]),
+        ),
+    ];
+    for file in ["HEAD", "commondir", "gitdir"] {
+        out.push((
+            format!("admin dir: {file}"),
+            read_normalized(pair, &admin.join(file)),
+        ));
+    }
+    out.push((
+        "admin dir: index exists".to_owned(),
+        admin.join("index").exists().to_string(),
+    ));
+    out
+}
+
+/// Runs `worktree add ARGS` (ARGS name `../wt` or another path) with git in one copy and with
+/// git-par under `settings` in the other, from `subdir` of the repository, and asserts they match;
+/// then that the new worktree is clean, listed, usable and removable.
+fn worktree_add_matches_git(
+    fixture: Fixture,
+    settings: Settings,
+    config: &[&str],
+    subdir: &str,
+    args: &[&str],
+    wt_rel: &str,
+) {
+    let pair = Pair::new(fixture);
+    let config: Vec<String> = config.iter().map(|c| (*c).to_owned()).collect();
+    let mut oracle_config = config.clone();
+    oracle_config.extend(settings.config());
+    let git_repo = pair.git_side().join("repo");
+    let par_repo = pair.par_side().join("repo");
+    // The copies have no main work tree: make the subdirectory to run from.
+    fs::create_dir_all(git_repo.join(subdir)).unwrap();
+    fs::create_dir_all(par_repo.join(subdir)).unwrap();
+    git_worktree_add(&git_repo.join(subdir), &oracle_config, args).assert_success();
+    git_par_worktree_add(&par_repo.join(subdir), &config, settings, args).assert_success();
+
+    let git_wt = pair.git_side().join(wt_rel);
+    let par_wt = pair.par_side().join(wt_rel);
+    let name = Path::new(wt_rel).file_name().unwrap().to_str().unwrap();
+
+    // Read-only comparisons first, then stat data: anything after it may refresh the index.
+    compare_worktrees(&git_wt, &par_wt);
+    compare_indexes(&git_wt, &par_wt, &config);
+    assert_real_stat(&git_wt, &config);
+    assert_real_stat(&par_wt, &config);
+    assert_eq!(
+        worktree_metadata(&pair, &git_repo, &git_wt, name),
+        worktree_metadata(&pair, &par_repo, &par_wt, name),
+        "what git records about the worktree differs (left: git, right: git-par)"
+    );
+    assert_status_like_git(&git_wt, &par_wt, &config);
+
+    // The main worktree is untouched and the new one can be removed like any other.
+    assert_eq!(
+        index_listing(&git_repo, &config),
+        index_listing(&par_repo, &config)
+    );
+    let mut remove: Vec<OsString> = config_args(&config);
+    remove.extend([
+        "worktree".into(),
+        "remove".into(),
+        par_wt.clone().into_os_string(),
+    ]);
+    git(&par_repo, remove).assert_success();
+    assert!(
+        !par_wt.exists(),
+        "git worktree remove left {}",
+        par_wt.display()
+    );
+    let list = git_str(&par_repo, ["worktree", "list", "--porcelain"]);
+    assert!(
+        !list.contains(&par_wt.display().to_string()),
+        "removed worktree still listed:\n{list}"
+    );
+}
+
+macro_rules! worktree_matrix {
+    ($($name:ident: $fixture:expr, $settings:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                worktree_add_matches_git($fixture, $settings, &[], "", &["../wt"], "wt");
+            }
+        )*
+    };
+}
+
+worktree_matrix! {
+    worktree_add_path_alone_kitchen_sink_with_1_worker_matches_git: Fixture::KitchenSink, Settings::Jobs(1);
+    worktree_add_path_alone_kitchen_sink_with_2_workers_matches_git: Fixture::KitchenSink, Settings::Jobs(2);
+    worktree_add_path_alone_kitchen_sink_with_8_workers_matches_git: Fixture::KitchenSink, Settings::Jobs(8);
+    worktree_add_path_alone_kitchen_sink_with_default_settings_matches_git: Fixture::KitchenSink, Settings::Default;
+    worktree_add_path_alone_many_files_with_1_worker_matches_git: Fixture::ManyFiles, Settings::Jobs(1);
+    worktree_add_path_alone_many_files_with_2_workers_matches_git: Fixture::ManyFiles, Settings::Jobs(2);
+    worktree_add_path_alone_many_files_with_8_workers_matches_git: Fixture::ManyFiles, Settings::Jobs(8);
+    worktree_add_path_alone_many_files_with_default_settings_matches_git: Fixture::ManyFiles, Settings::Default;
+    worktree_add_path_alone_big_file_with_1_worker_matches_git: Fixture::BigFile, Settings::Jobs(1);
+    worktree_add_path_alone_big_file_with_8_workers_matches_git: Fixture::BigFile, Settings::Jobs(8);
+}
+
+#[test]
+fn worktree_add_new_branch_at_commit_matches_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(8),
+        &[],
+        "",
+        &["-b", "topic", "../wt", "other"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_detached_at_branch_matches_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(8),
+        &[],
+        "",
+        &["--detach", "../wt", "other"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_detached_at_annotated_tag_matches_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(2),
+        &[],
+        "",
+        &["--detach", "../wt", "v1"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_from_a_subdirectory_resolves_path_like_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(2),
+        &[],
+        "dir/sub",
+        &["../../../wt"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_nested_path_creates_leading_directories_like_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(2),
+        &[],
+        "",
+        &["-b", "nested", "../trees/deeper/wt-nested", "other"],
+        "trees/deeper/wt-nested",
+    );
+}
+
+#[test]
+fn worktree_add_with_core_symlinks_false_writes_symlinks_as_plain_files_like_git() {
+    worktree_add_matches_git(
+        Fixture::KitchenSink,
+        Settings::Jobs(8),
+        &["core.symlinks=false"],
+        "",
+        &["../wt"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_with_working_tree_encoding_reencodes_like_git() {
+    worktree_add_matches_git(
+        Fixture::Encoding,
+        Settings::Jobs(2),
+        &[],
+        "",
+        &["../wt"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_quiet_prints_nothing_like_git() {
+    let pair = Pair::new(Fixture::KitchenSink);
+    let by_git =
+        git_worktree_add(&pair.git_side().join("repo"), &[], &["-q", "../wt"]).assert_success();
+    let by_par = git_par_worktree_add(
+        &pair.par_side().join("repo"),
+        &[],
+        Settings::Jobs(2),
+        &["-q", "../wt"],
+    )
+    .assert_success();
+    assert_eq!(
+        (by_git.stdout.is_empty(), by_git.stderr.is_empty()),
+        (by_par.stdout.is_empty(), by_par.stderr.is_empty()),
+        "git -q printed {:?}/{:?}, git-par -q printed {:?}/{:?}",
+        by_git.stdout_str(),
+        by_git.stderr_str(),
+        by_par.stdout_str(),
+        by_par.stderr_str()
+    );
+}
+
+/// Runs the same `worktree add ARGS` with git and git-par; both must fail, and leave the repository's
+/// refs, worktree list and the directories `watch` (relative to the side) as git leaves them.
+fn worktree_add_refused_like_git(prepare: impl Fn(&Path), args: &[&str], watch: &[&str]) {
+    let pair = Pair::new(Fixture::KitchenSink);
+    prepare(&pair.git_side());
+    prepare(&pair.par_side());
+    let git_repo = pair.git_side().join("repo");
+    let par_repo = pair.par_side().join("repo");
+    git_worktree_add(&git_repo, &[], args).assert_failure();
+    let run = git_par_worktree_add(&par_repo, &[], Settings::Jobs(2), args).assert_failure();
+    assert!(
+        !run.stderr.is_empty(),
+        "no error message: {}",
+        run.describe()
+    );
+    let state = |side: &Path, repo: &Path| {
+        let mut v = vec![
+            pair.normalize(&git_str(
+                repo,
+                ["for-each-ref", "--format=%(refname) %(objectname)"],
+            )),
+            pair.normalize(&git_str(repo, ["worktree", "list", "--porcelain"])),
+            format!("{:?}", dir_names(&repo.join(".git/worktrees"))),
+        ];
+        for w in watch {
+            v.push(format!("{w}: {:?}", dir_names(&side.join(w))));
+        }
+        v
+    };
+    assert_eq!(
+        state(&pair.git_side(), &git_repo),
+        state(&pair.par_side(), &par_repo),
+        "state after the refused worktree add differs (left: git, right: git-par)"
+    );
+}
+
+#[test]
+fn worktree_add_with_existing_branch_name_is_refused_like_git() {
+    worktree_add_refused_like_git(|_| {}, &["-b", "other", "../wt", "main"], &["wt"]);
+}
+
+#[test]
+fn worktree_add_of_a_branch_checked_out_elsewhere_is_refused_like_git() {
+    worktree_add_refused_like_git(|_| {}, &["../wt", "main"], &["wt"]);
+}
+
+#[test]
+fn worktree_add_into_a_non_empty_directory_is_refused_like_git() {
+    worktree_add_refused_like_git(
+        |side| {
+            fs::create_dir_all(side.join("wt")).unwrap();
+            fs::write(side.join("wt/mine"), b"mine\n").unwrap();
+        },
+        &["--detach", "../wt", "other"],
+        &["wt"],
+    );
+}
+
+#[test]
+fn worktree_add_of_an_unknown_commit_is_refused_like_git() {
+    worktree_add_refused_like_git(|_| {}, &["--detach", "../wt", "no-such-ref"], &["wt"]);
+}
+
+#[test]
+fn worktree_add_refuses_an_entry_with_an_external_filter_and_names_it() {
+    let s = scratch();
+    let repo = s.join("repo");
+    copy_repo(fixture(Fixture::Filter), &repo);
+    let config = vec!["filter.fake.smudge=tr a-z A-Z".to_owned()];
+    let run = git_par_worktree_add(
+        &repo,
+        &config,
+        Settings::Jobs(2),
+        &["--detach", "../wt", "main"],
+    )
+    .assert_failure();
+    let stderr = run.stderr_str();
+    assert!(
+        stderr.contains("payload.lfs") || stderr.contains("dir/second.lfs"),
+        "the error does not name a filtered path: {}",
+        run.describe()
+    );
+    for path in ["payload.lfs", "dir/second.lfs"] {
+        let raw = git_ok(&repo, ["cat-file", "blob", &format!("HEAD:{path}")]);
+        if let Ok(written) = fs::read(s.join("wt").join(path)) {
+            assert_ne!(
+                written, raw,
+                "git-par wrote {path} without running its filter"
+            );
+        }
+    }
+}
