@@ -6,12 +6,12 @@
 
 mod bench;
 mod config_env;
+mod interrupt;
 mod progress;
 mod switch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -104,6 +104,7 @@ struct WorktreeAddArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    interrupt::install();
     let mut overrides = config_env::from_git_config_parameters();
     overrides.extend(cli.config.iter().cloned());
     let result = match cli.command {
@@ -140,7 +141,7 @@ fn run_checkout(
 ) -> Result<gitpar::Outcome, gitpar::checkout::Error> {
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
-    let interrupt = AtomicBool::new(false);
+    let interrupt = &interrupt::INTERRUPTED;
     let index_path = repo.index_path();
     let result = progress::show_while(
         &progress,
@@ -154,7 +155,7 @@ fn run_checkout(
                 &index_path,
                 &opts,
                 &progress,
-                &interrupt,
+                interrupt,
             )
         },
         Result::is_ok,
@@ -177,6 +178,7 @@ fn run_checkout(
 /// Print a checkout error as git's `error:` lines.
 fn report_checkout_error(err: &gitpar::checkout::Error) {
     match err {
+        gitpar::checkout::Error::Interrupted => eprintln!("error: interrupted"),
         gitpar::checkout::Error::Entries(errors) => {
             for e in errors {
                 eprintln!("error: {e}");
@@ -244,6 +246,9 @@ fn clone(args: CloneArgs, overrides: &[String]) -> Result<(), u8> {
     };
     if let Err(err) = run_checkout(&repo, tree, &workdir, &args.checkout) {
         report_checkout_error(&err);
+        if matches!(err, gitpar::checkout::Error::Interrupted) {
+            return Err(interrupt::EXIT_CODE);
+        }
         eprintln!("fatal: unable to checkout working tree");
         eprintln!(
             "warning: Clone succeeded, but checkout failed.\n\
@@ -325,6 +330,9 @@ fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
     if let Err(err) = run_checkout(wt_repo, tree, &prepared.path, &args.checkout) {
         report_checkout_error(&err);
         gitpar::worktree::remove_junk(&prepared);
+        if matches!(err, gitpar::checkout::Error::Interrupted) {
+            return Err(interrupt::EXIT_CODE);
+        }
         return Err(FATAL);
     }
     gitpar::worktree::finish(&prepared).map_err(fatal)?;

@@ -1,8 +1,6 @@
 //! `switch`, `checkout <branch>` and `reset --hard`: the commands that update an existing work
 //! tree through the engine's two-way update, then move `HEAD` like git, with git's messages.
 
-use std::sync::atomic::AtomicBool;
-
 use bstr::ByteSlice;
 use clap::Args;
 use gitpar::update::{Error as UpdateError, Policy};
@@ -343,7 +341,7 @@ fn update_worktree(
     let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
-    let interrupt = AtomicBool::new(false);
+    let interrupt = &crate::interrupt::INTERRUPTED;
     let index_path = repo.index_path();
     let result = progress::show_while(
         &progress,
@@ -359,7 +357,7 @@ fn update_worktree(
                 policy,
                 &opts,
                 &progress,
-                &interrupt,
+                interrupt,
             )
         },
         Result::is_ok,
@@ -407,6 +405,10 @@ fn update_worktree(
                 eprintln!("error: {e}");
             }
             Err(1)
+        }
+        Err(UpdateError::Checkout(gitpar::checkout::Error::Interrupted)) => {
+            eprintln!("error: interrupted");
+            Err(crate::interrupt::EXIT_CODE)
         }
         Err(other) => Err(fatal(other)),
     }
@@ -617,7 +619,7 @@ fn restore_paths(
     };
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
-    let interrupt = AtomicBool::new(false);
+    let interrupt = &crate::interrupt::INTERRUPTED;
     let result = progress::show_while(
         &progress,
         "Updating files",
@@ -630,7 +632,7 @@ fn restore_paths(
                 &req,
                 &opts,
                 &progress,
-                &interrupt,
+                interrupt,
             )
         },
         Result::is_ok,
@@ -646,6 +648,10 @@ fn restore_paths(
                 eprintln!("error: {e}");
             }
             Err(1)
+        }
+        Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted)) => {
+            eprintln!("error: interrupted");
+            Err(crate::interrupt::EXIT_CODE)
         }
         Err(other) => Err(fatal(other)),
     }
