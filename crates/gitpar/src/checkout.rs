@@ -138,7 +138,14 @@ pub fn checkout(
         &selection,
         worktree,
         opts,
-        (&filter, &attributes),
+        crate::execute::Filters {
+            pipeline: &filter,
+            attributes: &attributes,
+            present: crate::execute::attributes_present(
+                repo,
+                plan.entries.iter().map(|e| e.path.as_bstr()),
+            ),
+        },
         progress,
         should_interrupt,
     )?;

@@ -16,6 +16,18 @@ use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
 use crate::write;
 
+/// The content conversion the writers apply.
+#[derive(Clone, Copy)]
+pub struct Filters<'a> {
+    /// The gix-filter pipeline (eol, encoding), cloned per worker.
+    pub pipeline: &'a gix::filter::plumbing::Pipeline,
+    /// The attribute stack over the new index, cloned per worker.
+    pub attributes: &'a gix::worktree::Stack,
+    /// Whether any attribute file can apply at all (see [`attributes_present`]); without one the
+    /// per-file attribute lookups are skipped.
+    pub present: bool,
+}
+
 /// What [`execute`] wrote.
 #[derive(Debug)]
 pub struct Executed {
@@ -40,11 +52,15 @@ pub fn execute(
     selection: &[usize],
     worktree: &Path,
     opts: &Options,
-    filters: (&gix::filter::plumbing::Pipeline, &gix::worktree::Stack),
+    filters: Filters<'_>,
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Executed, Error> {
-    let (filter, attributes) = filters;
+    let Filters {
+        pipeline: filter,
+        attributes,
+        present,
+    } = filters;
     progress.total.store(selection.len(), Ordering::Relaxed);
     for dir in &plan.dirs {
         write::create_dir(&worktree.join(dir.to_path_lossy())).map_err(|source| {
@@ -60,7 +76,7 @@ pub fn execute(
         progress,
         should_interrupt,
         bytes_written: AtomicU64::new(0),
-        attributes_present: attributes_present(repo, plan),
+        attributes_present: present,
         next_chunk: AtomicUsize::new(0),
     };
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
@@ -438,12 +454,13 @@ impl Worker {
     }
 }
 
-/// Returns true if and only if some attribute file may apply to the entries of `plan`.
-fn attributes_present(repo: &gix::Repository, plan: &Plan) -> bool {
-    let in_tree = plan
-        .entries
-        .iter()
-        .any(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"));
+/// Returns true if and only if some attribute file may apply to `paths` (the new index): a
+/// `.gitattributes` among them, `info/attributes`, `core.attributesFile` or the XDG default.
+pub fn attributes_present<'a>(
+    repo: &gix::Repository,
+    mut paths: impl Iterator<Item = &'a bstr::BStr>,
+) -> bool {
+    let in_tree = paths.any(|p| p == ".gitattributes" || p.ends_with(b"/.gitattributes"));
     let info = repo.common_dir().join("info/attributes").exists();
     let configured = repo
         .config_snapshot()

@@ -125,82 +125,16 @@ pub fn from_tree(
     let mut plan = Plan::default();
     let mut stack: Vec<(ObjectId, BString)> = vec![(tree, BString::default())];
     let mut buf = Vec::new();
-    let mut names: HashSet<BString> = HashSet::new();
     while let Some((tree_id, prefix)) = stack.pop() {
-        let data = objects
-            .try_find(&tree_id, &mut buf)
-            .map_err(|err| Error::BadTree {
-                id: tree_id,
-                path: prefix.clone(),
-                message: err.to_string(),
-            })?
-            .ok_or_else(|| Error::MissingTree {
-                id: tree_id,
-                path: prefix.clone(),
-            })?;
-        if data.kind != gix::objs::Kind::Tree {
-            return Err(Error::BadTree {
-                id: tree_id,
-                path: prefix,
-                message: format!("expected a tree, found a {}", data.kind),
-            });
-        }
-        names.clear();
-        for entry in gix::objs::TreeRefIter::from_bytes(data.data, tree_id.kind()) {
-            let entry = entry.map_err(|err| Error::BadTree {
-                id: tree_id,
-                path: prefix.clone(),
-                message: err.to_string(),
-            })?;
-            let path = join(prefix.as_bstr(), entry.filename);
-            let kind = match entry.mode.kind() {
-                EntryKind::Tree => None,
-                EntryKind::Blob => Some(Kind::File),
-                EntryKind::BlobExecutable => Some(Kind::Executable),
-                EntryKind::Link => Some(Kind::Symlink),
-                EntryKind::Commit => Some(Kind::Gitlink),
-            };
-            let mode = (kind == Some(Kind::Symlink))
-                .then_some(gix_validate::path::component::Mode::Symlink);
-            if let Err(err) = gix_validate::path::component(entry.filename, mode, protect) {
-                return Err(Error::InvalidPath {
-                    path,
-                    reason: err.to_string(),
-                });
-            }
-            // With NTFS protection, git treats a backslash as a directory separator (Windows
-            // would), so `.git\config` is `.git/config` in disguise: check every part.
-            if protect.protect_ntfs && entry.filename.contains(&b'\\') {
-                let parts: Vec<&[u8]> = entry.filename.split(|b| *b == b'\\').collect();
-                for (k, part) in parts.iter().enumerate() {
-                    if part.is_empty() {
-                        continue;
-                    }
-                    let part_mode = if k + 1 == parts.len() { mode } else { None };
-                    if let Err(err) =
-                        gix_validate::path::component(part.as_bstr(), part_mode, protect)
-                    {
-                        return Err(Error::InvalidPath {
-                            path,
-                            reason: err.to_string(),
-                        });
-                    }
-                }
-            }
-            if !names.insert(entry.filename.to_owned()) {
-                return Err(Error::Duplicate {
-                    path,
-                    tree: tree_id,
-                });
-            }
-            match kind {
+        for item in read_tree(objects, tree_id, &prefix, &mut buf, Some(protect))? {
+            match item.kind {
                 None => {
-                    plan.dirs.push(path.clone());
-                    stack.push((entry.oid.to_owned(), path));
+                    plan.dirs.push(item.path.clone());
+                    stack.push((item.id, item.path));
                 }
                 Some(kind) => plan.entries.push(Entry {
-                    path,
-                    id: entry.oid.to_owned(),
+                    path: item.path,
+                    id: item.id,
                     kind,
                 }),
             }
@@ -209,6 +143,191 @@ pub fn from_tree(
     plan.entries.sort_by(|a, b| a.path.cmp(&b.path));
     plan.dirs.sort();
     Ok(plan)
+}
+
+/// One path whose entry differs between two trees.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// Repository-relative path.
+    pub path: BString,
+    /// The entry in the old tree, if any.
+    pub old: Option<(ObjectId, Kind)>,
+    /// The entry in the new tree, if any (validated).
+    pub new: Option<(ObjectId, Kind)>,
+}
+
+/// The leaves that differ between two trees, found without descending into subtrees that are
+/// identical on both sides: a switch between branches that differ in 250 files reads the trees
+/// along those 250 paths, not all 40,000 entries.
+#[derive(Debug, Default)]
+pub struct Diff {
+    /// The differing leaves, sorted by path bytes (index order).
+    pub changes: Vec<Change>,
+    /// Directories of the new tree below which something changed (they may need creating),
+    /// parents before children.
+    pub new_dirs: Vec<BString>,
+}
+
+/// Compare `old` (absent for an unborn HEAD) with `new`. Names on the new side are validated
+/// with `protect` exactly as [`from_tree`] does; the old side is what is already checked out.
+pub fn diff(
+    objects: &dyn Find,
+    old: Option<ObjectId>,
+    new: ObjectId,
+    protect: gix_validate::path::component::Options,
+) -> Result<Diff, Error> {
+    let mut out = Diff::default();
+    let mut buf = Vec::new();
+    let mut stack: Vec<(Option<ObjectId>, Option<ObjectId>, BString)> =
+        vec![(old, Some(new), BString::default())];
+    while let Some((o, n, prefix)) = stack.pop() {
+        if o.is_some() && o == n {
+            continue;
+        }
+        let old_items = match o {
+            Some(id) => read_tree(objects, id, &prefix, &mut buf, None)?,
+            None => Vec::new(),
+        };
+        let new_items = match n {
+            Some(id) => read_tree(objects, id, &prefix, &mut buf, Some(protect))?,
+            None => Vec::new(),
+        };
+        let mut by_path: std::collections::BTreeMap<BString, (Option<Item>, Option<Item>)> =
+            std::collections::BTreeMap::new();
+        for item in old_items {
+            let key = item.path.clone();
+            by_path.entry(key).or_default().0 = Some(item);
+        }
+        for item in new_items {
+            let key = item.path.clone();
+            by_path.entry(key).or_default().1 = Some(item);
+        }
+        for (path, (a, b)) in by_path {
+            if let (Some(a), Some(b)) = (&a, &b) {
+                if a.id == b.id && a.kind == b.kind {
+                    continue;
+                }
+            }
+            let old_tree = a.as_ref().filter(|i| i.kind.is_none()).map(|i| i.id);
+            let new_tree = b.as_ref().filter(|i| i.kind.is_none()).map(|i| i.id);
+            if new_tree.is_some() {
+                out.new_dirs.push(path.clone());
+            }
+            if old_tree.is_some() || new_tree.is_some() {
+                stack.push((old_tree, new_tree, path.clone()));
+            }
+            let old_leaf = a.as_ref().and_then(|i| i.kind.map(|k| (i.id, k)));
+            let new_leaf = b.as_ref().and_then(|i| i.kind.map(|k| (i.id, k)));
+            if old_leaf.is_some() || new_leaf.is_some() {
+                out.changes.push(Change {
+                    path,
+                    old: old_leaf,
+                    new: new_leaf,
+                });
+            }
+        }
+    }
+    out.changes.sort_by(|a, b| a.path.cmp(&b.path));
+    out.new_dirs.sort();
+    Ok(out)
+}
+
+/// One entry of a tree: `kind` is `None` for a subtree.
+#[derive(Debug)]
+struct Item {
+    path: BString,
+    id: ObjectId,
+    kind: Option<Kind>,
+}
+
+/// Read and parse the tree `tree_id` found at `prefix`; with `protect`, validate every name and
+/// refuse duplicates, as git's `verify_path` and fsck's duplicate check do.
+fn read_tree(
+    objects: &dyn Find,
+    tree_id: ObjectId,
+    prefix: &BString,
+    buf: &mut Vec<u8>,
+    protect: Option<gix_validate::path::component::Options>,
+) -> Result<Vec<Item>, Error> {
+    let data = objects
+        .try_find(&tree_id, buf)
+        .map_err(|err| Error::BadTree {
+            id: tree_id,
+            path: prefix.clone(),
+            message: err.to_string(),
+        })?
+        .ok_or_else(|| Error::MissingTree {
+            id: tree_id,
+            path: prefix.clone(),
+        })?;
+    if data.kind != gix::objs::Kind::Tree {
+        return Err(Error::BadTree {
+            id: tree_id,
+            path: prefix.clone(),
+            message: format!("expected a tree, found a {}", data.kind),
+        });
+    }
+    let mut names: HashSet<&BStr> = HashSet::new();
+    let mut items = Vec::new();
+    for entry in gix::objs::TreeRefIter::from_bytes(data.data, tree_id.kind()) {
+        let entry = entry.map_err(|err| Error::BadTree {
+            id: tree_id,
+            path: prefix.clone(),
+            message: err.to_string(),
+        })?;
+        let path = join(prefix.as_bstr(), entry.filename);
+        let kind = match entry.mode.kind() {
+            EntryKind::Tree => None,
+            EntryKind::Blob => Some(Kind::File),
+            EntryKind::BlobExecutable => Some(Kind::Executable),
+            EntryKind::Link => Some(Kind::Symlink),
+            EntryKind::Commit => Some(Kind::Gitlink),
+        };
+        if let Some(protect) = protect {
+            validate(entry.filename, kind, &path, protect)?;
+            if !names.insert(entry.filename) {
+                return Err(Error::Duplicate {
+                    path,
+                    tree: tree_id,
+                });
+            }
+        }
+        items.push(Item {
+            path,
+            id: entry.oid.to_owned(),
+            kind,
+        });
+    }
+    Ok(items)
+}
+
+/// Validate one tree entry name; `path` is only used in the error.
+fn validate(
+    name: &BStr,
+    kind: Option<Kind>,
+    path: &BString,
+    protect: gix_validate::path::component::Options,
+) -> Result<(), Error> {
+    let mode =
+        (kind == Some(Kind::Symlink)).then_some(gix_validate::path::component::Mode::Symlink);
+    let invalid = |err: gix_validate::path::component::Error| Error::InvalidPath {
+        path: path.clone(),
+        reason: err.to_string(),
+    };
+    gix_validate::path::component(name, mode, protect).map_err(invalid)?;
+    // With NTFS protection, git treats a backslash as a directory separator (Windows would), so
+    // `.git\config` is `.git/config` in disguise: check every part.
+    if protect.protect_ntfs && name.contains(&b'\\') {
+        let parts: Vec<&[u8]> = name.split(|b| *b == b'\\').collect();
+        for (k, part) in parts.iter().enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            let part_mode = if k + 1 == parts.len() { mode } else { None };
+            gix_validate::path::component(part.as_bstr(), part_mode, protect).map_err(invalid)?;
+        }
+    }
+    Ok(())
 }
 
 fn join(prefix: &BStr, name: &BStr) -> BString {

@@ -233,7 +233,18 @@ pub fn restore(
             &selection,
             worktree,
             opts,
-            (&filter, &attributes),
+            crate::execute::Filters {
+                pipeline: &filter,
+                attributes: &attributes,
+                present: crate::execute::attributes_present(
+                    repo,
+                    index
+                        .entries()
+                        .iter()
+                        .map(|e| e.path(&index))
+                        .chain(plan.entries.iter().map(|e| e.path.as_bstr())),
+                ),
+            },
             progress,
             should_interrupt,
         )?;

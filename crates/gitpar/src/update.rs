@@ -19,7 +19,7 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Mode, Stat};
 
-use crate::checkout::{repo_err, skeleton_index, Error as CheckoutError, Progress};
+use crate::checkout::{repo_err, Error as CheckoutError, Progress};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
@@ -44,8 +44,6 @@ pub struct Outcome {
     pub removed: usize,
     /// Writer threads used.
     pub workers: usize,
-    /// Paths with local modifications carried over into the new state (git lists them with `M`).
-    pub carried: Vec<BString>,
     /// Paths that collided on a case-insensitive filesystem.
     pub collisions: Vec<BString>,
 }
@@ -158,48 +156,67 @@ pub fn update(
     if mode == Policy::Safe && !unmerged.is_empty() {
         return Err(Error::Unmerged(unmerged.into_iter().collect()));
     }
-    let old = match old_tree {
-        Some(t) => plan::from_tree(&repo.objects, t, opts.protect).map_err(CheckoutError::from)?,
-        None => Plan::default(),
+    // What the target changes: in safe mode only the paths that differ between the two trees
+    // (identical subtrees are not even read); in force mode every path of the target, since the
+    // index may differ from it anywhere.
+    let (targets, new_dirs): (Vec<plan::Change>, Vec<BString>) = match mode {
+        Policy::Safe => {
+            let d = plan::diff(&repo.objects, old_tree, new_tree, opts.protect)
+                .map_err(CheckoutError::from)?;
+            (d.changes, d.new_dirs)
+        }
+        Policy::Force => {
+            let p = plan::from_tree(&repo.objects, new_tree, opts.protect)
+                .map_err(CheckoutError::from)?;
+            let changes = p
+                .entries
+                .into_iter()
+                .map(|e| plan::Change {
+                    path: e.path,
+                    old: None,
+                    new: Some((e.id, e.kind)),
+                })
+                .collect();
+            (changes, p.dirs)
+        }
     };
-    let new =
-        plan::from_tree(&repo.objects, new_tree, opts.protect).map_err(CheckoutError::from)?;
 
-    // Classify every path with a merge walk over the three sorted lists.
-    let mut rows: Vec<Row> = Vec::new();
+    // Classify every path with a merge walk over the two sorted lists (targets, index).
+    let mut rows: Vec<Row> = Vec::with_capacity(current.len() + targets.len());
+    let mut actions: Vec<Action> = Vec::with_capacity(rows.capacity());
     {
-        let (mut a, mut b, mut c) = (0, 0, 0);
+        let mut targets = targets.into_iter().peekable();
+        let mut current = current.into_iter().peekable();
         loop {
-            let pa = old.entries.get(a).map(|e| e.path.as_bstr());
-            let pb = current.get(b).map(|e| e.0.as_bstr());
-            let pc = new.entries.get(c).map(|e| e.path.as_bstr());
-            let Some(path) = [pa, pb, pc].into_iter().flatten().min() else {
-                break;
+            let order = match (targets.peek(), current.peek()) {
+                (None, None) => break,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(t), Some(c)) => t.path.cmp(&c.0),
             };
-            let path = path.to_owned();
-            let o = (pa == Some(path.as_bstr())).then(|| {
-                a += 1;
-                side_of(&old.entries[a - 1])
-            });
-            let i = (pb == Some(path.as_bstr())).then(|| {
-                b += 1;
-                current[b - 1].1.clone()
-            });
-            let n = (pc == Some(path.as_bstr())).then(|| {
-                c += 1;
-                c - 1
-            });
-            rows.push(Row { path, o, i, n });
+            let (change, cur) = match order {
+                std::cmp::Ordering::Less => (targets.next(), None),
+                std::cmp::Ordering::Greater => (None, current.next()),
+                std::cmp::Ordering::Equal => (targets.next(), current.next()),
+            };
+            let (path, i) = match (&change, cur) {
+                (_, Some((path, c))) => (path, Some(c)),
+                (Some(ch), None) => (ch.path.clone(), None),
+                (None, None) => unreachable!("one side was peeked"),
+            };
+            let o = change.as_ref().and_then(|c| c.old).map(side_of);
+            let n = change.as_ref().and_then(|c| c.new);
+            let i_side = i.as_ref().map(|c| c.side);
+            let action = match (mode, &change) {
+                // Not changed between the trees: whatever the index has stays.
+                (Policy::Safe, None) => Action::Keep,
+                (Policy::Safe, Some(_)) => twoway(o, i_side, n.map(side_of)),
+                (Policy::Force, _) => oneway(i_side, n.map(side_of)),
+            };
+            rows.push(Row { path, i, n });
+            actions.push(action);
         }
     }
-    let side_n = |row: &Row| row.n.map(|idx| side_of(&new.entries[idx]));
-    let mut actions: Vec<Action> = rows
-        .iter()
-        .map(|row| match mode {
-            Policy::Safe => twoway(row.o, row.i.as_ref().map(|c| c.side), side_n(row)),
-            Policy::Force => oneway(row.i.as_ref().map(|c| c.side), side_n(row)),
-        })
-        .collect();
 
     // Check the work tree for every entry whose file we would overwrite or remove (safe), or
     // whose stat data says it may differ from the index (force: rewrite those).
@@ -300,7 +317,7 @@ pub fn update(
         }
         match std::fs::symlink_metadata(worktree.join(row.path.to_path_lossy())) {
             Ok(meta) if meta.is_dir() => {
-                let kind = new.entries[row.n.expect("write has n")].kind;
+                let (_, kind) = row.n.expect("a write has a new entry");
                 if kind == Kind::Gitlink {
                     continue;
                 }
@@ -322,11 +339,9 @@ pub fn update(
             Err(_) => {}
         }
     }
-    let old_dirs: HashSet<&BStr> = old.dirs.iter().map(|d| d.as_bstr()).collect();
-    for dir in &new.dirs {
-        if old_dirs.contains(dir.as_bstr()) && !tracked_removed.contains(dir.as_bstr()) {
-            continue;
-        }
+    // A new directory's place must be free: a directory already, nothing, or a tracked entry
+    // that goes away.
+    for dir in &new_dirs {
         match std::fs::symlink_metadata(worktree.join(dir.to_path_lossy())) {
             Ok(meta) if !meta.is_dir() => {
                 if tracked_removed.contains(dir.as_bstr()) {
@@ -356,10 +371,70 @@ pub fn update(
         return Err(CheckoutError::Interrupted.into());
     }
 
+    // The result index, with empty stat data for the entries still to be written. It is also
+    // the attribute source for the writers, as git reads attributes from the new index.
+    let mut outcome = Outcome::default();
+    let mut state = gix::index::State::new(repo.object_hash());
+    let mut writes: Vec<plan::Entry> = Vec::new();
+    let mut write_slots: Vec<usize> = Vec::new();
+    for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
+        match action {
+            Action::Keep => {
+                let c = row.i.as_ref().expect("keep has a current entry");
+                let mut stat = c.stat;
+                // git's racily-clean smudge: a zero size makes git re-check the content.
+                if smudge.contains(&k) && is_racy(&c.stat, index_ts) {
+                    stat.size = 0;
+                }
+                state.dangerously_push_entry(
+                    stat,
+                    c.side.id,
+                    c.flags,
+                    c.side.mode,
+                    row.path.as_bstr(),
+                );
+            }
+            Action::Write { .. } => {
+                let (id, kind) = row.n.expect("a write has a new entry");
+                write_slots.push(state.entries().len());
+                state.dangerously_push_entry(
+                    Stat::default(),
+                    id,
+                    gix::index::entry::Flags::empty(),
+                    kind.index_mode(),
+                    row.path.as_bstr(),
+                );
+                writes.push(plan::Entry {
+                    path: row.path.clone(),
+                    id,
+                    kind,
+                });
+            }
+            Action::Remove { .. } | Action::Drop | Action::Reject => {}
+        }
+    }
+    let attributes = repo
+        .attributes_only(
+            &state,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(repo_err("reading attributes"))?
+        .detach();
+    let present =
+        crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
+    let pipeline =
+        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
+    let (filter, mut attributes) = pipeline.into_parts();
+    let write_plan = Plan {
+        entries: writes,
+        dirs: new_dirs.clone(),
+    };
+    let selection: Vec<usize> = (0..write_plan.entries.len()).collect();
+    crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
+
     // Remove: tracked entries that go or are replaced, untracked blockers (force), then the
     // directories left empty, deepest first.
-    let mut outcome = Outcome::default();
-    let new_dirs: HashSet<&BStr> = new.dirs.iter().map(|d| d.as_bstr()).collect();
+    let new_dir_set: HashSet<&BStr> = new_dirs.iter().map(|d| d.as_bstr()).collect();
     let mut maybe_empty: BTreeSet<BString> = BTreeSet::new();
     let mut remove_path = |path: &BStr, outcome: &mut Outcome| -> Result<(), Error> {
         let full = worktree.join(path.to_path_lossy());
@@ -408,88 +483,33 @@ pub fn update(
         })?;
     }
     for dir in maybe_empty.iter().rev() {
-        if new_dirs.contains(dir.as_bstr()) {
+        if new_dir_set.contains(dir.as_bstr()) {
             continue;
         }
         // Only empty directories go; one holding untracked files stays, as with git.
         let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
     }
 
-    // Write.
-    let skeleton = skeleton_index(&new, repo.object_hash());
-    let attributes = repo
-        .attributes_only(
-            &skeleton,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(repo_err("reading attributes"))?
-        .detach();
-    let pipeline =
-        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-    let (filter, mut attributes) = pipeline.into_parts();
-    let selection: Vec<usize> = rows
-        .iter()
-        .zip(&actions)
-        .filter(|(_, a)| matches!(a, Action::Write { .. }))
-        .map(|(r, _)| r.n.expect("a write has a new entry"))
-        .collect();
-    let selected_plan = Plan {
-        entries: new.entries.clone(),
-        dirs: new.dirs.clone(),
-    };
-    crate::checkout::refuse_external_filters_in(repo, &selected_plan, &selection, &mut attributes)?;
+    // Write, then record the stat data the writers return.
     let executed = crate::execute::execute(
         repo,
-        &selected_plan,
+        &write_plan,
         &selection,
         worktree,
         opts,
-        (&filter, &attributes),
+        crate::execute::Filters {
+            pipeline: &filter,
+            attributes: &attributes,
+            present,
+        },
         progress,
         should_interrupt,
     )?;
     outcome.written = selection.len();
     outcome.workers = executed.workers;
     outcome.collisions = executed.collisions;
-
-    // Record: the result, in index order.
-    let mut state = gix::index::State::new(repo.object_hash());
-    for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
-        match action {
-            Action::Keep => {
-                let c = row.i.as_ref().expect("keep has a current entry");
-                let mut stat = c.stat;
-                if smudge.contains(&k) {
-                    if mode == Policy::Safe && c.side.mode != Mode::COMMIT {
-                        outcome.carried.push(row.path.clone());
-                    }
-                    // git's racily-clean smudge: a zero size makes git re-check the content.
-                    if is_racy(&c.stat, index_ts) {
-                        stat.size = 0;
-                    }
-                }
-                state.dangerously_push_entry(
-                    stat,
-                    c.side.id,
-                    c.flags,
-                    c.side.mode,
-                    row.path.as_bstr(),
-                );
-            }
-            Action::Write { .. } => {
-                let idx = row.n.expect("write has n");
-                let e = &new.entries[idx];
-                let stat = executed.stats[idx].expect("every selected entry was written");
-                state.dangerously_push_entry(
-                    stat,
-                    e.id,
-                    gix::index::entry::Flags::empty(),
-                    e.kind.index_mode(),
-                    e.path.as_bstr(),
-                );
-            }
-            Action::Remove { .. } | Action::Drop | Action::Reject => {}
-        }
+    for (slot, stat) in write_slots.into_iter().zip(executed.stats) {
+        state.entries_mut()[slot].stat = stat.expect("every selected entry was written");
     }
     // Unmerged entries were refused (safe) or are dropped here (force), as in git.
     let file = gix::index::File::from_state(state, index_path);
@@ -497,20 +517,18 @@ pub fn update(
     Ok(outcome)
 }
 
-/// One path of the three-way walk.
+/// One path of the merge walk: what the index has and what the target wants.
 #[derive(Debug)]
 struct Row {
     path: BString,
-    o: Option<Side>,
     i: Option<Current>,
-    /// Index into the new plan's entries.
-    n: Option<usize>,
+    n: Option<(ObjectId, Kind)>,
 }
 
-fn side_of(e: &plan::Entry) -> Side {
+fn side_of((id, kind): (ObjectId, Kind)) -> Side {
     Side {
-        id: e.id,
-        mode: e.kind.index_mode(),
+        id,
+        mode: kind.index_mode(),
     }
 }
 
