@@ -91,8 +91,9 @@ struct Tracking {
 enum NewHead {
     /// An existing branch.
     Branch(String),
-    /// A branch created at the target commit, tracking a remote branch when guessed from one.
-    NewBranch(String, Option<Tracking>),
+    /// A branch created at the target commit from the start point as typed (for the reflog),
+    /// tracking a remote branch when guessed from one.
+    NewBranch(String, String, Option<Tracking>),
     /// Detached at the target commit, described as the user typed it.
     Detached(String),
 }
@@ -138,7 +139,7 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
         let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
         let commit = resolve_commit(&repo, &start)
             .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-        (NewHead::NewBranch(new.clone(), None), commit)
+        (NewHead::NewBranch(new.clone(), start, None), commit)
     } else {
         let Some(target) = args.target.clone() else {
             return Err(fatal("missing branch or commit argument"));
@@ -161,7 +162,10 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
                 merge: format!("refs/heads/{target}"),
                 short: full.trim_start_matches("refs/remotes/").to_owned(),
             };
-            (NewHead::NewBranch(target, Some(tracking)), commit)
+            (
+                NewHead::NewBranch(target, full.clone(), Some(tracking)),
+                commit,
+            )
         } else if let Some(commit) = resolve_commit(&repo, &target) {
             let what = if repo
                 .try_find_reference(format!("refs/tags/{target}").as_str())
@@ -216,7 +220,7 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
         let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
         let commit = resolve_commit(&repo, &start)
             .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-        (NewHead::NewBranch(new.clone(), None), commit)
+        (NewHead::NewBranch(new.clone(), start, None), commit)
     } else {
         let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
         let guess = if args.detach || target == "HEAD" || branch_exists(&repo, &target) {
@@ -238,7 +242,10 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
                 merge: format!("refs/heads/{target}"),
                 short: full.trim_start_matches("refs/remotes/").to_owned(),
             };
-            (NewHead::NewBranch(target, Some(tracking)), commit)
+            (
+                NewHead::NewBranch(target, full.clone(), Some(tracking)),
+                commit,
+            )
         } else {
             let commit = resolve_commit(&repo, &target).ok_or_else(|| {
                 eprintln!("error: pathspec '{target}' did not match any file(s) known to git");
@@ -274,8 +281,22 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let old_tree = head_tree(&repo);
     update_worktree(&repo, old_tree, commit, Policy::Force, &args.checkout)?;
     let message = format!("reset: moving to {target}");
+    let old_commit = repo.head_commit().ok().map(|c| c.id);
+    let branch = repo.head_name().ok().flatten();
     let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
-    edit_refs(&repo, vec![edit])?;
+    // git logs the reset even when nothing moves; gix skips such entries, so write them here.
+    edit_refs(&gitpar::branch::without_reflog(&repo), vec![edit])?;
+    gitpar::branch::append_reflog(&repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+    if let Some(branch) = branch.filter(|_| old_commit != Some(commit)) {
+        gitpar::branch::append_reflog(
+            &repo,
+            &branch.as_bstr().to_str_lossy(),
+            old_commit,
+            commit,
+            &message,
+        )
+        .map_err(fatal)?;
+    }
     if !args.checkout.quiet {
         println!(
             "HEAD is now at {} {}",
@@ -443,7 +464,7 @@ fn run(
                 vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
             )
         }
-        NewHead::NewBranch(b, tracking) => {
+        NewHead::NewBranch(b, start, tracking) => {
             let full: FullName = format!("refs/heads/{b}")
                 .try_into()
                 .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
@@ -451,10 +472,7 @@ fn run(
                 full.as_bstr().to_str_lossy().as_ref(),
                 Target::Object(commit),
                 false,
-                &format!(
-                    "branch: Created from {}",
-                    old_commit.map_or("HEAD".into(), |_| "HEAD".to_string())
-                ),
+                &format!("branch: Created from {start}"),
             )?;
             edit_refs(repo, vec![create])?;
             if let Some(t) = tracking {
@@ -473,22 +491,11 @@ fn run(
             vec![ref_edit("HEAD", Target::Object(commit), false, "")?],
         ),
     };
+    // HEAD moves without gix's reflog (it cannot give a symbolic HEAD its previous commit);
+    // the line git writes is appended here.
+    edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
     let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-    let mut edits = edits;
-    for e in &mut edits {
-        if let Change::Update { log, .. } = &mut e.change {
-            log.message = message.clone().into();
-        }
-    }
-    edit_refs(repo, edits)?;
-    if matches!(head, NewHead::Branch(_) | NewHead::NewBranch(..)) {
-        // A symbolic update carries no object ids; record the move in HEAD's reflog as git does.
-        let mut log_only = ref_edit("HEAD", Target::Object(commit), false, &message)?;
-        if let Change::Update { log, .. } = &mut log_only.change {
-            log.mode = RefLog::Only;
-        }
-        let _ = edit_refs(repo, vec![log_only]);
-    }
+    gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
 
     if args.quiet {
         return Ok(());
@@ -515,7 +522,7 @@ fn run(
                 eprintln!("Switched to branch '{b}'");
             }
         }
-        NewHead::NewBranch(b, _) => eprintln!("Switched to a new branch '{b}'"),
+        NewHead::NewBranch(b, ..) => eprintln!("Switched to a new branch '{b}'"),
         NewHead::Detached(_) => {
             if was_detached {
                 if let Some(c) = old_commit.filter(|c| *c != commit) {

@@ -88,6 +88,11 @@ impl Exporter for JsonExporter {
     }
 }
 
+/// Reads back what [`JsonExporter`] wrote, e.g. to compare two series or to check an export in a test.
+pub fn read_json(bytes: &[u8]) -> Result<Results, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 /// One row per (operation, N, contender) with the summary, the time saved and its interval (seconds),
 /// the peak RSS (KiB), the outlier count and the failure, if any. Empty cells stand for "not applicable".
 #[derive(Debug, Clone, Copy, Default)]

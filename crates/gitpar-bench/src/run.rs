@@ -214,15 +214,33 @@ const STDERR_TAIL: usize = 4096;
 /// Runs real processes: stdin and stdout are closed (`/dev/null`), stderr is kept for error messages, and
 /// the process is reaped with `wait4` to get its peak RSS. Nothing else runs in the harness meanwhile but
 /// a thread that drains stderr.
+///
+/// The environment is the harness's own, changed by [`ProcessExecutor::env`] and
+/// [`ProcessExecutor::env_remove`]: a benchmark isolates its commands from the caller's (no `GIT_DIR` of an
+/// enclosing hook, no system git config) without changing its own process's environment.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessExecutor {
-    _private: (),
+    /// Changes to the inherited environment, in order: `Some` sets a variable, `None` removes it.
+    env: Vec<(OsString, Option<OsString>)>,
 }
 
 impl ProcessExecutor {
-    /// Creates an executor.
+    /// Creates an executor whose commands inherit the harness's environment.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets `key` to `value` in the environment of every command, and returns `self` for chaining.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    /// Removes `key` from the environment of every command, and returns `self` for chaining.
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
     }
 }
 
@@ -254,8 +272,15 @@ impl Executor for ProcessExecutor {
             .argv
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+        let mut command = Command::new(program);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
         let start = Instant::now();
-        let mut child = Command::new(program)
+        let mut child = command
             .args(args)
             .current_dir(invocation.dir)
             .stdin(Stdio::null())
@@ -483,6 +508,16 @@ pub struct Prepared {
 pub trait Fixture {
     /// Prepares one run and says where and with what values to run it.
     fn prepare(&mut self, run: &Run<'_>) -> Result<Prepared, BoxError>;
+
+    /// Checks, outside the timed part, that a command that exited successfully left the result it should
+    /// (the branch checked out, no file missing): a fast but wrong checkout must not win a benchmark. An
+    /// `Err` says what is wrong and makes the run a failure of its contender. Accepts anything by default.
+    ///
+    /// Called before [`Fixture::cleanup`]; a fixture may check only some rounds when checking costs much.
+    fn verify(&mut self, run: &Run<'_>, prepared: &Prepared) -> Result<(), String> {
+        let _ = (run, prepared);
+        Ok(())
+    }
 
     /// Cleans up after one run, whether the command succeeded or not. Does nothing by default.
     fn cleanup(&mut self, run: &Run<'_>, prepared: Prepared) -> Result<(), BoxError> {
@@ -799,7 +834,9 @@ impl<'e> Runner<'e> {
                     measurement: &m,
                 });
                 if m.exit.success() {
-                    Ok(m)
+                    fixture.verify(run, &prepared).map(|()| m).map_err(|wrong| {
+                        format!("exited with code 0 but left a wrong result: {wrong}")
+                    })
                 } else if m.stderr.is_empty() {
                     Err(m.exit.to_string())
                 } else {

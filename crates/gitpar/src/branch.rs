@@ -55,3 +55,72 @@ pub fn set_upstream(
     config.write_to(&mut out).map_err(|e| e.to_string())?;
     std::fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))
 }
+
+/// Append one line to the reflog of `name` (`HEAD` or a full ref name), as git writes it:
+/// `<old> <new> <committer>\t<message>`.
+///
+/// gix's ref transactions write reflogs too, but skip entries whose old and new ids are equal
+/// (git logs `reset --hard HEAD` all the same) and cannot give a symbolic `HEAD` the previous
+/// commit; the commands that need git's exact reflog write it here, after updating the ref with
+/// reflogs disabled.
+pub fn append_reflog(
+    repo: &gix::Repository,
+    name: &str,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+    message: &str,
+) -> Result<(), String> {
+    if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
+        return Ok(());
+    }
+    let base = if name == "HEAD" {
+        repo.git_dir()
+    } else {
+        repo.common_dir()
+    };
+    let path = base.join("logs").join(name);
+    let autocreate = name == "HEAD" || name.starts_with("refs/heads/");
+    if !autocreate && !path.exists() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    let committer = repo
+        .committer()
+        .ok_or_else(|| {
+            "unable to determine the committer (set user.name and user.email)".to_string()
+        })?
+        .map_err(|e| e.to_string())?;
+    let mut line = Vec::new();
+    line.extend_from_slice(
+        old.unwrap_or_else(|| new.kind().null())
+            .to_string()
+            .as_bytes(),
+    );
+    line.push(b' ');
+    line.extend_from_slice(new.to_string().as_bytes());
+    line.push(b' ');
+    committer
+        .trim()
+        .write_to(&mut line)
+        .map_err(|e| e.to_string())?;
+    line.push(b'\t');
+    line.extend_from_slice(message.as_bytes());
+    line.push(b'\n');
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&line))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A handle on `repo` whose ref edits write no reflog, for edits whose reflog lines
+/// [`append_reflog`] writes.
+pub fn without_reflog(repo: &gix::Repository) -> gix::Repository {
+    let mut quiet = repo.clone();
+    quiet.refs.write_reflog = gix::refs::store::WriteReflog::Disable;
+    quiet
+}

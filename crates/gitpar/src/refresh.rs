@@ -31,12 +31,28 @@ pub struct Item<'a> {
 /// The verdict for one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    /// The file is what the index records.
+    /// The file is what the index records, and its stat data says so.
     Clean,
-    /// The file differs (content, type or exec bit).
+    /// The file's content is what the index records but its stat data changed (or was racy):
+    /// the index entry should take this fresh stat data, as git's refresh does.
+    Refreshed(Stat),
+    /// The file differs (content, type or exec bit) and its stat data shows it.
     Modified,
+    /// The file differs although its stat data matches the index: a racily clean entry that
+    /// git smudges (size 0) when it writes the index.
+    RacilyModified,
     /// Nothing is at the path (or a leading directory is gone).
     Missing,
+}
+
+impl State {
+    /// Returns true if and only if the file differs from the index entry (or is missing).
+    pub fn is_changed(self) -> bool {
+        matches!(
+            self,
+            State::Modified | State::RacilyModified | State::Missing
+        )
+    }
 }
 
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
@@ -180,6 +196,11 @@ fn check_one(
     if same && !racy {
         return State::Clean;
     }
+    let differs = if same {
+        State::RacilyModified
+    } else {
+        State::Modified
+    };
     // The stat data cannot decide: hash what git would store for this file.
     buf.clear();
     let hashed = if ft.is_symlink() {
@@ -198,11 +219,11 @@ fn check_one(
         to_git(&full, item.path, index, filter, buf).is_ok()
     };
     if !hashed {
-        return State::Modified;
+        return differs;
     }
     match gix::objs::compute_hash(item.id.kind(), gix::objs::Kind::Blob, buf) {
-        Ok(id) if id == item.id => State::Clean,
-        _ => State::Modified,
+        Ok(id) if id == item.id => State::Refreshed(st),
+        _ => differs,
     }
 }
 

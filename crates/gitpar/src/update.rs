@@ -218,29 +218,22 @@ pub fn update(
         }
     }
 
-    // Check the work tree for every entry whose file we would overwrite or remove (safe), or
-    // whose stat data says it may differ from the index (force: rewrite those).
-    let to_check: Vec<usize> = rows
+    // Refresh every tracked entry against the work tree, as git's switch and reset do before
+    // they merge (parallel lstat; a re-hash only where stat data cannot decide). A safe update
+    // refuses to overwrite a changed file; a forced one rewrites it; kept entries take the fresh
+    // stat data.
+    let checked: Vec<usize> = rows
         .iter()
         .enumerate()
-        .filter(|(k, row)| {
-            row.i.is_some()
-                && match actions[*k] {
-                    Action::Write { verify, .. } | Action::Remove { verify } => verify,
-                    Action::Keep => {
-                        mode == Policy::Force || is_racy(&row.i.as_ref().unwrap().stat, index_ts)
-                    }
-                    _ => false,
-                }
-        })
+        .filter(|(_, row)| row.i.is_some())
         .map(|(k, _)| k)
         .collect();
-    let checks = crate::refresh::check(
+    let states = crate::refresh::check(
         repo,
         worktree,
         &index,
         index_ts,
-        to_check.iter().map(|&k| {
+        checked.iter().map(|&k| {
             let c = rows[k].i.as_ref().expect("filtered on i");
             crate::refresh::Item {
                 path: rows[k].path.as_bstr(),
@@ -252,31 +245,40 @@ pub fn update(
         opts.workers,
     )
     .map_err(Error::Index)?;
+    let mut verdicts: Vec<Option<crate::refresh::State>> = vec![None; rows.len()];
+    for (&k, state) in checked.iter().zip(states) {
+        verdicts[k] = Some(state);
+    }
+
+    // A submodule that moves to another commit keeps its directory (git leaves it alone).
+    for (row, action) in rows.iter().zip(actions.iter_mut()) {
+        let gitlink_to_gitlink = row.i.as_ref().is_some_and(|c| c.side.mode == Mode::COMMIT)
+            && row.n.is_some_and(|(_, kind)| kind == Kind::Gitlink);
+        if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, action) {
+            *replace = false;
+        }
+    }
 
     let mut local = Vec::new();
-    let mut smudge: HashSet<usize> = HashSet::new();
-    for (&k, state) in to_check.iter().zip(checks) {
+    for (k, verdict) in verdicts.iter().enumerate() {
+        let Some(state) = *verdict else { continue };
         let missing = state == crate::refresh::State::Missing;
-        let modified =
-            state == crate::refresh::State::Modified || (missing && mode == Policy::Force);
+        let changed = state.is_changed();
         match (&mut actions[k], mode) {
-            (Action::Keep, Policy::Force) if modified || missing => {
+            (Action::Keep, Policy::Force) if changed => {
                 actions[k] = Action::Write {
                     verify: false,
                     replace: !missing,
                 };
             }
-            (Action::Keep, _) if modified => {
-                smudge.insert(k);
-            }
+            (Action::Remove { .. }, _) if missing => actions[k] = Action::Drop,
+            (Action::Write { replace, .. }, _) if missing => *replace = false,
             (
                 Action::Write { verify: true, .. } | Action::Remove { verify: true },
                 Policy::Safe,
-            ) if modified => {
+            ) if changed => {
                 local.push(rows[k].path.clone());
             }
-            (Action::Remove { .. }, _) if missing => actions[k] = Action::Drop,
-            (Action::Write { replace, .. }, _) if missing => *replace = false,
             _ => {}
         }
     }
@@ -381,11 +383,12 @@ pub fn update(
         match action {
             Action::Keep => {
                 let c = row.i.as_ref().expect("keep has a current entry");
-                let mut stat = c.stat;
-                // git's racily-clean smudge: a zero size makes git re-check the content.
-                if smudge.contains(&k) && is_racy(&c.stat, index_ts) {
-                    stat.size = 0;
-                }
+                let stat = match verdicts[k] {
+                    Some(crate::refresh::State::Refreshed(fresh)) => fresh,
+                    // git's racily-clean smudge: a zero size makes git re-check the content.
+                    Some(crate::refresh::State::RacilyModified) => Stat { size: 0, ..c.stat },
+                    _ => c.stat,
+                };
                 state.dangerously_push_entry(
                     stat,
                     c.side.id,
@@ -585,13 +588,6 @@ fn oneway(i: Option<Side>, n: Option<Side>) -> Action {
         (Some(_), None) => Action::Remove { verify: false },
         (None, None) => Action::Drop,
     }
-}
-
-/// Returns true if and only if the entry's mtime is not older than the index: its stat data
-/// cannot prove the file unchanged (git's racy-git rule, at one-second granularity so that it
-/// holds whether or not git was built with nanosecond timestamps).
-fn is_racy(stat: &Stat, index_ts: i64) -> bool {
-    i64::from(stat.mtime.secs) >= index_ts
 }
 
 fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {

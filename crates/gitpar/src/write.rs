@@ -67,19 +67,20 @@ pub fn create_symlink(target: &[u8], path: &Path) -> io::Result<Stat> {
 }
 
 /// Create the directory for a gitlink (empty, as git leaves an uninitialised submodule) and
-/// return its stat data. An existing directory is accepted.
+/// return its stat data. An existing directory is accepted and left alone, and then, as git
+/// does, no stat data is recorded (all zero): the submodule's directory is not ours to describe.
 pub fn create_gitlink_dir(path: &Path) -> io::Result<Stat> {
     match std::fs::create_dir(path) {
-        Ok(()) => {}
+        Ok(()) => stat_of_path(path),
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-            let meta = std::fs::symlink_metadata(path)?;
-            if !meta.is_dir() {
-                return Err(err);
+            if std::fs::symlink_metadata(path)?.is_dir() {
+                Ok(Stat::default())
+            } else {
+                Err(err)
             }
         }
-        Err(err) => return Err(err),
+        Err(err) => Err(err),
     }
-    stat_of_path(path)
 }
 
 /// Create directory `path`; an existing real directory is fine, anything else in the way

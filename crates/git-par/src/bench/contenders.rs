@@ -112,7 +112,9 @@ fn parse_one(item: &str) -> Result<Spec, ParseError> {
 fn parse_command(item: &str) -> Result<Spec, ParseError> {
     let (name, template) = if let Some(rest) = item.strip_prefix("cmd(") {
         let (name, template) = rest.split_once("):").ok_or_else(|| {
-            ParseError(format!("`{item}`: write cmd(NAME):TEMPLATE, e.g. cmd(gix):\"gix clone ...\""))
+            ParseError(format!(
+                "`{item}`: write cmd(NAME):TEMPLATE, e.g. cmd(gix):\"gix clone ...\""
+            ))
         })?;
         (Some(name.trim().to_owned()), template)
     } else {
@@ -191,12 +193,6 @@ impl Spec {
             Self::GitParJobs(k) => format!("git-par -j {k}"),
             Self::Command { name, .. } => name.clone(),
         }
-    }
-
-    /// Returns true if and only if this contender runs this executable's `operation` subcommand, which
-    /// may not exist yet in this build (the bench then reports it as failed and goes on).
-    pub fn is_git_par(&self) -> bool {
-        matches!(self, Self::GitPar | Self::GitParJobs(_))
     }
 
     /// Returns the contender's argv template for `operation`, with the placeholders the experiment's fixture

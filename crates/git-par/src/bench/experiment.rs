@@ -72,8 +72,12 @@ impl Checkouts {
             std::fs::remove_dir_all(&root)
                 .with_context(|| format!("could not remove {}", root.display()))?;
         }
-        std::fs::create_dir_all(&root)
-            .with_context(|| format!("could not create the checkouts directory {}", root.display()))?;
+        std::fs::create_dir_all(&root).with_context(|| {
+            format!(
+                "could not create the checkouts directory {}",
+                root.display()
+            )
+        })?;
         // Canonical, so that git's worktree records and our placeholders name the same path.
         let root = root.canonicalize().unwrap_or(root);
         let filesystem = filesystem::kind(&root)
@@ -273,13 +277,9 @@ impl Fixture for CheckoutFixture<'_> {
         if !matches!(run.round, Round::Warmup(_) | Round::Measured(0)) {
             return Ok(());
         }
-        let dst = PathBuf::from(
-            prepared
-                .vars
-                .get("dst")
-                .expect("prepare always sets dst"),
-        );
-        let head = git::line(&dst, &["rev-parse", "--verify", "HEAD"]).map_err(|e| e.to_string())?;
+        let dst = PathBuf::from(prepared.vars.get("dst").expect("prepare always sets dst"));
+        let head =
+            git::line(&dst, &["rev-parse", "--verify", "HEAD"]).map_err(|e| e.to_string())?;
         if head != self.expected_commit() {
             return Err(format!(
                 "HEAD of {} is {head}, not {}",
@@ -295,7 +295,11 @@ impl Fixture for CheckoutFixture<'_> {
                 "`git status` in {} is not clean: {}{}",
                 dst.display(),
                 lines.join("; "),
-                if status.lines().count() > 5 { "; ..." } else { "" }
+                if status.lines().count() > 5 {
+                    "; ..."
+                } else {
+                    ""
+                }
             ));
         }
         Ok(())

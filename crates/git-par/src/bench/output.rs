@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context as _};
-use gitpar_bench::export::{self, CsvExporter, Exporter, JsonExporter, MarkdownExporter, SvgExporter};
+use gitpar_bench::export::{
+    self, CsvExporter, Exporter, JsonExporter, MarkdownExporter, SvgExporter,
+};
 use gitpar_bench::report::{self, Thresholds, Warning};
 use gitpar_bench::run::{Case, Event, Plan, Results, Round};
 
@@ -49,8 +51,14 @@ impl Exports {
             ),
         }
         let files: Vec<(PathBuf, Box<dyn Exporter>)> = vec![
-            (paths.json.unwrap_or_else(|| default("json")), Box::new(JsonExporter)),
-            (paths.csv.unwrap_or_else(|| default("csv")), Box::new(CsvExporter)),
+            (
+                paths.json.unwrap_or_else(|| default("json")),
+                Box::new(JsonExporter),
+            ),
+            (
+                paths.csv.unwrap_or_else(|| default("csv")),
+                Box::new(CsvExporter),
+            ),
             (
                 paths.markdown.unwrap_or_else(|| default("md")),
                 Box::new(MarkdownExporter),
@@ -227,4 +235,18 @@ pub fn warnings(
         deleted,
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        let at = |secs| timestamp(UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0), "19700101-000000");
+        assert_eq!(at(951_782_400 + 3_723), "20000229-010203");
+        assert_eq!(at(1_704_067_199), "20231231-235959");
+    }
 }

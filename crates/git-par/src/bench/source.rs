@@ -89,8 +89,11 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
     let repo = repo
         .canonicalize()
         .with_context(|| format!("--repo {}", repo.display()))?;
-    let tip = git::line(&repo, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-        .with_context(|| format!("{} has no commit to check out", repo.display()))?;
+    let tip = git::line(
+        &repo,
+        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+    )
+    .with_context(|| format!("{} has no commit to check out", repo.display()))?;
     let dest = cache.join("repos").join(format!(
         "{}-{:016x}",
         repo.file_name()

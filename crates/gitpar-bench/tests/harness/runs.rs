@@ -390,3 +390,60 @@ fn real_git_switch_on_a_synthetic_repository() {
         "every clone was cleaned up"
     );
 }
+
+/// Accepts every run but those of one contender, as a fixture that checks the checkout would.
+struct PickyFixture;
+
+impl Fixture for PickyFixture {
+    fn prepare(&mut self, _: &Run<'_>) -> Result<Prepared, BoxError> {
+        Ok(Prepared {
+            dir: "/".into(),
+            vars: Vars::new().set("dst", "/d").set("branch", "b"),
+        })
+    }
+
+    fn verify(&mut self, run: &Run<'_>, _: &Prepared) -> Result<(), String> {
+        match (run.contender.name.as_str(), run.round) {
+            ("git-par", Round::Measured(1)) => Err("HEAD is main, not diff-250".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[test]
+fn a_wrong_result_fails_its_contender_like_a_failed_command() {
+    let mut mock = scripted();
+    let r = Runner::new(&mut mock, plan(5))
+        .run(&Case::new("switch", 250), &contenders(), &mut PickyFixture)
+        .unwrap();
+    assert!(r.contenders[0].failure.is_none());
+    let par = &r.contenders[1];
+    let failure = par.failure.as_ref().unwrap();
+    assert_eq!(failure.round, Round::Measured(1));
+    assert_eq!(
+        failure.message,
+        "exited with code 0 but left a wrong result: HEAD is main, not diff-250"
+    );
+    assert_eq!(par.times, [0.100], "a wrong run's time is not recorded");
+    assert_eq!(par.saved, None);
+}
+
+#[cfg(unix)]
+#[test]
+fn process_executor_sets_and_removes_variables() {
+    // HOME is set wherever tests run (and the test still holds where it is not).
+    let mut exec = ProcessExecutor::new()
+        .env("GITPAR_BENCH_TEST_SET", "x")
+        .env_remove("HOME");
+    let dir = std::env::temp_dir();
+    let script = r#"test "$GITPAR_BENCH_TEST_SET" = x && test -z "${HOME+set}""#;
+    let argv = ["sh", "-c", script].map(Into::into);
+    let m = exec
+        .execute(&Invocation {
+            contender: "sh",
+            argv: &argv,
+            dir: &dir,
+        })
+        .unwrap();
+    assert!(m.exit.success(), "{m:?}");
+}
