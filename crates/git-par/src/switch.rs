@@ -360,7 +360,8 @@ fn update_worktree(
         return Err(fatal("this operation must be run in a work tree"));
     };
     let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    opts.report_local_changes = policy == Policy::Safe && !args.quiet;
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let index_path = repo.index_path();
@@ -398,11 +399,13 @@ fn update_worktree(
                 eprintln!("Please commit your changes or stash them before you switch branches.");
             }
             if !untracked_removed.is_empty() {
-                eprintln!("error: The following untracked working tree files would be removed by checkout:");
+                eprintln!(
+                    "error: Updating the following directories would lose untracked files in them:"
+                );
                 for p in &untracked_removed {
                     eprintln!("\t{p}");
                 }
-                eprintln!("Please move or remove them before you switch branches.");
+                eprintln!();
             }
             if !untracked.is_empty() {
                 eprintln!("error: The following untracked working tree files would be overwritten by checkout:");
@@ -452,7 +455,10 @@ fn run(
         .or_else(|| old_commit.map(|c| c.to_string()))
         .unwrap_or_else(|| "(invalid)".into());
     let policy = if force { Policy::Force } else { Policy::Safe };
-    update_worktree(repo, head_tree(repo), commit, policy, args)?;
+    let outcome = update_worktree(repo, head_tree(repo), commit, policy, args)?;
+    for (status, path) in &outcome.local_changes {
+        println!("{status}\t{}", crate::quote_path(path.as_ref()));
+    }
 
     let (new_desc, edits) = match &head {
         NewHead::Branch(b) => {

@@ -24,6 +24,9 @@ pub struct Options {
     pub protect: gix_validate::path::component::Options,
     /// Bytes of blob data allowed in flight across all workers.
     pub budget: u64,
+    /// After a safe update, list the local changes carried over (git's `M\tpath` lines). It
+    /// costs a walk of the whole target tree, so only callers that print it ask for it.
+    pub report_local_changes: bool,
 }
 
 impl Default for Options {
@@ -34,6 +37,7 @@ impl Default for Options {
             symlinks: true,
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
+            report_local_changes: false,
         }
     }
 }

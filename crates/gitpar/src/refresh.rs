@@ -55,6 +55,14 @@ impl State {
     }
 }
 
+/// Which stat fields decide, from `core.fileMode`, `core.trustctime` and `core.checkStat`.
+#[derive(Debug, Clone, Copy)]
+struct StatRules {
+    file_mode: bool,
+    trust_ctime: bool,
+    minimal: bool,
+}
+
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
 const CHUNK: usize = 64;
@@ -74,10 +82,14 @@ pub fn check<'a>(
     if items.is_empty() {
         return Ok(Vec::new());
     }
-    let file_mode = repo
-        .config_snapshot()
-        .boolean("core.fileMode")
-        .unwrap_or(true);
+    let config = repo.config_snapshot();
+    let rules = StatRules {
+        file_mode: config.boolean("core.fileMode").unwrap_or(true),
+        trust_ctime: config.boolean("core.trustctime").unwrap_or(true),
+        minimal: config
+            .string("core.checkStat")
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"minimal")),
+    };
     let attributes = repo
         .attributes_only(
             index,
@@ -103,7 +115,7 @@ pub fn check<'a>(
                     item,
                     index,
                     index_ts,
-                    file_mode,
+                    rules,
                     &mut filter,
                     &mut buf,
                 );
@@ -144,7 +156,7 @@ fn check_one(
     item: &Item<'_>,
     index: &gix::index::State,
     index_ts: i64,
-    file_mode: bool,
+    rules: StatRules,
     filter: &mut gix::filter::Pipeline<'_>,
     buf: &mut Vec<u8>,
 ) -> State {
@@ -175,7 +187,7 @@ fn check_one(
     if !type_ok {
         return State::Modified;
     }
-    if file_mode && ft.is_file() && item.mode != Mode::SYMLINK {
+    if rules.file_mode && ft.is_file() && item.mode != Mode::SYMLINK {
         use std::os::unix::fs::PermissionsExt;
         let exec = meta.permissions().mode() & 0o100 != 0;
         if exec != (item.mode == Mode::FILE_EXECUTABLE) {
@@ -187,12 +199,18 @@ fn check_one(
     if item.stat.size != 0 && st.size != item.stat.size {
         return State::Modified;
     }
-    let same = st.mtime == item.stat.mtime
-        && st.ctime == item.stat.ctime
-        && st.ino == item.stat.ino
-        && st.uid == item.stat.uid
-        && st.gid == item.stat.gid
-        && st.size == item.stat.size;
+    // git's `match_stat_data`: ctime only with core.trustctime, and with core.checkStat=minimal
+    // only the seconds of mtime and the size.
+    let same = if rules.minimal {
+        st.mtime.secs == item.stat.mtime.secs && st.size == item.stat.size
+    } else {
+        st.mtime == item.stat.mtime
+            && (!rules.trust_ctime || st.ctime == item.stat.ctime)
+            && st.ino == item.stat.ino
+            && st.uid == item.stat.uid
+            && st.gid == item.stat.gid
+            && st.size == item.stat.size
+    };
     if same && !racy {
         return State::Clean;
     }

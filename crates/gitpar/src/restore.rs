@@ -74,6 +74,11 @@ pub enum Error {
 /// Returns true if and only if `path` is selected by `spec` (git's pathspec for literal paths:
 /// the path itself or anything below it).
 pub fn matches(spec: &BStr, path: &BStr) -> bool {
+    // A pathspec with glob characters matches like git's default pathspec magic: fnmatch without
+    // FNM_PATHNAME, so `*` also matches `/` (`*.txt` selects `a/b.txt`).
+    if spec.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+        return gix::glob::wildmatch(spec, path, gix::glob::wildmatch::Mode::empty());
+    }
     spec.is_empty()
         || spec == "."
         || path == spec
@@ -175,25 +180,70 @@ pub fn restore(
     let mut outcome = Outcome::default();
     let mut stats = vec![None; plan.entries.len()];
     if req.worktree {
-        for path in plan
+        // Make room, as git's forced checkout of paths does: whatever occupies an entry's path
+        // goes (a directory too, unless the entry is a gitlink that keeps it), and so does
+        // anything that is not a directory where the entries need one.
+        let remove = |path: &BStr, full: &Path, dir: bool| -> Result<(), Error> {
+            let result = if dir {
+                std::fs::remove_dir_all(full)
+            } else {
+                std::fs::remove_file(full)
+            };
+            result.map_err(|source| Error::Remove {
+                path: path.to_owned(),
+                source,
+            })
+        };
+        for dir in &plan.dirs {
+            let full = worktree.join(dir.to_path_lossy());
+            if let Ok(meta) = std::fs::symlink_metadata(&full) {
+                if !meta.is_dir() {
+                    remove(dir.as_bstr(), &full, false)?;
+                }
+            }
+        }
+        // Files below a restored gitlink belong to the submodule's work tree: git leaves them.
+        let gitlinks: HashSet<&BStr> = plan
             .entries
             .iter()
+            .filter(|e| e.kind == Kind::Gitlink)
             .map(|e| e.path.as_bstr())
-            .chain(vanished.iter().map(|p| p.as_bstr()))
+            .collect();
+        let inside_gitlink = |path: &BStr| {
+            let mut p = path;
+            while let Some(pos) = p.rfind_byte(b'/') {
+                p = &p[..pos];
+                if gitlinks.contains(p) {
+                    return true;
+                }
+            }
+            false
+        };
+        for (path, kind) in plan
+            .entries
+            .iter()
+            .map(|e| (e.path.as_bstr(), Some(e.kind)))
+            .chain(
+                vanished
+                    .iter()
+                    .map(|p| (p.as_bstr(), None))
+                    .filter(|(p, _)| !inside_gitlink(p)),
+            )
         {
             let full = worktree.join(path.to_path_lossy());
             match std::fs::symlink_metadata(&full) {
                 Ok(meta) if meta.is_dir() => {
-                    // A gitlink's directory, or a directory in the way: git leaves it.
-                    continue;
+                    if kind.is_some_and(|k| k != Kind::Gitlink) {
+                        remove(path, &full, true)?;
+                    } else if kind.is_none() {
+                        // A vanished gitlink: its directory goes if it is empty.
+                        let _ = std::fs::remove_dir(&full);
+                    }
                 }
-                Ok(_) => std::fs::remove_file(&full).map_err(|source| Error::Remove {
-                    path: path.to_owned(),
-                    source,
-                })?,
+                Ok(_) => remove(path, &full, false)?,
                 Err(_) => continue,
             }
-            if !in_source.contains(path) {
+            if kind.is_none() {
                 outcome.removed += 1;
             }
         }
@@ -277,6 +327,17 @@ pub fn restore(
             pe.path.as_bstr(),
         );
     };
+    let plan_dirs: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
+    let below_restored_file = |path: &BStr| {
+        let mut p = path;
+        while let Some(pos) = p.rfind_byte(b'/') {
+            p = &p[..pos];
+            if restored.contains_key(p) {
+                return true;
+            }
+        }
+        false
+    };
     for e in index.entries() {
         let path = e.path(&index);
         if selected(path) {
@@ -300,6 +361,12 @@ pub fn restore(
                 }
                 _ => {}
             }
+        }
+        // A kept entry that is a directory of the restored entries now, or lies below a
+        // restored file, gives way (git replaces it when it adds the new entry).
+        if req.staged && (plan_dirs.contains(path) || below_restored_file(path)) {
+            outcome.removed += 1;
+            continue;
         }
         state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, path);
     }

@@ -46,6 +46,10 @@ pub struct Outcome {
     pub workers: usize,
     /// Paths that collided on a case-insensitive filesystem.
     pub collisions: Vec<BString>,
+    /// With [`Options::report_local_changes`]: the differences between the target tree and the
+    /// work tree that the update carried over, as git's switch lists them (`M`, `A` or `D`,
+    /// and the path), in path order.
+    pub local_changes: Vec<(char, BString)>,
 }
 
 /// Why an update was refused or failed.
@@ -59,7 +63,7 @@ pub enum Error {
         local: Vec<BString>,
         /// Untracked paths the update would overwrite.
         untracked: Vec<BString>,
-        /// Untracked paths inside directories the update would remove.
+        /// Directories the update would replace that hold untracked files.
         untracked_removed: Vec<BString>,
     },
     /// The index has unmerged entries.
@@ -310,12 +314,46 @@ pub fn update(
     let mut untracked_removed = Vec::new();
     let mut clear_dirs: Vec<BString> = Vec::new();
     let mut clear_files: Vec<BString> = Vec::new();
+    // Ignored files are expendable, as in git's checkout: they are replaced without asking.
+    let mut excludes = repo
+        .excludes(
+            &index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Index(e.to_string()))?
+        .detach();
+    let mut is_ignored = |path: &BStr, is_dir: bool| -> bool {
+        let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
+        excludes
+            .at_entry(path, mode, &repo.objects)
+            .is_ok_and(|p| p.is_excluded())
+    };
+    // Whether every leading directory of a path is a real directory: a leading symlink or file
+    // is reported (or removed) as the blocker of a new directory below, never looked through.
+    let mut real_dirs: std::collections::HashMap<BString, bool> = std::collections::HashMap::new();
+    let mut leading_dirs_are_real = |path: &BStr| -> bool {
+        let mut end = 0;
+        while let Some(pos) = path[end..].find_byte(b'/') {
+            end += pos;
+            let dir = path[..end].to_owned();
+            let real = *real_dirs.entry(dir).or_insert_with_key(|dir| {
+                std::fs::symlink_metadata(worktree.join(dir.to_path_lossy()))
+                    .is_ok_and(|m| m.is_dir())
+            });
+            if !real {
+                return false;
+            }
+            end += 1;
+        }
+        true
+    };
     for (row, action) in rows.iter().zip(&actions) {
         let Action::Write { .. } = action else {
             continue;
         };
-        if row.i.is_some() {
-            continue; // tracked: checked above
+        if row.i.is_some() || !leading_dirs_are_real(row.path.as_bstr()) {
+            continue; // tracked: checked above; below a non-directory: see the new directories
         }
         match std::fs::symlink_metadata(worktree.join(row.path.to_path_lossy())) {
             Ok(meta) if meta.is_dir() => {
@@ -325,14 +363,15 @@ pub fn update(
                 }
                 let mut inside = Vec::new();
                 untracked_in(worktree, row.path.as_bstr(), &tracked_result, &mut inside);
+                inside.retain(|p| !is_ignored(p.as_bstr(), false));
                 if inside.is_empty() || mode == Policy::Force {
                     clear_dirs.push(row.path.clone());
                 } else {
-                    untracked_removed.extend(inside);
+                    untracked_removed.push(row.path.clone());
                 }
             }
             Ok(_) => {
-                if mode == Policy::Force {
+                if mode == Policy::Force || is_ignored(row.path.as_bstr(), false) {
                     clear_files.push(row.path.clone());
                 } else {
                     untracked.push(row.path.clone());
@@ -349,7 +388,7 @@ pub fn update(
                 if tracked_removed.contains(dir.as_bstr()) {
                     continue;
                 }
-                if mode == Policy::Force {
+                if mode == Policy::Force || is_ignored(dir.as_bstr(), false) {
                     clear_files.push(dir.clone());
                 } else {
                     untracked.push(dir.clone());
@@ -379,6 +418,8 @@ pub fn update(
     let mut state = gix::index::State::new(repo.object_hash());
     let mut writes: Vec<plan::Entry> = Vec::new();
     let mut write_slots: Vec<usize> = Vec::new();
+    // Per entry of `state`: whether its work tree file differs from it (`Some`) after the update.
+    let mut worktree_state: Vec<Option<crate::refresh::State>> = Vec::new();
     for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
         match action {
             Action::Keep => {
@@ -396,10 +437,12 @@ pub fn update(
                     c.side.mode,
                     row.path.as_bstr(),
                 );
+                worktree_state.push(verdicts[k]);
             }
             Action::Write { .. } => {
                 let (id, kind) = row.n.expect("a write has a new entry");
                 write_slots.push(state.entries().len());
+                worktree_state.push(None);
                 state.dangerously_push_entry(
                     Stat::default(),
                     id,
@@ -514,6 +557,9 @@ pub fn update(
     for (slot, stat) in write_slots.into_iter().zip(executed.stats) {
         state.entries_mut()[slot].stat = stat.expect("every selected entry was written");
     }
+    if opts.report_local_changes && mode == Policy::Safe {
+        outcome.local_changes = local_changes(repo, new_tree, &state, &worktree_state)?;
+    }
     // Unmerged entries were refused (safe) or are dropped here (force), as in git.
     let file = gix::index::File::from_state(state, index_path);
     lock.commit(&file).map_err(CheckoutError::from)?;
@@ -588,6 +634,56 @@ fn oneway(i: Option<Side>, n: Option<Side>) -> Action {
         (Some(_), None) => Action::Remove { verify: false },
         (None, None) => Action::Drop,
     }
+}
+
+/// git's `show_local_changes` after a switch: `diff-index --name-status <target>` over the new
+/// index and the work tree states found by the refresh.
+fn local_changes(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    state: &gix::index::State,
+    worktree_state: &[Option<crate::refresh::State>],
+) -> Result<Vec<(char, BString)>, Error> {
+    use crate::refresh::State as W;
+    let target = plan::from_tree(&repo.objects, tree, crate::options::default_protect())
+        .map_err(CheckoutError::from)?;
+    let mut out = Vec::new();
+    let mut t = target.entries.iter().peekable();
+    let mut i = state.entries().iter().zip(worktree_state).peekable();
+    loop {
+        let order = match (t.peek(), i.peek()) {
+            (None, None) => break,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(a), Some((b, _))) => a.path.as_bstr().cmp(b.path(state)),
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                let a = t.next().expect("peeked");
+                out.push(('D', a.path.clone()));
+            }
+            std::cmp::Ordering::Greater => {
+                let (b, w) = i.next().expect("peeked");
+                if *w != Some(W::Missing) {
+                    out.push(('A', b.path(state).to_owned()));
+                }
+            }
+            std::cmp::Ordering::Equal => {
+                let a = t.next().expect("peeked");
+                let (b, w) = i.next().expect("peeked");
+                let status = match w {
+                    Some(W::Missing) => Some('D'),
+                    Some(w) if w.is_changed() => Some('M'),
+                    _ if a.id != b.id || a.kind.index_mode() != b.mode => Some('M'),
+                    _ => None,
+                };
+                if let Some(status) = status {
+                    out.push((status, a.path.clone()));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {

@@ -326,8 +326,14 @@ fn fnv1a(hash: &mut u64, bytes: &[u8]) {
 }
 
 fn build_fixture(f: Fixture) -> PathBuf {
+    build_named_fixture(f.name())
+}
+
+/// Builds `tests/fixtures/make_<name>.sh` into the on-disk cache (or finds it there) and returns the
+/// repository it made.
+fn build_named_fixture(name: &str) -> PathBuf {
     let dir = fixtures_dir();
-    let script = dir.join(format!("make_{}.sh", f.name()));
+    let script = dir.join(format!("make_{name}.sh"));
     let mut key = 0xcbf2_9ce4_8422_2325_u64;
     for file in [&script, &dir.join("lib.sh")] {
         let bytes = fs::read(file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
@@ -336,7 +342,7 @@ fn build_fixture(f: Fixture) -> PathBuf {
     fnv1a(&mut key, &git_ok(&dir, ["--version"]));
 
     let root = Path::new(TARGET_TMP).join("fixtures");
-    let done = root.join(format!("{}-{key:016x}", f.name()));
+    let done = root.join(format!("{name}-{key:016x}"));
     let repo = done.join("repo");
     if repo.exists() {
         return repo;
@@ -346,11 +352,7 @@ fn build_fixture(f: Fixture) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let building = root.join(format!(
-        ".building-{}-{}-{nanos}",
-        f.name(),
-        std::process::id()
-    ));
+    let building = root.join(format!(".building-{name}-{}-{nanos}", std::process::id()));
     fs::create_dir_all(&building).expect("create fixture build dir");
     let started = std::time::Instant::now();
     let out = run(
@@ -364,7 +366,7 @@ fn build_fixture(f: Fixture) -> PathBuf {
         script.display(),
         out.describe()
     );
-    eprintln!("built fixture {} in {:.1?}", f.name(), started.elapsed());
+    eprintln!("built fixture {name} in {:.1?}", started.elapsed());
     if fs::rename(&building, &done).is_err() {
         // Another test process finished the same fixture first: use its copy.
         assert!(repo.exists(), "cannot install fixture {}", done.display());
@@ -1109,4 +1111,166 @@ impl Canary {
             "something was written into the canary directory"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fixtures by name, stat snapshots, stat checks that tolerate local modifications
+
+/// The repository that `tests/fixtures/make_<name>.sh` built: like [`fixture`], for scripts that have
+/// no [`Fixture`] variant (built at most once per test process, cached on disk between runs). Never
+/// modify it: clone or copy it.
+pub fn fixture_named(name: &str) -> &'static Path {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CELLS: OnceLock<Mutex<HashMap<String, &'static OnceLock<PathBuf>>>> = OnceLock::new();
+    let cell: &'static OnceLock<PathBuf> = {
+        let mut cells = CELLS
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        cells
+            .entry(name.to_owned())
+            .or_insert_with(|| Box::leak(Box::new(OnceLock::new())))
+    };
+    cell.get_or_init(|| build_named_fixture(name))
+}
+
+/// What `lstat` says of one path, enough to tell whether it was rewritten, replaced, chmod-ed or (for
+/// a directory) had entries created or removed in it: type and permission bits, inode, size, mtime and
+/// ctime (with nanoseconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatId {
+    pub mode: u32,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+/// [`StatId`] of every path under `root` (relative, as bytes; `.git` at the top skipped; symlinks
+/// not followed), the root directory itself included as the empty path.
+pub fn stat_snapshot(root: &Path) -> BTreeMap<Vec<u8>, StatId> {
+    let stat = |p: &Path| {
+        let md = fs::symlink_metadata(p).unwrap_or_else(|e| panic!("lstat {}: {e}", p.display()));
+        StatId {
+            mode: md.mode(),
+            ino: md.ino(),
+            size: md.size(),
+            mtime: (md.mtime(), md.mtime_nsec()),
+            ctime: (md.ctime(), md.ctime_nsec()),
+        }
+    };
+    let mut out = BTreeMap::new();
+    out.insert(Vec::new(), stat(root));
+    for path in walk(root).keys() {
+        out.insert(path.clone(), stat(&root.join(OsStr::from_bytes(path))));
+    }
+    out
+}
+
+/// Panics unless `root` still holds exactly the paths of `before` (a [`stat_snapshot`]) with the same
+/// stat data: nothing created, removed, rewritten or chmod-ed.
+#[track_caller]
+pub fn assert_stat_unchanged(before: &BTreeMap<Vec<u8>, StatId>, root: &Path, who: &str) {
+    let after = stat_snapshot(root);
+    let mut problems = Vec::new();
+    for (path, b) in before {
+        match after.get(path) {
+            None => problems.push(format!("removed: {}", show(path))),
+            Some(a) if a != b => problems.push(format!("changed: {}: {b:?} -> {a:?}", show(path))),
+            Some(_) => {}
+        }
+    }
+    for path in after.keys() {
+        if !before.contains_key(path) {
+            problems.push(format!("created: {}", show(path)));
+        }
+    }
+    if !problems.is_empty() {
+        problems.truncate(40);
+        panic!(
+            "{who} touched the work tree {}:\n  {}",
+            root.display(),
+            problems.join("\n  ")
+        );
+    }
+}
+
+/// `git diff-files --name-only -z` in `dir` (compares stat data without refreshing or writing the
+/// index; re-hashes only racily clean entries): the paths git calls modified or deleted in the work
+/// tree.
+pub fn diff_files_names(dir: &Path, config: &[String]) -> Vec<Vec<u8>> {
+    let mut args = config_args(config);
+    args.extend(["diff-files".into(), "--name-only".into(), "-z".into()]);
+    git_ok(dir, args)
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// Like [`assert_real_stat`] for a work tree that may hold local modifications: panics unless every
+/// index entry of `dir` (gitlinks and the paths in `skip` excepted) carries the real `lstat` data of
+/// its file. Does not refresh or write the index.
+#[track_caller]
+pub fn assert_real_stat_except(dir: &Path, config: &[String], skip: &[Vec<u8>]) {
+    let mut problems = Vec::new();
+    let entries = index_entries(dir, config);
+    for e in &entries {
+        if e.mode == "160000" || skip.contains(&e.path) {
+            continue;
+        }
+        let path = dir.join(OsStr::from_bytes(&e.path));
+        let md = match fs::symlink_metadata(&path) {
+            Ok(md) => md,
+            Err(err) => {
+                problems.push(format!("{}: lstat failed: {err}", show(&e.path)));
+                continue;
+            }
+        };
+        let real = (
+            (md.ctime() as u32, md.ctime_nsec() as u32),
+            (md.mtime() as u32, md.mtime_nsec() as u32),
+            md.dev() as u32,
+            md.ino() as u32,
+            md.uid(),
+            md.gid(),
+            md.size() as u32,
+        );
+        let recorded = (e.ctime, e.mtime, e.dev, e.ino, e.uid, e.gid, e.size);
+        if real != recorded {
+            problems.push(format!(
+                "{}: index has (ctime, mtime, dev, ino, uid, gid, size) = {recorded:?}, lstat says {real:?}",
+                show(&e.path)
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        let total = problems.len();
+        problems.truncate(20);
+        panic!(
+            "index of {} does not carry the real stat data ({total} of {} entries):\n  {}",
+            dir.display(),
+            entries.len(),
+            problems.join("\n  ")
+        );
+    }
+}
+
+/// Panics unless `git diff-files` (no refresh) says of `actual` (git-par) what it says of `expected`
+/// (git), and unless, in both, every index entry that git does not call modified carries the real stat
+/// data of its file: after git-par, git needs to re-hash nothing it would not re-hash after git. Run
+/// it before any git command that may refresh or rewrite the index.
+#[track_caller]
+pub fn assert_real_stat_like_git(expected: &Path, actual: &Path, config: &[String]) {
+    let git_side = diff_files_names(expected, config);
+    let par_side = diff_files_names(actual, config);
+    let shown = |v: &[Vec<u8>]| v.iter().map(|p| show(p)).collect::<Vec<_>>();
+    assert_eq!(
+        shown(&git_side),
+        shown(&par_side),
+        "`git diff-files` (no refresh) differs (left: after git, right: after git-par)"
+    );
+    assert_real_stat_except(expected, config, &git_side);
+    assert_real_stat_except(actual, config, &par_side);
 }
