@@ -5,7 +5,7 @@
 //! that change). The caller has already removed whatever the entries replace, so every create is
 //! `O_EXCL`: something in the way is a collision, never an overwrite.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bstr::ByteSlice;
@@ -71,7 +71,6 @@ pub fn execute(
         })?;
     }
     let shared = Shared {
-        root: worktree.to_owned(),
         budget: Budget::new(opts.budget),
         progress,
         should_interrupt,
@@ -105,6 +104,7 @@ pub fn execute(
         filter: filter.clone(),
         attributes: attributes.clone(),
         buf: Vec::new(),
+        dirs: write::DirCache::new(worktree),
         symlinks: opts.symlinks,
     };
     if workers == 1 {
@@ -126,6 +126,7 @@ pub fn execute(
                                 filter,
                                 attributes,
                                 buf: Vec::new(),
+                                dirs: write::DirCache::new(worktree),
                                 symlinks: opts.symlinks,
                             };
                             let mut out = Vec::new();
@@ -223,7 +224,6 @@ pub fn execute(
 
 /// State shared by all writers of one checkout.
 struct Shared<'a> {
-    root: PathBuf,
     budget: Budget,
     progress: &'a Progress,
     should_interrupt: &'a AtomicBool,
@@ -260,6 +260,8 @@ struct Worker {
     filter: gix::filter::plumbing::Pipeline,
     attributes: gix::worktree::Stack,
     buf: Vec<u8>,
+    /// The directory the last file went into, kept open for the next one.
+    dirs: write::DirCache,
     symlinks: bool,
 }
 
@@ -372,7 +374,7 @@ impl Worker {
         shared: &Shared<'_>,
     ) -> Result<gix::index::entry::Stat, Failure> {
         let (data, _grant) = self.read_blob(entry, shared).map_err(Failure::Error)?;
-        let path = shared.root.join(entry.path.to_path_lossy());
+        let (dir, name) = write::split_path(entry.path.as_bstr());
         let fail = |message: String| {
             Failure::Error(EntryError {
                 path: entry.path.clone(),
@@ -382,7 +384,9 @@ impl Worker {
         let result = if entry.kind == Kind::Symlink {
             // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
             debug_assert!(!self.symlinks);
-            write::create_file(&path, &data, false)
+            self.dirs
+                .dir(dir)
+                .and_then(|fd| write::create_file_at(fd, name, &data, false))
         } else {
             let platform = self
                 .attributes
@@ -441,7 +445,9 @@ impl Worker {
                 }
                 None => bytes,
             };
-            write::create_file(&path, bytes, entry.kind == Kind::Executable)
+            self.dirs.dir(dir).and_then(|fd| {
+                write::create_file_at(fd, name, bytes, entry.kind == Kind::Executable)
+            })
         };
         self.buf = data;
         result.map_err(|err| {

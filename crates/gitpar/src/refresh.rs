@@ -13,8 +13,6 @@ use bstr::{BStr, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Mode, Stat};
 
-use crate::write::stat_from_metadata;
-
 /// One entry to check.
 #[derive(Debug, Clone, Copy)]
 pub struct Item<'a> {
@@ -104,6 +102,7 @@ pub fn check<'a>(
             gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         let mut buf = Vec::new();
+        let mut dirs = crate::write::DirCache::new(worktree);
         loop {
             let start = next.fetch_add(CHUNK, Ordering::Relaxed);
             if start >= items.len() {
@@ -116,8 +115,7 @@ pub fn check<'a>(
                     index,
                     index_ts,
                     rules,
-                    &mut filter,
-                    &mut buf,
+                    (&mut filter, &mut buf, &mut dirs),
                 );
                 out.push((k, state));
             }
@@ -157,44 +155,58 @@ fn check_one(
     index: &gix::index::State,
     index_ts: i64,
     rules: StatRules,
-    filter: &mut gix::filter::Pipeline<'_>,
-    buf: &mut Vec<u8>,
+    (filter, buf, dirs): (
+        &mut gix::filter::Pipeline<'_>,
+        &mut Vec<u8>,
+        &mut crate::write::DirCache,
+    ),
 ) -> State {
-    let full = worktree.join(item.path.to_path_lossy());
-    let meta = match std::fs::symlink_metadata(&full) {
-        Ok(m) => m,
+    use rustix::fs::FileType;
+    // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
+    // longer a directory (a symlink in its place is not followed), means the entry is missing,
+    // as git's `has_symlink_leading_path` check decides.
+    let (dir, name) = crate::write::split_path(item.path);
+    let raw = match dirs.dir(dir).and_then(|fd| {
+        rustix::fs::statat(
+            fd,
+            <&[u8]>::from(name),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .map_err(std::io::Error::from)
+    }) {
+        Ok(st) => st,
         Err(err)
             if err.kind() == std::io::ErrorKind::NotFound
-                || err.raw_os_error() == Some(libc::ENOTDIR) =>
+                || matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) =>
         {
             return State::Missing
         }
         Err(_) => return State::Modified,
     };
-    let ft = meta.file_type();
+    let kind = FileType::from_raw_mode(raw.st_mode);
     if item.mode == Mode::COMMIT {
-        return if ft.is_dir() {
+        return if kind == FileType::Directory {
             State::Clean
         } else {
             State::Modified
         };
     }
     let type_ok = if item.mode == Mode::SYMLINK {
-        ft.is_symlink() || ft.is_file()
+        kind == FileType::Symlink || kind == FileType::RegularFile
     } else {
-        ft.is_file()
+        kind == FileType::RegularFile
     };
     if !type_ok {
         return State::Modified;
     }
-    if rules.file_mode && ft.is_file() && item.mode != Mode::SYMLINK {
-        use std::os::unix::fs::PermissionsExt;
-        let exec = meta.permissions().mode() & 0o100 != 0;
+    if rules.file_mode && kind == FileType::RegularFile && item.mode != Mode::SYMLINK {
+        let exec = raw.st_mode & 0o100 != 0;
         if exec != (item.mode == Mode::FILE_EXECUTABLE) {
             return State::Modified;
         }
     }
-    let st = stat_from_metadata(&meta);
+    let st = crate::write::stat_from_raw(&raw);
+    let full = worktree.join(item.path.to_path_lossy());
     let racy = i64::from(item.stat.mtime.secs) >= index_ts;
     if item.stat.size != 0 && st.size != item.stat.size {
         return State::Modified;
@@ -221,7 +233,7 @@ fn check_one(
     };
     // The stat data cannot decide: hash what git would store for this file.
     buf.clear();
-    let hashed = if ft.is_symlink() {
+    let hashed = if kind == FileType::Symlink {
         std::fs::read_link(&full)
             .ok()
             .and_then(|t| {

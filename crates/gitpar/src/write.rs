@@ -140,3 +140,103 @@ mod tests {
         assert!(create_dir(&link).is_err());
     }
 }
+
+/// The stat data of a `stat` result from `fstat`/`fstatat`, in the index's format (truncated
+/// to 32 bits as git does).
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn stat_from_raw(st: &rustix::fs::Stat) -> Stat {
+    Stat {
+        mtime: Time {
+            secs: st.st_mtime as u32,
+            nsecs: st.st_mtime_nsec as u32,
+        },
+        ctime: Time {
+            secs: st.st_ctime as u32,
+            nsecs: st.st_ctime_nsec as u32,
+        },
+        dev: st.st_dev as u32,
+        ino: st.st_ino as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: st.st_size as u32,
+    }
+}
+
+/// An open handle on the directory a worker is writing into, reused while consecutive entries
+/// share it (the path lists are sorted, so they mostly do).
+///
+/// Creating `a/b/c/file` relative to an open `a/b/c` saves the kernel the walk through `a`,
+/// `b` and `c` for every file, and it means the file lands in the directory that was opened:
+/// the directory is opened with `O_NOFOLLOW | O_DIRECTORY`, so a symlink put in its place is
+/// refused rather than followed.
+#[derive(Debug)]
+pub struct DirCache {
+    root: std::path::PathBuf,
+    current: Option<(bstr::BString, rustix::fd::OwnedFd)>,
+}
+
+impl DirCache {
+    /// A cache for paths below `root`.
+    pub fn new(root: &Path) -> Self {
+        DirCache {
+            root: root.to_owned(),
+            current: None,
+        }
+    }
+
+    /// The open directory `dir` (repository-relative; empty for the root).
+    pub fn dir(&mut self, dir: &bstr::BStr) -> io::Result<rustix::fd::BorrowedFd<'_>> {
+        use rustix::fd::AsFd;
+        use rustix::fs::{Mode, OFlags};
+        let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
+        if !hit {
+            use bstr::ByteSlice;
+            let path = if dir.is_empty() {
+                self.root.clone()
+            } else {
+                self.root.join(dir.to_path_lossy())
+            };
+            let fd = rustix::fs::open(
+                &path,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            self.current = Some((dir.to_owned(), fd));
+        }
+        Ok(self.current.as_ref().expect("set above").1.as_fd())
+    }
+}
+
+/// Split a repository-relative path into its directory and file name.
+pub fn split_path(path: &bstr::BStr) -> (&bstr::BStr, &bstr::BStr) {
+    use bstr::ByteSlice;
+    match path.rfind_byte(b'/') {
+        Some(pos) => (path[..pos].as_bstr(), path[pos + 1..].as_bstr()),
+        None => (b"".as_bstr(), path),
+    }
+}
+
+/// [`create_file`] relative to an open directory: create `name` in `dir` (it must not exist),
+/// write `data`, and return the stat data of the open file.
+pub fn create_file_at(
+    dir: rustix::fd::BorrowedFd<'_>,
+    name: &bstr::BStr,
+    data: &[u8],
+    executable: bool,
+) -> io::Result<Stat> {
+    use rustix::fs::{Mode, OFlags};
+    let mode = if executable {
+        Mode::from_raw_mode(0o777)
+    } else {
+        Mode::from_raw_mode(0o666)
+    };
+    let fd = rustix::fs::openat(
+        dir,
+        <&[u8]>::from(name),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )?;
+    let mut file = File::from(fd);
+    file.write_all(data)?;
+    Ok(stat_from_raw(&rustix::fs::fstat(&file)?))
+}
