@@ -7,10 +7,8 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bstr::{BStr, ByteSlice};
-use gix::hash::ObjectId;
 use gix::index::entry::{Mode, Stat};
 
 /// One entry to check.
@@ -18,12 +16,8 @@ use gix::index::entry::{Mode, Stat};
 pub struct Item<'a> {
     /// Repository-relative path.
     pub path: &'a BStr,
-    /// The object id the index records.
-    pub id: ObjectId,
-    /// The index mode.
-    pub mode: Mode,
-    /// The stat data the index records.
-    pub stat: Stat,
+    /// The index entry (object id, mode, stat data), borrowed from the index.
+    pub entry: &'a gix::index::Entry,
 }
 
 /// The verdict for one entry.
@@ -95,55 +89,54 @@ pub fn check<'a>(
         )
         .map_err(|e| e.to_string())?
         .detach();
-    let next = AtomicUsize::new(0);
+    // The results are written in place: chunks of the output are handed out with their
+    // inputs, so nothing is collected per thread and merged afterwards.
+    let mut states = vec![State::Clean; items.len()];
     let threads = threads.clamp(1, items.len().div_ceil(CHUNK));
-    let run = |repo: gix::Repository| -> Result<Vec<(usize, State)>, String> {
-        let mut filter =
-            gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
-        let mut dirs = crate::write::DirCache::new(worktree);
-        loop {
-            let start = next.fetch_add(CHUNK, Ordering::Relaxed);
-            if start >= items.len() {
-                return Ok(out);
+    {
+        let work = std::sync::Mutex::new(states.chunks_mut(CHUNK).zip(items.chunks(CHUNK)));
+        let run = |repo: gix::Repository| -> Result<(), String> {
+            let mut filter =
+                gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
+            let mut buf = Vec::new();
+            let mut dirs = crate::write::DirCache::new(worktree);
+            loop {
+                let next = work
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .next();
+                let Some((out, input)) = next else {
+                    return Ok(());
+                };
+                for (slot, item) in out.iter_mut().zip(input) {
+                    *slot = check_one(
+                        worktree,
+                        item,
+                        index,
+                        index_ts,
+                        rules,
+                        (&mut filter, &mut buf, &mut dirs),
+                    );
+                }
             }
-            for (k, item) in items.iter().enumerate().skip(start).take(CHUNK) {
-                let state = check_one(
-                    worktree,
-                    item,
-                    index,
-                    index_ts,
-                    rules,
-                    (&mut filter, &mut buf, &mut dirs),
-                );
-                out.push((k, state));
-            }
-        }
-    };
-    let mut states = vec![State::Modified; items.len()];
-    if threads == 1 {
-        for (k, s) in run(repo.clone())? {
-            states[k] = s;
-        }
-        return Ok(states);
-    }
-    let sync = repo.clone().into_sync();
-    let results: Vec<Result<Vec<(usize, State)>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (sync, run) = (&sync, &run);
-                scope.spawn(move || run(sync.to_thread_local()))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for r in results {
-        for (k, s) in r? {
-            states[k] = s;
+        };
+        if threads == 1 {
+            run(repo.clone())?;
+        } else {
+            let sync = repo.clone().into_sync();
+            let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let (sync, run) = (&sync, &run);
+                        scope.spawn(move || run(sync.to_thread_local()))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            results.into_iter().collect::<Result<(), String>>()?;
         }
     }
     Ok(states)
@@ -184,14 +177,14 @@ fn check_one(
         Err(_) => return State::Modified,
     };
     let kind = FileType::from_raw_mode(raw.st_mode);
-    if item.mode == Mode::COMMIT {
+    if item.entry.mode == Mode::COMMIT {
         return if kind == FileType::Directory {
             State::Clean
         } else {
             State::Modified
         };
     }
-    let type_ok = if item.mode == Mode::SYMLINK {
+    let type_ok = if item.entry.mode == Mode::SYMLINK {
         kind == FileType::Symlink || kind == FileType::RegularFile
     } else {
         kind == FileType::RegularFile
@@ -199,29 +192,29 @@ fn check_one(
     if !type_ok {
         return State::Modified;
     }
-    if rules.file_mode && kind == FileType::RegularFile && item.mode != Mode::SYMLINK {
+    if rules.file_mode && kind == FileType::RegularFile && item.entry.mode != Mode::SYMLINK {
         let exec = raw.st_mode & 0o100 != 0;
-        if exec != (item.mode == Mode::FILE_EXECUTABLE) {
+        if exec != (item.entry.mode == Mode::FILE_EXECUTABLE) {
             return State::Modified;
         }
     }
     let st = crate::write::stat_from_raw(&raw);
     let full = worktree.join(item.path.to_path_lossy());
-    let racy = i64::from(item.stat.mtime.secs) >= index_ts;
-    if item.stat.size != 0 && st.size != item.stat.size {
+    let racy = i64::from(item.entry.stat.mtime.secs) >= index_ts;
+    if item.entry.stat.size != 0 && st.size != item.entry.stat.size {
         return State::Modified;
     }
     // git's `match_stat_data`: ctime only with core.trustctime, and with core.checkStat=minimal
     // only the seconds of mtime and the size.
     let same = if rules.minimal {
-        st.mtime.secs == item.stat.mtime.secs && st.size == item.stat.size
+        st.mtime.secs == item.entry.stat.mtime.secs && st.size == item.entry.stat.size
     } else {
-        st.mtime == item.stat.mtime
-            && (!rules.trust_ctime || st.ctime == item.stat.ctime)
-            && st.ino == item.stat.ino
-            && st.uid == item.stat.uid
-            && st.gid == item.stat.gid
-            && st.size == item.stat.size
+        st.mtime == item.entry.stat.mtime
+            && (!rules.trust_ctime || st.ctime == item.entry.stat.ctime)
+            && st.ino == item.entry.stat.ino
+            && st.uid == item.entry.stat.uid
+            && st.gid == item.entry.stat.gid
+            && st.size == item.entry.stat.size
     };
     if same && !racy {
         return State::Clean;
@@ -251,8 +244,8 @@ fn check_one(
     if !hashed {
         return differs;
     }
-    match gix::objs::compute_hash(item.id.kind(), gix::objs::Kind::Blob, buf) {
-        Ok(id) if id == item.id => State::Refreshed(st),
+    match gix::objs::compute_hash(item.entry.id.kind(), gix::objs::Kind::Blob, buf) {
+        Ok(id) if id == item.entry.id => State::Refreshed(st),
         _ => differs,
     }
 }

@@ -95,14 +95,6 @@ struct Side {
     mode: Mode,
 }
 
-/// An entry of the current index, with what we need to keep it.
-#[derive(Debug, Clone)]
-struct Current {
-    side: Side,
-    stat: Stat,
-    flags: gix::index::entry::Flags,
-}
-
 /// What happens to one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
@@ -136,26 +128,17 @@ pub fn update(
     let index = read_index(index_path, repo.object_hash())?;
     let index_ts = index.timestamp().unix_seconds();
 
-    // Current index entries (stage 0); unmerged entries block a safe switch.
+    // Current index entries (stage 0); unmerged entries block a safe switch. Entries are
+    // borrowed from the index, not copied: a 40,000-entry index is megabytes, and touching
+    // fresh memory (page faults) is a measurable part of a small switch.
     let mut unmerged = BTreeSet::new();
-    let mut current: Vec<(BString, Current)> = Vec::with_capacity(index.entries().len());
+    let mut current: Vec<&gix::index::Entry> = Vec::with_capacity(index.entries().len());
     for e in index.entries() {
-        let path = e.path(&index).to_owned();
         if e.stage_raw() != 0 {
-            unmerged.insert(path);
+            unmerged.insert(e.path(&index).to_owned());
             continue;
         }
-        current.push((
-            path,
-            Current {
-                side: Side {
-                    id: e.id,
-                    mode: e.mode,
-                },
-                stat: e.stat,
-                flags: e.flags,
-            },
-        ));
+        current.push(e);
     }
     if mode == Policy::Safe && !unmerged.is_empty() {
         return Err(Error::Unmerged(unmerged.into_iter().collect()));
@@ -186,38 +169,38 @@ pub fn update(
     };
 
     // Classify every path with a merge walk over the two sorted lists (targets, index).
-    let mut rows: Vec<Row> = Vec::with_capacity(current.len() + targets.len());
+    let mut rows: Vec<Row<'_>> = Vec::with_capacity(current.len() + targets.len());
     let mut actions: Vec<Action> = Vec::with_capacity(rows.capacity());
     {
-        let mut targets = targets.into_iter().peekable();
-        let mut current = current.into_iter().peekable();
+        let mut t_iter = targets.iter().peekable();
+        let mut c_iter = current.iter().copied().peekable();
         loop {
-            let order = match (targets.peek(), current.peek()) {
+            let order = match (t_iter.peek(), c_iter.peek()) {
                 (None, None) => break,
                 (Some(_), None) => std::cmp::Ordering::Less,
                 (None, Some(_)) => std::cmp::Ordering::Greater,
-                (Some(t), Some(c)) => t.path.cmp(&c.0),
+                (Some(t), Some(c)) => t.path.as_bstr().cmp(c.path(&index)),
             };
             let (change, cur) = match order {
-                std::cmp::Ordering::Less => (targets.next(), None),
-                std::cmp::Ordering::Greater => (None, current.next()),
-                std::cmp::Ordering::Equal => (targets.next(), current.next()),
+                std::cmp::Ordering::Less => (t_iter.next(), None),
+                std::cmp::Ordering::Greater => (None, c_iter.next()),
+                std::cmp::Ordering::Equal => (t_iter.next(), c_iter.next()),
             };
-            let (path, i) = match (&change, cur) {
-                (_, Some((path, c))) => (path, Some(c)),
-                (Some(ch), None) => (ch.path.clone(), None),
+            let path: &BStr = match (change, cur) {
+                (_, Some(c)) => c.path(&index),
+                (Some(ch), None) => ch.path.as_bstr(),
                 (None, None) => unreachable!("one side was peeked"),
             };
-            let o = change.as_ref().and_then(|c| c.old).map(side_of);
-            let n = change.as_ref().and_then(|c| c.new);
-            let i_side = i.as_ref().map(|c| c.side);
-            let action = match (mode, &change) {
+            let o = change.and_then(|c| c.old).map(side_of);
+            let n = change.and_then(|c| c.new);
+            let i_side = cur.map(side_of_entry);
+            let action = match (mode, change) {
                 // Not changed between the trees: whatever the index has stays.
                 (Policy::Safe, None) => Action::Keep,
                 (Policy::Safe, Some(_)) => twoway(o, i_side, n.map(side_of)),
                 (Policy::Force, _) => oneway(i_side, n.map(side_of)),
             };
-            rows.push(Row { path, i, n });
+            rows.push(Row { path, i: cur, n });
             actions.push(action);
         }
     }
@@ -237,26 +220,26 @@ pub fn update(
         worktree,
         &index,
         index_ts,
-        checked.iter().map(|&k| {
-            let c = rows[k].i.as_ref().expect("filtered on i");
-            crate::refresh::Item {
-                path: rows[k].path.as_bstr(),
-                id: c.side.id,
-                mode: c.side.mode,
-                stat: c.stat,
-            }
+        checked.iter().map(|&k| crate::refresh::Item {
+            path: rows[k].path,
+            entry: rows[k].i.expect("filtered on i"),
         }),
         opts.workers,
     )
     .map_err(Error::Index)?;
-    let mut verdicts: Vec<Option<crate::refresh::State>> = vec![None; rows.len()];
-    for (&k, state) in checked.iter().zip(states) {
-        verdicts[k] = Some(state);
+    // Row k's verdict is `states[position[k]]`; rows without an index entry have none.
+    let mut position = vec![u32::MAX; rows.len()];
+    for (p, &k) in checked.iter().enumerate() {
+        position[k] = u32::try_from(p).expect("an index holds fewer than 2^32 entries");
     }
+    drop(checked);
+    let verdict = |k: usize| -> Option<crate::refresh::State> {
+        (position[k] != u32::MAX).then(|| states[position[k] as usize])
+    };
 
     // A submodule that moves to another commit keeps its directory (git leaves it alone).
     for (row, action) in rows.iter().zip(actions.iter_mut()) {
-        let gitlink_to_gitlink = row.i.as_ref().is_some_and(|c| c.side.mode == Mode::COMMIT)
+        let gitlink_to_gitlink = row.i.is_some_and(|c| c.mode == Mode::COMMIT)
             && row.n.is_some_and(|(_, kind)| kind == Kind::Gitlink);
         if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, action) {
             *replace = false;
@@ -264,8 +247,8 @@ pub fn update(
     }
 
     let mut local = Vec::new();
-    for (k, verdict) in verdicts.iter().enumerate() {
-        let Some(state) = *verdict else { continue };
+    for k in 0..rows.len() {
+        let Some(state) = verdict(k) else { continue };
         let missing = state == crate::refresh::State::Missing;
         let changed = state.is_changed();
         match (&mut actions[k], mode) {
@@ -281,14 +264,14 @@ pub fn update(
                 Action::Write { verify: true, .. } | Action::Remove { verify: true },
                 Policy::Safe,
             ) if changed => {
-                local.push(rows[k].path.clone());
+                local.push(rows[k].path.to_owned());
             }
             _ => {}
         }
     }
     for (k, a) in actions.iter().enumerate() {
         if *a == Action::Reject {
-            local.push(rows[k].path.clone());
+            local.push(rows[k].path.to_owned());
         }
     }
 
@@ -305,11 +288,16 @@ pub fn update(
         })
         .map(|(r, _)| r.path.as_bstr())
         .collect();
-    let tracked_result: HashSet<&BStr> = rows
-        .iter()
-        .filter(|r| r.i.is_some())
-        .map(|r| r.path.as_bstr())
-        .collect();
+    // Tracked paths of the result, built only if a directory blocks a new file.
+    let tracked_result = std::cell::OnceCell::<HashSet<&BStr>>::new();
+    let tracked = || {
+        tracked_result.get_or_init(|| {
+            rows.iter()
+                .filter(|r| r.i.is_some())
+                .map(|r| r.path)
+                .collect()
+        })
+    };
     let mut untracked = Vec::new();
     let mut untracked_removed = Vec::new();
     let mut clear_dirs: Vec<BString> = Vec::new();
@@ -362,19 +350,19 @@ pub fn update(
                     continue;
                 }
                 let mut inside = Vec::new();
-                untracked_in(worktree, row.path.as_bstr(), &tracked_result, &mut inside);
+                untracked_in(worktree, row.path.as_bstr(), tracked(), &mut inside);
                 inside.retain(|p| !is_ignored(p.as_bstr(), false));
                 if inside.is_empty() || mode == Policy::Force {
-                    clear_dirs.push(row.path.clone());
+                    clear_dirs.push(row.path.to_owned());
                 } else {
-                    untracked_removed.push(row.path.clone());
+                    untracked_removed.push(row.path.to_owned());
                 }
             }
             Ok(_) => {
                 if mode == Policy::Force || is_ignored(row.path.as_bstr(), false) {
-                    clear_files.push(row.path.clone());
+                    clear_files.push(row.path.to_owned());
                 } else {
-                    untracked.push(row.path.clone());
+                    untracked.push(row.path.to_owned());
                 }
             }
             Err(_) => {}
@@ -423,26 +411,24 @@ pub fn update(
     for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
         match action {
             Action::Keep => {
-                let c = row.i.as_ref().expect("keep has a current entry");
-                let stat = match verdicts[k] {
+                let c = row.i.expect("keep has a current entry");
+                let stat = match verdict(k) {
                     Some(crate::refresh::State::Refreshed(fresh)) => fresh,
                     // git's racily-clean smudge: a zero size makes git re-check the content.
                     Some(crate::refresh::State::RacilyModified) => Stat { size: 0, ..c.stat },
                     _ => c.stat,
                 };
-                state.dangerously_push_entry(
-                    stat,
-                    c.side.id,
-                    c.flags,
-                    c.side.mode,
-                    row.path.as_bstr(),
-                );
-                worktree_state.push(verdicts[k]);
+                state.dangerously_push_entry(stat, c.id, c.flags, c.mode, row.path.as_bstr());
+                if opts.report_local_changes {
+                    worktree_state.push(verdict(k));
+                }
             }
             Action::Write { .. } => {
                 let (id, kind) = row.n.expect("a write has a new entry");
                 write_slots.push(state.entries().len());
-                worktree_state.push(None);
+                if opts.report_local_changes {
+                    worktree_state.push(None);
+                }
                 state.dangerously_push_entry(
                     Stat::default(),
                     id,
@@ -451,7 +437,7 @@ pub fn update(
                     row.path.as_bstr(),
                 );
                 writes.push(plan::Entry {
-                    path: row.path.clone(),
+                    path: row.path.to_owned(),
                     id,
                     kind,
                 });
@@ -568,10 +554,17 @@ pub fn update(
 
 /// One path of the merge walk: what the index has and what the target wants.
 #[derive(Debug)]
-struct Row {
-    path: BString,
-    i: Option<Current>,
+struct Row<'a> {
+    path: &'a BStr,
+    i: Option<&'a gix::index::Entry>,
     n: Option<(ObjectId, Kind)>,
+}
+
+fn side_of_entry(e: &gix::index::Entry) -> Side {
+    Side {
+        id: e.id,
+        mode: e.mode,
+    }
 }
 
 fn side_of((id, kind): (ObjectId, Kind)) -> Side {
