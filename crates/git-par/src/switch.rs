@@ -129,6 +129,24 @@ fn branch_exists(repo: &gix::Repository, name: &str) -> bool {
         .is_some()
 }
 
+/// git's `--guess`: a name that is no local branch but the branch of exactly one remote becomes
+/// a new local branch tracking it.
+fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead, gix::ObjectId)> {
+    let [(remote, full)] = gitpar::branch::remote_candidates(repo, name)
+        .try_into()
+        .ok()?;
+    let commit = resolve_commit(repo, &full)?;
+    let tracking = Tracking {
+        remote,
+        merge: format!("refs/heads/{name}"),
+        short: full.trim_start_matches("refs/remotes/").to_owned(),
+    };
+    Some((
+        NewHead::NewBranch(name.to_owned(), full, Some(tracking)),
+        commit,
+    ))
+}
+
 /// Run `git par switch`.
 pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     let repo = open_repo(overrides)?;
@@ -152,20 +170,8 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
             let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
                 .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
             (NewHead::Branch(target), commit)
-        } else if let [(remote, full)] =
-            gitpar::branch::remote_candidates(&repo, &target).as_slice()
-        {
-            let commit = resolve_commit(&repo, full)
-                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
-            let tracking = Tracking {
-                remote: remote.clone(),
-                merge: format!("refs/heads/{target}"),
-                short: full.trim_start_matches("refs/remotes/").to_owned(),
-            };
-            (
-                NewHead::NewBranch(target, full.clone(), Some(tracking)),
-                commit,
-            )
+        } else if let Some(guessed) = guess_tracking_branch(&repo, &target) {
+            guessed
         } else if let Some(commit) = resolve_commit(&repo, &target) {
             let what = if repo
                 .try_find_reference(format!("refs/tags/{target}").as_str())
@@ -223,29 +229,15 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
         (NewHead::NewBranch(new.clone(), start, None), commit)
     } else {
         let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
-        let guess = if args.detach || target == "HEAD" || branch_exists(&repo, &target) {
-            Vec::new()
-        } else {
-            gitpar::branch::remote_candidates(&repo, &target)
-        };
+        let guess = (!args.detach && target != "HEAD" && resolve_commit(&repo, &target).is_none())
+            .then(|| guess_tracking_branch(&repo, &target))
+            .flatten();
         if !args.detach && target != "HEAD" && branch_exists(&repo, &target) {
             let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
                 .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
             (NewHead::Branch(target), commit)
-        } else if let (true, [(remote, full)]) =
-            (resolve_commit(&repo, &target).is_none(), guess.as_slice())
-        {
-            let commit = resolve_commit(&repo, full)
-                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
-            let tracking = Tracking {
-                remote: remote.clone(),
-                merge: format!("refs/heads/{target}"),
-                short: full.trim_start_matches("refs/remotes/").to_owned(),
-            };
-            (
-                NewHead::NewBranch(target, full.clone(), Some(tracking)),
-                commit,
-            )
+        } else if let Some(guessed) = guess {
+            guessed
         } else {
             let commit = resolve_commit(&repo, &target).ok_or_else(|| {
                 eprintln!("error: pathspec '{target}' did not match any file(s) known to git");

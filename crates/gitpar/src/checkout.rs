@@ -119,16 +119,7 @@ pub fn checkout(
     let plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
     let mut index = skeleton_index(&plan, repo.object_hash());
 
-    let attributes = repo
-        .attributes_only(
-            &index,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(repo_err("reading attributes"))?
-        .detach();
-    let pipeline =
-        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-    let (filter, mut attributes) = pipeline.into_parts();
+    let (filter, mut attributes) = filters_for(repo, &index)?;
     refuse_external_filters(repo, &plan, &mut attributes)?;
 
     let selection: Vec<usize> = (0..plan.entries.len()).collect();
@@ -163,6 +154,25 @@ pub fn checkout(
     let file = gix::index::File::from_state(index, index_path);
     lock.commit(&file)?;
     Ok(outcome)
+}
+
+/// The writers' content conversion for the entries of `index` (the new index): gix-filter's
+/// pipeline, and an attribute stack that reads `.gitattributes` through the index, as git reads
+/// attributes from the index it is checking out.
+pub(crate) fn filters_for(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
+    let attributes = repo
+        .attributes_only(
+            index,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(repo_err("reading attributes"))?
+        .detach();
+    let pipeline =
+        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
+    Ok(pipeline.into_parts())
 }
 
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads

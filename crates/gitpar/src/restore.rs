@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
-use crate::checkout::{repo_err, skeleton_index, Error as CheckoutError, Progress};
+use crate::checkout::{skeleton_index, Error as CheckoutError, Progress};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
@@ -265,16 +265,7 @@ pub fn restore(
             let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
         }
         let skeleton = skeleton_index(&plan, repo.object_hash());
-        let attributes = repo
-            .attributes_only(
-                &skeleton,
-                gix::worktree::stack::state::attributes::Source::IdMapping,
-            )
-            .map_err(repo_err("reading attributes"))?
-            .detach();
-        let pipeline =
-            gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-        let (filter, mut attributes) = pipeline.into_parts();
+        let (filter, mut attributes) = crate::checkout::filters_for(repo, &skeleton)?;
         let selection: Vec<usize> = (0..plan.entries.len()).collect();
         crate::checkout::refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
         let executed = crate::execute::execute(

@@ -19,7 +19,7 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Mode, Stat};
 
-use crate::checkout::{repo_err, Error as CheckoutError, Progress};
+use crate::checkout::{Error as CheckoutError, Progress};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
@@ -445,18 +445,9 @@ pub fn update(
             Action::Remove { .. } | Action::Drop | Action::Reject => {}
         }
     }
-    let attributes = repo
-        .attributes_only(
-            &state,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(repo_err("reading attributes"))?
-        .detach();
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let pipeline =
-        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-    let (filter, mut attributes) = pipeline.into_parts();
+    let (filter, mut attributes) = crate::checkout::filters_for(repo, &state)?;
     let write_plan = Plan {
         entries: writes,
         dirs: new_dirs.clone(),
