@@ -62,6 +62,22 @@ clone_matrix! {
     clone_big_file_with_8_workers_matches_git: Fixture::BigFile, Settings::Jobs(8);
 }
 
+/// A budget smaller than most blobs (and far smaller than the 100 MiB one) must neither deadlock
+/// nor change the result: oversized blobs run alone, the others wait their turn.
+#[test]
+fn clone_under_a_memory_budget_smaller_than_the_blobs_matches_git() {
+    clone_matches_git(
+        Fixture::BigFile,
+        Settings::Jobs(8),
+        &["par.memoryBudget=4096"],
+    );
+    clone_matches_git(
+        Fixture::ManyFiles,
+        Settings::Jobs(8),
+        &["par.memoryBudget=100"],
+    );
+}
+
 #[test]
 fn clone_with_core_symlinks_false_writes_symlinks_as_plain_files_like_git() {
     clone_matches_git(
