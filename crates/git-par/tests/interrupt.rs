@@ -1,0 +1,63 @@
+//! Ctrl-C in the middle of a checkout: the index lock goes away, the index is the old one (here:
+//! none), and rerunning converges to what git calls clean.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+#[test]
+fn sigint_during_a_clone_removes_the_lock_and_a_reset_converges_to_git_clean() {
+    let src = support::fixture(Fixture::ManyFiles);
+    let s = scratch();
+    let dst = s.join("interrupted");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-par"));
+    clean_env(&mut cmd)
+        .current_dir(s.path())
+        .args(["clone", "-q", "-j", "2"])
+        .arg(src)
+        .arg(&dst)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("git-par starts");
+
+    // Signal once the checkout holds the index lock (or give up when the clone is already done).
+    let lock = dst.join(".git/index.lock");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !lock.exists() && child.try_wait().expect("poll child").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "git-par neither took the lock nor finished"
+        );
+        std::thread::yield_now();
+    }
+    let pid = i32::try_from(child.id()).expect("pid fits");
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().expect("git-par ends");
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0 | 130)),
+        "exit code {code:?}, stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("git-par exited with {code:?}");
+    assert!(!lock.exists(), "index.lock was left behind");
+    if code == Some(130) {
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+        assert!(
+            !dst.join(".git/index").exists(),
+            "an interrupted checkout recorded an index"
+        );
+    }
+
+    // Rerun: a hard reset writes what is missing and records it; git then calls it clean, and the
+    // work tree is what git's own clone writes.
+    git_par(&dst, ["reset", "-q", "--hard"]).assert_success();
+    assert_clean(&dst, &[]);
+    let by_git = s.join("by-git");
+    git_clone(s.path(), &CloneOpts::default(), src, &by_git).assert_success();
+    compare_worktrees(&by_git, &dst);
+}
