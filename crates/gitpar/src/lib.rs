@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The engine of git-par: it writes Git trees into work trees in parallel and records them in
 //! the index so that git itself accepts the result as its own.
 //!
