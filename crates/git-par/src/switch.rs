@@ -509,7 +509,8 @@ fn run(
                 eprintln!("Already on '{b}'");
             } else {
                 if was_detached {
-                    if let Some(c) = old_commit {
+                    // git names the commit left behind only when HEAD actually moves.
+                    if let Some(c) = old_commit.filter(|c| *c != commit) {
                         eprintln!(
                             "Previous HEAD position was {} {}",
                             short(repo, c),
@@ -518,6 +519,9 @@ fn run(
                     }
                 }
                 eprintln!("Switched to branch '{b}'");
+            }
+            if let Some(info) = tracking_info(repo, b) {
+                print!("{info}");
             }
         }
         NewHead::NewBranch(b, ..) => eprintln!("Switched to a new branch '{b}'"),
@@ -660,4 +664,55 @@ fn restore_paths(
         }
         Err(other) => Err(fatal(other)),
     }
+}
+
+/// git's `format_tracking_info` after switching to `branch`: how it stands against its upstream
+/// (`branch.<name>.remote`/`.merge`, mapped to `refs/remotes/<remote>/<branch>`), with git's
+/// advice lines. `None` when the branch has no upstream.
+fn tracking_info(repo: &gix::Repository, branch: &str) -> Option<String> {
+    let config = repo.config_snapshot();
+    let remote = config.string(format!("branch.{branch}.remote").as_str())?;
+    let merge = config.string(format!("branch.{branch}.merge").as_str())?;
+    let upstream_branch = merge
+        .strip_prefix(b"refs/heads/")?
+        .to_str_lossy()
+        .into_owned();
+    let remote = remote.to_str_lossy().into_owned();
+    if remote == "." {
+        return None;
+    }
+    let short = format!("{remote}/{upstream_branch}");
+    let Some(upstream) = resolve_commit(repo, &format!("refs/remotes/{short}")) else {
+        return Some(format!(
+            "Your branch is based on '{short}', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n"
+        ));
+    };
+    let local = resolve_commit(repo, &format!("refs/heads/{branch}"))?;
+    let count = |tip: gix::ObjectId, hidden: gix::ObjectId| -> Option<usize> {
+        Some(
+            repo.rev_walk([tip])
+                .with_hidden([hidden])
+                .all()
+                .ok()?
+                .filter_map(Result::ok)
+                .count(),
+        )
+    };
+    let ahead = count(local, upstream)?;
+    let behind = count(upstream, local)?;
+    let plural = |n: usize| if n == 1 { "commit" } else { "commits" };
+    Some(match (ahead, behind) {
+        (0, 0) => format!("Your branch is up to date with '{short}'.\n"),
+        (a, 0) => format!(
+            "Your branch is ahead of '{short}' by {a} {}.\n  (use \"git push\" to publish your local commits)\n",
+            plural(a)
+        ),
+        (0, b) => format!(
+            "Your branch is behind '{short}' by {b} {}, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n",
+            plural(b)
+        ),
+        (a, b) => format!(
+            "Your branch and '{short}' have diverged,\nand have {a} and {b} different commits each, respectively.\n  (use \"git pull\" if you want to integrate the remote branch with yours)\n"
+        ),
+    })
 }

@@ -1130,6 +1130,35 @@ fn checkout_of_a_name_only_a_remote_tracking_branch_has_creates_a_tracking_branc
     dwim("checkout");
 }
 
+/// In a clone, switching back to `main` (which tracks `origin/main`) reports how the branch stands
+/// against its upstream, as git does: up to date, and ahead after a local commit.
+fn tracking(cmd: &str, ahead: bool) {
+    let s = scratch();
+    let clone = s.join("clone");
+    let opts = CloneOpts {
+        quiet: true,
+        ..CloneOpts::default()
+    };
+    git_clone(s.path(), &opts, fixture_named(LOCAL), &clone).assert_success();
+    if ahead {
+        git_ok(&clone, ["commit", "-q", "--allow-empty", "-m", "local"]);
+    }
+    git_ok(&clone, ["switch", "-q", "--detach"]);
+    let pair = Pair::from_repo(&clone);
+    let runs = pair.run(Settings::Jobs(8), &[], cmd, &["main"]);
+    assert_same_success(&pair, &runs);
+}
+
+#[test]
+fn switch_to_a_branch_up_to_date_with_its_upstream_says_so_like_git() {
+    tracking("switch", false);
+}
+
+#[test]
+fn checkout_of_a_branch_ahead_of_its_upstream_says_so_like_git() {
+    tracking("checkout", true);
+}
+
 fn refused_without_change(args: &[&str]) {
     let pair = Pair::new(LOCAL);
     let before = pair.before();
