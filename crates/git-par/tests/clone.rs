@@ -160,6 +160,33 @@ fn clone_never_writes_an_externally_filtered_entry_unconverted() {
     external_filter_is_refused("tr a-z A-Z");
 }
 
+/// `restore` of an entry that needs an external filter is refused before anything is touched: the
+/// file in the work tree, with its local edit, stays as it was.
+#[test]
+fn restore_of_an_externally_filtered_entry_is_refused_before_touching_the_work_tree() {
+    let src = fixture(Fixture::Filter);
+    let s = scratch();
+    let dst = s.join("clone");
+    let opts = CloneOpts {
+        quiet: true,
+        ..CloneOpts::default()
+    };
+    git_clone(s.path(), &opts, src, &dst).assert_success();
+    fs::write(dst.join("payload.lfs"), "local edit\n").unwrap();
+    let out = git_par(
+        &dst,
+        ["-c", "filter.fake.smudge=cat", "restore", "payload.lfs"],
+    )
+    .assert_failure();
+    assert!(
+        out.stderr_str().contains("payload.lfs"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(fs::read(dst.join("payload.lfs")).unwrap(), b"local edit\n");
+    assert!(!dst.join(".git/index.lock").exists());
+}
+
 #[test]
 fn clone_no_checkout_matches_git() {
     let src = fixture(Fixture::KitchenSink);

@@ -180,6 +180,22 @@ pub fn restore(
     let mut outcome = Outcome::default();
     let mut stats = vec![None; plan.entries.len()];
     if req.worktree {
+        // Filters first: an entry that needs an external driver is refused before anything
+        // is removed or written.
+        // Attributes come from the index as it will be: the restored entries over the current
+        // ones (so a `.gitattributes` elsewhere in the index applies, and a restored one wins),
+        // as git checks out paths from the updated index.
+        let mut result = skeleton_index(&plan, repo.object_hash());
+        for e in index.entries() {
+            if !in_source.contains(e.path(&index)) {
+                result.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(&index));
+            }
+        }
+        result.sort_entries();
+        let (filter, mut attributes) = crate::checkout::filters_for(repo, &result)?;
+        let selection: Vec<usize> = (0..plan.entries.len()).collect();
+        crate::checkout::refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
+
         // Make room, as git's forced checkout of paths does: whatever occupies an entry's path
         // goes (a directory too, unless the entry is a gitlink that keeps it), and so does
         // anything that is not a directory where the entries need one.
@@ -264,10 +280,6 @@ pub fn restore(
         for dir in emptied.iter().rev() {
             let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
         }
-        let skeleton = skeleton_index(&plan, repo.object_hash());
-        let (filter, mut attributes) = crate::checkout::filters_for(repo, &skeleton)?;
-        let selection: Vec<usize> = (0..plan.entries.len()).collect();
-        crate::checkout::refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
         let executed = crate::execute::execute(
             repo,
             &plan,
