@@ -187,6 +187,49 @@ fn restore_of_an_externally_filtered_entry_is_refused_before_touching_the_work_t
     assert!(!dst.join(".git/index.lock").exists());
 }
 
+/// A switch that would write an entry needing an external filter is refused before anything is
+/// removed or written; HEAD, index and work tree stay as they were.
+#[test]
+fn switch_to_an_externally_filtered_change_is_refused_before_touching_anything() {
+    let src = fixture(Fixture::Filter);
+    let s = scratch();
+    let dst = s.join("clone");
+    let opts = CloneOpts {
+        quiet: true,
+        ..CloneOpts::default()
+    };
+    git_clone(s.path(), &opts, src, &dst).assert_success();
+    fs::write(dst.join("payload.lfs"), "second version\n").unwrap();
+    fs::write(dst.join("a.txt"), "changed a\n").unwrap();
+    git_ok(&dst, ["commit", "-q", "-a", "-m", "second"]);
+    let head = git_str(&dst, ["rev-parse", "HEAD"]);
+    let index = fs::read(dst.join(".git/index")).unwrap();
+    let out = git_par(
+        &dst,
+        [
+            "-c",
+            "filter.fake.smudge=cat",
+            "switch",
+            "-q",
+            "--detach",
+            "HEAD~1",
+        ],
+    )
+    .assert_failure();
+    assert!(
+        out.stderr_str().contains("payload.lfs"),
+        "{}",
+        out.describe()
+    );
+    assert_eq!(
+        fs::read(dst.join("payload.lfs")).unwrap(),
+        b"second version\n"
+    );
+    assert_eq!(fs::read(dst.join("a.txt")).unwrap(), b"changed a\n");
+    assert_eq!(git_str(&dst, ["rev-parse", "HEAD"]), head);
+    assert_eq!(fs::read(dst.join(".git/index")).unwrap(), index);
+}
+
 #[test]
 fn clone_no_checkout_matches_git() {
     let src = fixture(Fixture::KitchenSink);
