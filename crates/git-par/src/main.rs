@@ -6,6 +6,7 @@
 
 mod bench;
 mod config_env;
+mod identity;
 mod interrupt;
 mod progress;
 mod switch;
@@ -105,7 +106,9 @@ struct WorktreeAddArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     interrupt::install();
-    let mut overrides = config_env::from_git_config_parameters();
+    // git's default identity first, so that any configured one (or `-c`) takes precedence.
+    let mut overrides = identity::fallback_overrides();
+    overrides.extend(config_env::from_git_config_parameters());
     overrides.extend(cli.config.iter().cloned());
     let result = match cli.command {
         Command::Clone(args) => clone(args, &overrides),

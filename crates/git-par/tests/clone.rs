@@ -230,6 +230,47 @@ fn switch_to_an_externally_filtered_change_is_refused_before_touching_anything()
     assert_eq!(fs::read(dst.join(".git/index")).unwrap(), index);
 }
 
+/// Without any configured identity, git falls back to the account's name and `user@host`; the
+/// clone must work all the same and sign its reflog the way git does.
+#[test]
+fn clone_without_a_configured_identity_signs_the_reflog_like_git() {
+    let src = fixture(Fixture::KitchenSink);
+    let s = scratch();
+    let home = s.join("empty-home");
+    fs::create_dir(&home).unwrap();
+    let clone_with = |program: &str, dst: &Path| {
+        let mut cmd = std::process::Command::new(program);
+        clean_env(&mut cmd)
+            .env("HOME", &home)
+            .env_remove("EMAIL")
+            .current_dir(s.path())
+            .args(["clone", "-q"])
+            .arg(src)
+            .arg(dst);
+        let out = cmd.output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{program} clone failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let by_git = s.join("by-git");
+    let by_par = s.join("by-git-par");
+    clone_with("git", &by_git);
+    clone_with(env!("CARGO_BIN_EXE_git-par"), &by_par);
+    let identity = |dir: &Path| {
+        let log = fs::read_to_string(dir.join(".git/logs/HEAD")).unwrap();
+        let line = log.lines().last().unwrap().to_owned();
+        // "<old> <new> <name> <<email>> <time> <tz>\t<message>": keep name and email.
+        let sig = line.split('\t').next().unwrap();
+        let start = sig.find(' ').unwrap() + 1;
+        let start = start + sig[start..].find(' ').unwrap() + 1;
+        let end = sig.rfind('>').unwrap() + 1;
+        sig[start..end].to_owned()
+    };
+    assert_eq!(identity(&by_git), identity(&by_par));
+}
+
 #[test]
 fn clone_no_checkout_matches_git() {
     let src = fixture(Fixture::KitchenSink);
