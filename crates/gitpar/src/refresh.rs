@@ -55,6 +55,10 @@ struct StatRules {
     minimal: bool,
 }
 
+/// Entries per extra thread: below this, starting a thread costs more than it saves (git's
+/// `preload-index.c` uses the same figure).
+const THREAD_COST: usize = 500;
+
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
 const CHUNK: usize = 64;
@@ -92,7 +96,8 @@ pub fn check<'a>(
     // The results are written in place: chunks of the output are handed out with their
     // inputs, so nothing is collected per thread and merged afterwards.
     let mut states = vec![State::Clean; items.len()];
-    let threads = threads.clamp(1, items.len().div_ceil(CHUNK));
+    // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
+    let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
     {
         let work = std::sync::Mutex::new(states.chunks_mut(CHUNK).zip(items.chunks(CHUNK)));
         let run = |repo: gix::Repository| -> Result<(), String> {
