@@ -129,6 +129,21 @@ fn branch_exists(repo: &gix::Repository, name: &str) -> bool {
         .is_some()
 }
 
+/// `-c NEW [START]` / `-b NEW [START]`: a branch that must not exist yet, at START (default HEAD).
+fn new_branch(
+    repo: &gix::Repository,
+    name: &str,
+    start: Option<&str>,
+) -> Result<(NewHead, gix::ObjectId), u8> {
+    if branch_exists(repo, name) {
+        return Err(fatal(format!("a branch named '{name}' already exists")));
+    }
+    let start = start.unwrap_or("HEAD").to_owned();
+    let commit =
+        resolve_commit(repo, &start).ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
+    Ok((NewHead::NewBranch(name.to_owned(), start, None), commit))
+}
+
 /// git's `--guess`: a name that is no local branch but the branch of exactly one remote becomes
 /// a new local branch tracking it.
 fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead, gix::ObjectId)> {
@@ -151,13 +166,7 @@ fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead,
 pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     let repo = open_repo(overrides)?;
     let (head, commit) = if let Some(new) = &args.create {
-        if branch_exists(&repo, new) {
-            return Err(fatal(format!("a branch named '{new}' already exists")));
-        }
-        let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
-        let commit = resolve_commit(&repo, &start)
-            .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-        (NewHead::NewBranch(new.clone(), start, None), commit)
+        new_branch(&repo, new, args.target.as_deref())?
     } else {
         let Some(target) = args.target.clone() else {
             return Err(fatal("missing branch or commit argument"));
@@ -220,13 +229,7 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
         );
     }
     let (head, commit) = if let Some(new) = &args.create {
-        if branch_exists(&repo, new) {
-            return Err(fatal(format!("a branch named '{new}' already exists")));
-        }
-        let start = args.target.clone().unwrap_or_else(|| "HEAD".into());
-        let commit = resolve_commit(&repo, &start)
-            .ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-        (NewHead::NewBranch(new.clone(), start, None), commit)
+        new_branch(&repo, new, args.target.as_deref())?
     } else {
         let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
         let guess = (!args.detach && target != "HEAD" && resolve_commit(&repo, &target).is_none())

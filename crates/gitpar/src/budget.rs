@@ -40,11 +40,6 @@ impl Budget {
         }
     }
 
-    /// The number of bytes this budget allows in flight.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
     /// Block until `bytes` can be held, then hold them.
     ///
     /// A request larger than the whole budget is clamped to the capacity: it waits until nothing

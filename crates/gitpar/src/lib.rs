@@ -3,9 +3,10 @@
 //! the index so that git itself accepts the result as its own.
 //!
 //! Every operation is the same four steps (see `docs/ARCHITECTURE.md`):
-//! resolve ([`options`]) → plan ([`plan`]) → execute ([`checkout`], [`write`], [`budget`]) →
-//! record ([`lock`] and the index). [`clone`] and [`worktree`] set up repositories and then run
-//! a [`checkout::checkout`].
+//! resolve ([`options`]) → plan ([`plan`]) → execute ([`execute`](mod@execute),
+//! [`write`](mod@write), [`budget`]) → record ([`lock`] and the index). [`clone`] and [`worktree`]
+//! set up repositories and then run a [`checkout::checkout`]; [`update`] and [`restore`] change an
+//! existing work tree, with [`refresh`] checking what is on disk.
 //!
 //! The library never prints; the `git-par` binary turns outcomes and errors into git's messages.
 

@@ -66,11 +66,6 @@ impl IndexLock {
         }
     }
 
-    /// The path of the lock file, e.g. to report it.
-    pub fn lock_path(&self) -> &Path {
-        &self.lock_path
-    }
-
     /// Write `index` into the lock file and atomically rename it over the index.
     pub fn commit(mut self, index: &gix::index::File) -> Result<(), Error> {
         let io_err = |path: &Path| {

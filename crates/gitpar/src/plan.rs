@@ -60,17 +60,6 @@ pub struct Plan {
     pub dirs: Vec<BString>,
 }
 
-impl Plan {
-    /// Returns the number of entries that end up as regular files written through the pool:
-    /// this is the count git compares with `checkout.thresholdForParallelism`.
-    pub fn regular_files(&self) -> usize {
-        self.entries
-            .iter()
-            .filter(|e| matches!(e.kind, Kind::File | Kind::Executable))
-            .count()
-    }
-}
-
 /// Why a tree cannot be checked out. Each variant names the offending path, since the tree that
 /// holds it may be deep and the user has to find it.
 #[derive(Debug, thiserror::Error)]

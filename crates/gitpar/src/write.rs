@@ -5,33 +5,13 @@
 //! to the sequential tail. The stat data git records in the index comes from `fstat` on the open
 //! file, so the index needs no second pass over the disk.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use gix::index::entry::stat::Time;
 use gix::index::entry::Stat;
-
-/// Create `path` (which must not exist), write `data` and return its stat data.
-///
-/// The mode is 0777 for executables and 0666 otherwise, before the umask, exactly as git's
-/// `entry.c` does, so the exec bit and the group/other bits come out as they would with git.
-pub fn create_file(path: &Path, data: &[u8], executable: bool) -> io::Result<Stat> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(if executable { 0o777 } else { 0o666 })
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    file.write_all(data)?;
-    stat_of_file(&file)
-}
-
-/// The stat data of an open file, in the index's format.
-pub fn stat_of_file(file: &File) -> io::Result<Stat> {
-    Ok(stat_from_metadata(&file.metadata()?))
-}
 
 /// The stat data of `path` itself (not of what a symlink points to), in the index's format.
 pub fn stat_of_path(path: &Path) -> io::Result<Stat> {
@@ -113,20 +93,23 @@ pub fn is_collision(err: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bstr::ByteSlice;
 
     #[test]
-    fn create_file_refuses_existing_paths_and_symlinks() {
+    fn create_file_at_refuses_existing_paths_and_symlinks() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        let st = create_file(&p, b"hello", false).unwrap();
+        let mut dirs = DirCache::new(dir.path());
+        let root = b"".as_bstr();
+        let st = create_file_at(dirs.dir(root).unwrap(), b"f".as_bstr(), b"hello", false).unwrap();
         assert_eq!(st.size, 5);
-        let err = create_file(&p, b"again", false).unwrap_err();
+        let err =
+            create_file_at(dirs.dir(root).unwrap(), b"f".as_bstr(), b"again", false).unwrap_err();
         assert!(is_collision(&err));
-        let link = dir.path().join("l");
-        std::os::unix::fs::symlink(&p, &link).unwrap();
-        let err = create_file(&link, b"through", false).unwrap_err();
+        std::os::unix::fs::symlink(dir.path().join("f"), dir.path().join("l")).unwrap();
+        let err =
+            create_file_at(dirs.dir(root).unwrap(), b"l".as_bstr(), b"through", false).unwrap_err();
         assert!(is_collision(&err));
-        assert_eq!(std::fs::read(&p).unwrap(), b"hello");
+        assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"hello");
     }
 
     #[test]
@@ -216,8 +199,10 @@ pub fn split_path(path: &bstr::BStr) -> (&bstr::BStr, &bstr::BStr) {
     }
 }
 
-/// [`create_file`] relative to an open directory: create `name` in `dir` (it must not exist),
-/// write `data`, and return the stat data of the open file.
+/// Create `name` in the open directory `dir` (it must not exist), write `data`, and return the
+/// stat data of the open file. The mode is 0777 for executables and 0666 otherwise, before the
+/// umask, exactly as git's `entry.c` does, so the exec bit and the group/other bits come out as
+/// they would with git.
 pub fn create_file_at(
     dir: rustix::fd::BorrowedFd<'_>,
     name: &bstr::BStr,
