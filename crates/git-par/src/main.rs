@@ -9,6 +9,7 @@ mod config_env;
 mod identity;
 mod interrupt;
 mod progress;
+mod repo;
 mod switch;
 
 use std::path::{Path, PathBuf};
@@ -145,7 +146,8 @@ fn run_checkout(
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
     let interrupt = &interrupt::INTERRUPTED;
-    let index_path = repo.index_path();
+    // A new repository's index, or GIT_INDEX_FILE: git's `worktree add` and `clone` write there.
+    let index_path = repo::index_path(repo.git_dir(), Some(worktree), worktree);
     let result = progress::show_while(
         &progress,
         "Updating files",
@@ -294,17 +296,7 @@ fn humanish(source: &str) -> String {
 }
 
 fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
-    let open_opts = gix::open::Options::default().config_overrides(overrides.iter().cloned());
-    let repo = gix::ThreadSafeRepository::discover_opts(
-        ".",
-        Default::default(),
-        gix::sec::trust::Mapping {
-            full: open_opts.clone(),
-            reduced: open_opts,
-        },
-    )
-    .map(gix::Repository::from)
-    .map_err(|_| fatal("not a git repository (or any of the parent directories): .git"))?;
+    let repo = repo::open(overrides)?.repo;
     let req = gitpar::worktree::Request {
         path: args.path.clone(),
         commit_ish: args.commit_ish.clone(),

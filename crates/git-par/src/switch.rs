@@ -7,6 +7,7 @@ use gitpar::update::{Error as UpdateError, Policy};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+use crate::repo::Opened;
 use crate::{fatal, jobs, progress, short, CheckoutArgs, FATAL};
 
 /// `git par switch`.
@@ -62,6 +63,9 @@ pub struct RestoreArgs {
     /// Restore the work tree (the default when --staged is not given).
     #[arg(short = 'W', long = "worktree")]
     worktree: bool,
+    /// Leave unmerged paths alone (with a warning) instead of refusing.
+    #[arg(long = "ignore-unmerged")]
+    ignore_unmerged: bool,
     /// The paths to restore.
     #[arg(required = true, value_name = "PATHSPEC")]
     paths: Vec<String>,
@@ -98,18 +102,10 @@ enum NewHead {
     Detached(String),
 }
 
-pub(crate) fn open_repo(overrides: &[String]) -> Result<gix::Repository, u8> {
-    let open_opts = gix::open::Options::default().config_overrides(overrides.iter().cloned());
-    gix::ThreadSafeRepository::discover_opts(
-        ".",
-        Default::default(),
-        gix::sec::trust::Mapping {
-            full: open_opts.clone(),
-            reduced: open_opts,
-        },
-    )
-    .map(gix::Repository::from)
-    .map_err(|_| fatal("not a git repository (or any of the parent directories): .git"))
+/// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
+/// `GIT_INDEX_FILE`, `core.worktree`, `safe.directory`, ...).
+pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
+    crate::repo::open(overrides)
 }
 
 fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
@@ -164,24 +160,25 @@ fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead,
 
 /// Run `git par switch`.
 pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
-    let repo = open_repo(overrides)?;
+    let opened = open_repo(overrides)?;
+    let repo = &opened.repo;
     let (head, commit) = if let Some(new) = &args.create {
-        new_branch(&repo, new, args.target.as_deref())?
+        new_branch(repo, new, args.target.as_deref())?
     } else {
         let Some(target) = args.target.clone() else {
             return Err(fatal("missing branch or commit argument"));
         };
         if args.detach {
-            let commit = resolve_commit(&repo, &target)
+            let commit = resolve_commit(repo, &target)
                 .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
             (NewHead::Detached(target), commit)
-        } else if branch_exists(&repo, &target) {
-            let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
+        } else if branch_exists(repo, &target) {
+            let commit = resolve_commit(repo, &format!("refs/heads/{target}"))
                 .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
             (NewHead::Branch(target), commit)
-        } else if let Some(guessed) = guess_tracking_branch(&repo, &target) {
+        } else if let Some(guessed) = guess_tracking_branch(repo, &target) {
             guessed
-        } else if let Some(commit) = resolve_commit(&repo, &target) {
+        } else if let Some(commit) = resolve_commit(repo, &target) {
             let what = if repo
                 .try_find_reference(format!("refs/tags/{target}").as_str())
                 .ok()
@@ -207,42 +204,51 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
             return Err(fatal(format!("invalid reference: {target}")));
         }
     };
-    run(&repo, head, commit, args.force, &args.checkout, "checkout")
+    run(
+        &opened,
+        head,
+        commit,
+        args.force,
+        &args.checkout,
+        "checkout",
+    )
 }
 
 /// Run `git par checkout` (branch form).
 pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
-    let repo = open_repo(overrides)?;
+    let opened = open_repo(overrides)?;
+    let repo = &opened.repo;
     if !args.paths.is_empty() {
         let source = match &args.target {
-            Some(rev) => Some(resolve_tree(&repo, rev)?),
+            Some(rev) => Some(resolve_tree(repo, rev)?),
             None => None,
         };
         return restore_paths(
-            &repo,
+            &opened,
             source,
             source.is_some(),
             true,
             true,
+            args.force,
             &args.paths,
             &args.checkout,
         );
     }
     let (head, commit) = if let Some(new) = &args.create {
-        new_branch(&repo, new, args.target.as_deref())?
+        new_branch(repo, new, args.target.as_deref())?
     } else {
         let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
-        let guess = (!args.detach && target != "HEAD" && resolve_commit(&repo, &target).is_none())
-            .then(|| guess_tracking_branch(&repo, &target))
+        let guess = (!args.detach && target != "HEAD" && resolve_commit(repo, &target).is_none())
+            .then(|| guess_tracking_branch(repo, &target))
             .flatten();
-        if !args.detach && target != "HEAD" && branch_exists(&repo, &target) {
-            let commit = resolve_commit(&repo, &format!("refs/heads/{target}"))
+        if !args.detach && target != "HEAD" && branch_exists(repo, &target) {
+            let commit = resolve_commit(repo, &format!("refs/heads/{target}"))
                 .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
             (NewHead::Branch(target), commit)
         } else if let Some(guessed) = guess {
             guessed
         } else {
-            let commit = resolve_commit(&repo, &target).ok_or_else(|| {
+            let commit = resolve_commit(repo, &target).ok_or_else(|| {
                 eprintln!("error: pathspec '{target}' did not match any file(s) known to git");
                 1u8
             })?;
@@ -260,31 +266,39 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
             }
         }
     };
-    run(&repo, head, commit, args.force, &args.checkout, "checkout")
+    run(
+        &opened,
+        head,
+        commit,
+        args.force,
+        &args.checkout,
+        "checkout",
+    )
 }
 
 /// Run `git par reset --hard`.
 pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
-    let repo = open_repo(overrides)?;
+    let opened = open_repo(overrides)?;
+    let repo = &opened.repo;
     let _ = args.hard;
     let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
-    let commit = resolve_commit(&repo, &target).ok_or_else(|| {
+    let commit = resolve_commit(repo, &target).ok_or_else(|| {
         fatal(format!(
             "ambiguous argument '{target}': unknown revision or path not in the working tree."
         ))
     })?;
-    let old_tree = head_tree(&repo);
-    update_worktree(&repo, old_tree, commit, Policy::Force, &args.checkout)?;
+    let old_tree = head_tree(repo);
+    let outcome = update_worktree(&opened, old_tree, commit, Policy::Force, &args.checkout)?;
     let message = format!("reset: moving to {target}");
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let branch = repo.head_name().ok().flatten();
     let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
     // git logs the reset even when nothing moves; gix skips such entries, so write them here.
-    edit_refs(&gitpar::branch::without_reflog(&repo), vec![edit])?;
-    gitpar::branch::append_reflog(&repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+    edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
+    gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
     if let Some(branch) = branch.filter(|_| old_commit != Some(commit)) {
         gitpar::branch::append_reflog(
-            &repo,
+            repo,
             &branch.as_bstr().to_str_lossy(),
             old_commit,
             commit,
@@ -295,11 +309,15 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     if !args.checkout.quiet {
         println!(
             "HEAD is now at {} {}",
-            short(&repo, commit),
-            subject(&repo, commit)
+            short(repo, commit),
+            subject(repo, commit)
         );
     }
-    Ok(())
+    if outcome.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(1)
+    }
 }
 
 fn subject(repo: &gix::Repository, commit: gix::ObjectId) -> String {
@@ -345,21 +363,20 @@ fn edit_refs(repo: &gix::Repository, edits: Vec<RefEdit>) -> Result<(), u8> {
 
 /// Run the engine's update with progress, and print git's refusal lists.
 fn update_worktree(
-    repo: &gix::Repository,
+    opened: &Opened,
     old_tree: Option<gix::ObjectId>,
     commit: gix::ObjectId,
     policy: Policy,
     args: &CheckoutArgs,
 ) -> Result<gitpar::update::Outcome, u8> {
-    let Some(workdir) = repo.workdir().map(std::path::Path::to_owned) else {
-        return Err(fatal("this operation must be run in a work tree"));
-    };
+    let repo = &opened.repo;
+    let workdir = opened.require_workdir()?.to_owned();
     let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
-    let index_path = repo.index_path();
+    let index_path = opened.index_path.clone();
     let result = progress::show_while(
         &progress,
         "Updating files",
@@ -380,7 +397,13 @@ fn update_worktree(
         Result::is_ok,
     );
     match result {
-        Ok(outcome) => Ok(outcome),
+        Ok(outcome) => {
+            // git reports each path it could not write, still moves HEAD, and exits 1.
+            for e in &outcome.errors {
+                eprintln!("error: {e}");
+            }
+            Ok(outcome)
+        }
         Err(UpdateError::WouldLose {
             local,
             untracked,
@@ -435,13 +458,14 @@ fn update_worktree(
 
 /// The common tail of `switch` and `checkout`: update, move HEAD, say what happened.
 fn run(
-    repo: &gix::Repository,
+    opened: &Opened,
     head: NewHead,
     commit: gix::ObjectId,
     force: bool,
     args: &CheckoutArgs,
     verb: &str,
 ) -> Result<(), u8> {
+    let repo = &opened.repo;
     let old_head_name = repo.head_name().ok().flatten();
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let old_desc = old_head_name
@@ -450,7 +474,7 @@ fn run(
         .or_else(|| old_commit.map(|c| c.to_string()))
         .unwrap_or_else(|| "(invalid)".into());
     let policy = if force { Policy::Force } else { Policy::Safe };
-    let outcome = update_worktree(repo, head_tree(repo), commit, policy, args)?;
+    let outcome = update_worktree(opened, head_tree(repo), commit, policy, args)?;
     for (status, path) in &outcome.local_changes {
         println!("{status}\t{}", crate::quote_path(path.as_ref()));
     }
@@ -498,8 +522,14 @@ fn run(
     let message = format!("{verb}: moving from {old_desc} to {new_desc}");
     gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
 
+    // Paths that could not be written were reported; git still switches, and exits 1.
+    let status = if outcome.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(1)
+    };
     if args.quiet {
-        return Ok(());
+        return status;
     }
     let was_detached = old_head_name.is_none();
     match &head {
@@ -545,24 +575,26 @@ fn run(
             );
         }
     }
-    Ok(())
+    status
 }
 
 /// Run `git par restore`.
 pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
-    let repo = open_repo(overrides)?;
+    let opened = open_repo(overrides)?;
+    let repo = &opened.repo;
     let worktree = args.worktree || !args.staged;
     let source = match (&args.source, args.staged) {
-        (Some(rev), _) => Some(resolve_tree(&repo, rev)?),
-        (None, true) => Some(resolve_tree(&repo, "HEAD")?),
+        (Some(rev), _) => Some(resolve_tree(repo, rev)?),
+        (None, true) => Some(resolve_tree(repo, "HEAD")?),
         (None, false) => None,
     };
     restore_paths(
-        &repo,
+        &opened,
         source,
         args.staged,
         worktree,
         false,
+        args.ignore_unmerged,
         &args.paths,
         &args.checkout,
     )
@@ -578,17 +610,8 @@ fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<gix::ObjectId, u8> 
 }
 
 /// Pathspecs are relative to the current directory: make them relative to the work tree root.
-fn repo_relative(repo: &gix::Repository, specs: &[String]) -> Result<Vec<bstr::BString>, u8> {
-    let workdir = repo
-        .workdir()
-        .and_then(|w| std::fs::canonicalize(w).ok())
-        .ok_or_else(|| fatal("this operation must be run in a work tree"))?;
-    let cwd = std::env::current_dir()
-        .and_then(std::fs::canonicalize)
-        .map_err(|e| fatal(format!("unable to read the current directory: {e}")))?;
-    let prefix = cwd
-        .strip_prefix(&workdir)
-        .unwrap_or(std::path::Path::new(""));
+/// `prefix` is where the current directory is in the work tree (see [`Opened::prefix`]).
+fn repo_relative(prefix: &std::path::Path, specs: &[String]) -> Result<Vec<bstr::BString>, u8> {
     let mut out = Vec::new();
     for spec in specs {
         let joined = prefix.join(spec);
@@ -607,27 +630,29 @@ fn repo_relative(repo: &gix::Repository, specs: &[String]) -> Result<Vec<bstr::B
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)] // each flag is one of git's options for the two commands
 fn restore_paths(
-    repo: &gix::Repository,
+    opened: &Opened,
     source: Option<gix::ObjectId>,
     staged: bool,
     worktree: bool,
     overlay: bool,
+    ignore_unmerged: bool,
     specs: &[String],
     args: &CheckoutArgs,
 ) -> Result<(), u8> {
-    let Some(workdir) = repo.workdir().map(std::path::Path::to_owned) else {
-        return Err(fatal("this operation must be run in a work tree"));
-    };
+    let repo = &opened.repo;
+    let workdir = opened.require_workdir()?.to_owned();
     let req = gitpar::restore::Request {
         source: source.map_or(
             gitpar::restore::Source::Index,
             gitpar::restore::Source::Tree,
         ),
-        pathspecs: repo_relative(repo, specs)?,
+        pathspecs: repo_relative(&opened.prefix, specs)?,
         worktree,
         staged,
         overlay,
+        ignore_unmerged,
     };
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
@@ -640,7 +665,7 @@ fn restore_paths(
             gitpar::restore::restore(
                 repo,
                 &workdir,
-                &repo.index_path(),
+                &opened.index_path,
                 &req,
                 &opts,
                 &progress,
@@ -650,7 +675,25 @@ fn restore_paths(
         Result::is_ok,
     );
     match result {
-        Ok(_) => Ok(()),
+        Ok(outcome) => {
+            for path in &outcome.unmerged {
+                eprintln!("warning: path '{path}' is unmerged");
+            }
+            for e in &outcome.errors {
+                eprintln!("error: {e}");
+            }
+            if outcome.errors.is_empty() {
+                Ok(())
+            } else {
+                Err(1)
+            }
+        }
+        Err(gitpar::restore::Error::Unmerged(paths)) => {
+            for path in &paths {
+                eprintln!("error: path '{path}' is unmerged");
+            }
+            Err(1)
+        }
         Err(gitpar::restore::Error::NoMatch(spec)) => {
             eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
             Err(1)

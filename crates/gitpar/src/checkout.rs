@@ -40,11 +40,12 @@ pub struct Outcome {
 
 /// Why an entry could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("unable to write '{path}': {message}")]
+#[error("{message}")]
 pub struct EntryError {
     /// The entry's path.
     pub path: BString,
-    /// What went wrong, already phrased for the user.
+    /// What went wrong, phrased for the user as git phrases it, naming the path and the cause
+    /// (`unable to create file a/b: Permission denied`).
     pub message: String,
 }
 
@@ -122,12 +123,16 @@ pub fn checkout(
     let (filter, mut attributes) = filters_for(repo, &index)?;
     refuse_external_filters(repo, &plan, &mut attributes)?;
 
-    let selection: Vec<usize> = (0..plan.entries.len()).collect();
+    let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
+        path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+        source,
+    })?;
+    let jobs = crate::execute::Job::all_new(&plan);
     let executed = crate::execute::execute(
         repo,
         &plan,
-        &selection,
-        worktree,
+        &jobs,
+        &root,
         opts,
         crate::execute::Filters {
             pipeline: &filter,
@@ -140,6 +145,14 @@ pub fn checkout(
         progress,
         should_interrupt,
     )?;
+    // A fresh work tree has no old state to fall back to: an interrupted or partly failed
+    // checkout records no index (git's clone does the same), and a `reset --hard` converges.
+    if executed.interrupted {
+        return Err(Error::Interrupted);
+    }
+    if !executed.errors.is_empty() {
+        return Err(Error::Entries(executed.errors));
+    }
     let outcome = Outcome {
         entries: plan.entries.len(),
         bytes_written: executed.bytes_written,
@@ -151,8 +164,16 @@ pub fn checkout(
     for (entry, stat) in index.entries_mut().iter_mut().zip(executed.stats) {
         entry.stat = stat.expect("every entry was either written or reported as an error");
     }
-    let file = gix::index::File::from_state(index, index_path);
-    lock.commit(&file)?;
+    // A new index: its version comes from the configuration, its cache-tree from `tree`.
+    crate::record::commit(
+        lock,
+        repo,
+        index,
+        crate::record::Keep {
+            tree: Some(tree),
+            previous: None,
+        },
+    )?;
     Ok(outcome)
 }
 

@@ -158,6 +158,7 @@ pub fn prepare(req: &Request) -> Result<Prepared, Error> {
         &source.common_dir().join("objects"),
         &git_dir.join("objects"),
     )?;
+    copy_shallow(source.common_dir(), &git_dir)?;
 
     // The source's refs, and what its HEAD points to.
     let mut branches: Vec<(BString, ObjectId)> = Vec::new();
@@ -296,7 +297,10 @@ pub fn prepare(req: &Request) -> Result<Prepared, Error> {
     config
         .write_to(&mut out)
         .map_err(io_err("unable to write config", &config_path))?;
-    std::fs::write(&config_path, out).map_err(io_err("unable to write config", &config_path))?;
+    // Under `config.lock`, as git writes config.
+    crate::branch::FileLock::acquire(&config_path)
+        .and_then(|lock| lock.commit(&out))
+        .map_err(io_err("could not lock config file", &config_path))?;
 
     let repo = gix::open_opts(&req.destination, open_opts)
         .map_err(gix_err("unable to open the new repository"))?;
@@ -445,4 +449,24 @@ fn copy_alternates(objects_info: &Path, from: &Path, to: &Path) -> Result<(), Er
         out.push(b'\n');
     }
     std::fs::write(to, out).map_err(io_err("unable to write", to))
+}
+
+/// A shallow source's `shallow` file (the commits whose parents it lacks) goes into the clone, under
+/// `shallow.lock`: without it the clone's history would end in missing parents, a corrupt
+/// repository. git's clone of a shallow source (which falls back from `--local` to its transport)
+/// leaves the same list: every shallow commit the copied refs reach, and we copy every ref.
+fn copy_shallow(source_common: &Path, git_dir: &Path) -> Result<(), Error> {
+    let from = source_common.join("shallow");
+    let text = match std::fs::read(&from) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(io_err("unable to read", &from)(err)),
+    };
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let to = git_dir.join("shallow");
+    crate::branch::FileLock::acquire(&to)
+        .and_then(|lock| lock.commit(&text))
+        .map_err(io_err("unable to write", &to))
 }

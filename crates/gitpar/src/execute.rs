@@ -1,20 +1,44 @@
 //! Execute: write a selection of a plan's entries, regular files through the writer pool and
 //! everything else in a sequential tail, and return the stat data of what was written.
 //!
-//! This is shared by the full checkout (every entry) and the two-way update (only the entries
-//! that change). The caller has already removed whatever the entries replace, so every create is
-//! `O_EXCL`: something in the way is a collision, never an overwrite.
+//! This is shared by the full checkout (every entry), the two-way update (only the entries
+//! that change) and the restore of paths. Every create is `O_EXCL`: something unexpected in the
+//! way is a collision, never an overwrite. A [`Job`] that replaces a tracked file has it unlinked
+//! by its own worker just before the new one is created, never in a mass pass beforehand: an
+//! interrupted or failed update leaves every path old or new, except the files in flight at a
+//! SIGKILL (one per worker). A failed entry is reported and the others are still written.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bstr::ByteSlice;
 
 use crate::budget::Budget;
 use crate::checkout::{EntryError, Error, Progress};
+use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
-use crate::write;
+
+/// One entry to write: an index into the plan's entries, and whether a file the index tracks
+/// is at its path now (the worker unlinks it right before creating the new one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Job {
+    /// Index into `plan.entries`.
+    pub entry: usize,
+    /// Whether the path holds a tracked file or symlink to replace.
+    pub replace: bool,
+}
+
+impl Job {
+    /// Jobs for every entry of `plan`, none replacing anything (a fresh work tree).
+    pub fn all_new(plan: &Plan) -> Vec<Job> {
+        (0..plan.entries.len())
+            .map(|entry| Job {
+                entry,
+                replace: false,
+            })
+            .collect()
+    }
+}
 
 /// The content conversion the writers apply.
 #[derive(Clone, Copy)]
@@ -32,8 +56,13 @@ pub struct Filters<'a> {
 #[derive(Debug)]
 pub struct Executed {
     /// Stat data per plan entry (same indices as `plan.entries`); `None` for entries that were
-    /// not in the selection.
+    /// not written: not selected, failed (see `errors`) or not reached before an interruption.
     pub stats: Vec<Option<gix::index::entry::Stat>>,
+    /// The entries that could not be written, in path order; the others were written.
+    pub errors: Vec<EntryError>,
+    /// Whether the run stopped early because `should_interrupt` was set: the entries in flight
+    /// were finished, the rest were not started.
+    pub interrupted: bool,
     /// Writer threads used.
     pub workers: usize,
     /// Paths that collided and were written again in the tail (last one wins).
@@ -42,15 +71,16 @@ pub struct Executed {
     pub bytes_written: u64,
 }
 
-/// Create `plan.dirs` that do not exist yet and write the entries of `plan` whose indices are in
-/// `selection` (sorted), using `filters` (the gix-filter pipeline and the attribute stack) for
-/// content conversion.
-#[allow(clippy::too_many_arguments)]
+/// Create `plan.dirs` that do not exist yet and write the entries of `plan` named by `jobs`
+/// (sorted by entry), using `filters` (the gix-filter pipeline and the attribute stack) for
+/// content conversion. Per-entry failures and an interruption are reported in the result, not
+/// as an error: the caller records what was written.
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
 pub fn execute(
     repo: &gix::Repository,
     plan: &Plan,
-    selection: &[usize],
-    worktree: &Path,
+    jobs: &[Job],
+    root: &Root,
     opts: &Options,
     filters: Filters<'_>,
     progress: &Progress,
@@ -61,14 +91,17 @@ pub fn execute(
         attributes,
         present,
     } = filters;
-    progress.total.store(selection.len(), Ordering::Relaxed);
+    progress.total.store(jobs.len(), Ordering::Relaxed);
+    let mut main_dirs = root.dirs();
     for dir in &plan.dirs {
-        write::create_dir(&worktree.join(dir.to_path_lossy())).map_err(|source| {
-            Error::Directory {
+        // A leading symlink or file where the plan needs a directory was either removed by the
+        // caller or is one it did not know of; creation fails on it rather than following it.
+        main_dirs
+            .mkdir(dir.as_bstr(), false)
+            .map_err(|source| Error::Directory {
                 path: dir.clone(),
                 source,
-            }
-        })?;
+            })?;
     }
     let shared = Shared {
         budget: Budget::new(opts.budget),
@@ -79,15 +112,14 @@ pub fn execute(
         next_chunk: AtomicUsize::new(0),
     };
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
-    let pooled: Vec<usize> = selection
+    let pooled: Vec<Job> = jobs
         .iter()
-        .map(|&i| (i, &plan.entries[i]))
-        .filter(|(_, e)| match e.kind {
+        .filter(|j| match plan.entries[j.entry].kind {
             Kind::File | Kind::Executable => true,
             Kind::Symlink => !opts.symlinks,
             Kind::Gitlink => false,
         })
-        .map(|(i, _)| i)
+        .copied()
         .collect();
     let workers = if pooled.len() < opts.threshold.max(1) {
         1
@@ -104,7 +136,7 @@ pub fn execute(
         filter: filter.clone(),
         attributes: attributes.clone(),
         buf: Vec::new(),
-        dirs: write::DirCache::new(worktree),
+        dirs: root.dirs(),
         symlinks: opts.symlinks,
     };
     if workers == 1 {
@@ -126,7 +158,7 @@ pub fn execute(
                                 filter,
                                 attributes,
                                 buf: Vec::new(),
-                                dirs: write::DirCache::new(worktree),
+                                dirs: root.dirs(),
                                 symlinks: opts.symlinks,
                             };
                             let mut out = Vec::new();
@@ -144,82 +176,152 @@ pub fn execute(
             }
         });
     }
-    if should_interrupt.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
-
     let mut errors = Vec::new();
     let mut collided = Vec::new();
-    for (idx, result) in results {
+    for (job, result) in results {
         match result {
-            Ok(stat) => stats[idx] = Some(stat),
-            Err(Failure::Collision) => collided.push(idx),
+            Ok(stat) => stats[job.entry] = Some(stat),
+            Err(Failure::Collision) => collided.push(job),
             Err(Failure::Error(err)) => errors.push(err),
         }
     }
+    let mut executed = Executed {
+        stats,
+        errors: Vec::new(),
+        interrupted: false,
+        workers,
+        collisions: Vec::new(),
+        bytes_written: 0,
+    };
+    if !should_interrupt.load(Ordering::Relaxed) {
+        let mut tail_worker = make_worker();
+        tail(
+            &mut tail_worker,
+            plan,
+            jobs,
+            collided,
+            &shared,
+            &mut executed,
+            &mut errors,
+        );
+    }
+    executed.interrupted = should_interrupt.load(Ordering::Relaxed);
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    executed.errors = errors;
+    executed.bytes_written = shared.bytes_written.load(Ordering::Relaxed);
+    Ok(executed)
+}
 
-    // The sequential tail: collisions, then symlinks, then gitlinks, in index order.
-    let mut collisions = Vec::new();
-    let mut tail_worker = make_worker();
-    collided.sort_unstable();
-    for idx in collided {
-        let entry = &plan.entries[idx];
-        let path = worktree.join(entry.path.to_path_lossy());
-        collisions.push(entry.path.clone());
-        if let Ok(meta) = std::fs::symlink_metadata(&path) {
-            if !meta.is_dir() {
-                let _ = std::fs::remove_file(&path);
+/// The sequential tail: collisions (and entries whose directory was not there as a real
+/// directory), then symlinks, then gitlinks, in index order. It stops between entries when
+/// interrupted.
+fn tail(
+    worker: &mut Worker<'_>,
+    plan: &Plan,
+    jobs: &[Job],
+    mut collided: Vec<Job>,
+    shared: &Shared<'_>,
+    executed: &mut Executed,
+    errors: &mut Vec<EntryError>,
+) {
+    let fail = |path: &bstr::BString, what: &str, err: std::io::Error| EntryError {
+        path: path.clone(),
+        message: format!("{what} {path}: {err}"),
+    };
+    collided.sort_unstable_by_key(|j| j.entry);
+    for job in collided {
+        if shared.should_interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        let entry = &plan.entries[job.entry];
+        executed.collisions.push(entry.path.clone());
+        // git's `create_directories` under force: a file or symlink where a leading directory
+        // belongs is replaced by a directory (the link itself goes, never what it points to).
+        let (dir, _) = fs::split_path(entry.path.as_bstr());
+        worker.dirs.forget();
+        if !dir.is_empty() {
+            if let Err(err) = worker.dirs.mkdir_all(dir, true) {
+                errors.push(fail(&entry.path, "unable to create directory", err));
+                continue;
             }
         }
-        match tail_worker.write_entry(entry, &shared) {
+        if let Ok(Some(t)) = worker.dirs.file_type(entry.path.as_bstr()) {
+            if t != rustix::fs::FileType::Directory {
+                let _ = worker.dirs.unlink(entry.path.as_bstr());
+            }
+        }
+        let job = Job {
+            replace: false,
+            ..job
+        };
+        match worker.write_entry(entry, job, shared) {
             Ok(stat) => {
-                stats[idx] = Some(stat);
-                progress.done.fetch_add(1, Ordering::Relaxed);
+                executed.stats[job.entry] = Some(stat);
+                shared.progress.done.fetch_add(1, Ordering::Relaxed);
             }
             Err(Failure::Collision) => errors.push(EntryError {
                 path: entry.path.clone(),
-                message: "the path is occupied by a directory".into(),
+                message: format!(
+                    "unable to create file {}: the path is occupied by a directory",
+                    entry.path
+                ),
             }),
             Err(Failure::Error(err)) => errors.push(err),
         }
     }
-    for (idx, entry) in selection.iter().map(|&i| (i, &plan.entries[i])) {
-        let path = worktree.join(entry.path.to_path_lossy());
+    for job in jobs {
+        if shared.should_interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        let entry = &plan.entries[job.entry];
+        let path = entry.path.as_bstr();
         let result = match entry.kind {
-            Kind::Symlink if opts.symlinks => {
-                tail_worker
-                    .read_blob(entry, &shared)
-                    .and_then(|(data, _grant)| {
-                        write::create_symlink(&data, &path).map_err(|err| EntryError {
-                            path: entry.path.clone(),
-                            message: format!("unable to create symlink: {err}"),
-                        })
-                    })
+            Kind::Symlink if worker.symlinks => {
+                worker.read_blob(entry, shared).and_then(|(data, _grant)| {
+                    if job.replace {
+                        let _ = worker.dirs.unlink(path);
+                    }
+                    worker
+                        .dirs
+                        .symlink(&data, path)
+                        .map(|st| fs::index_stat(&st))
+                        .map_err(|err| fail(&entry.path, "unable to create symlink", err))
+                })
             }
-            Kind::Gitlink => write::create_gitlink_dir(&path).map_err(|err| EntryError {
-                path: entry.path.clone(),
-                message: format!("unable to create directory: {err}"),
-            }),
+            Kind::Gitlink => {
+                if job.replace {
+                    let _ = worker.dirs.unlink(path);
+                }
+                create_gitlink_dir(&mut worker.dirs, path)
+                    .map_err(|err| fail(&entry.path, "unable to create directory", err))
+            }
             _ => continue,
         };
         match result {
             Ok(stat) => {
-                stats[idx] = Some(stat);
-                progress.done.fetch_add(1, Ordering::Relaxed);
+                executed.stats[job.entry] = Some(stat);
+                shared.progress.done.fetch_add(1, Ordering::Relaxed);
             }
             Err(err) => errors.push(err),
         }
     }
-    if !errors.is_empty() {
-        errors.sort_by(|a, b| a.path.cmp(&b.path));
-        return Err(Error::Entries(errors));
+}
+
+/// Create the directory for a gitlink (empty, as git leaves an uninitialised submodule) and
+/// return its stat data. An existing directory is accepted and left alone, and then, as git
+/// does, no stat data is recorded (all zero): the submodule's directory is not ours to describe.
+fn create_gitlink_dir(
+    dirs: &mut Dirs<'_>,
+    path: &bstr::BStr,
+) -> std::io::Result<gix::index::entry::Stat> {
+    if dirs.file_type(path)? == Some(rustix::fs::FileType::Directory) {
+        return Ok(gix::index::entry::Stat::default());
     }
-    Ok(Executed {
-        stats,
-        workers,
-        collisions,
-        bytes_written: shared.bytes_written.load(Ordering::Relaxed),
-    })
+    dirs.mkdir(path, false)?;
+    let st = dirs
+        .lstat(path)?
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    Ok(fs::index_stat(&st))
 }
 
 /// State shared by all writers of one checkout.
@@ -255,25 +357,25 @@ enum Failure {
 
 /// A writer: one thread's object-database handle, caches, filter pipeline and buffer. Workers
 /// share nothing but the budget and the counters, so there is no lock on the hot path.
-struct Worker {
+struct Worker<'r> {
     repo: gix::Repository,
     filter: gix::filter::plumbing::Pipeline,
     attributes: gix::worktree::Stack,
     buf: Vec<u8>,
     /// The directory the last file went into, kept open for the next one.
-    dirs: write::DirCache,
+    dirs: Dirs<'r>,
     symlinks: bool,
 }
 
-impl Worker {
-    /// Write the entries named by `pooled` (indices into the plan), taking chunks from the
-    /// shared counter until none are left, and append one result per entry to `out`.
+impl Worker<'_> {
+    /// Write the entries named by `pooled`, taking chunks from the shared counter until none
+    /// are left or the run is interrupted, and append one result per entry to `out`.
     fn run(
         &mut self,
         plan: &Plan,
-        pooled: &[usize],
+        pooled: &[Job],
         shared: &Shared<'_>,
-        out: &mut Vec<(usize, Result<gix::index::entry::Stat, Failure>)>,
+        out: &mut Vec<(Job, Result<gix::index::entry::Stat, Failure>)>,
     ) {
         loop {
             let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
@@ -281,15 +383,15 @@ impl Worker {
                 return;
             }
             let range = start..(start + CHUNK).min(pooled.len());
-            for &idx in &pooled[range] {
+            for &job in &pooled[range] {
                 if shared.should_interrupt.load(Ordering::Relaxed) {
                     return;
                 }
-                let result = self.write_entry(&plan.entries[idx], shared);
+                let result = self.write_entry(&plan.entries[job.entry], job, shared);
                 if result.is_ok() {
                     shared.progress.done.fetch_add(1, Ordering::Relaxed);
                 }
-                out.push((idx, result));
+                out.push((job, result));
             }
         }
     }
@@ -368,13 +470,17 @@ impl Worker {
         own
     }
 
+    /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
+    /// unlinked first, right before the create; a directory there, or a leading directory that
+    /// is not a real one, is a collision for the sequential tail.
     fn write_entry(
         &mut self,
         entry: &plan::Entry,
+        job: Job,
         shared: &Shared<'_>,
     ) -> Result<gix::index::entry::Stat, Failure> {
         let (data, _grant) = self.read_blob(entry, shared).map_err(Failure::Error)?;
-        let (dir, name) = write::split_path(entry.path.as_bstr());
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
         let fail = |message: String| {
             Failure::Error(EntryError {
                 path: entry.path.clone(),
@@ -384,9 +490,7 @@ impl Worker {
         let result = if entry.kind == Kind::Symlink {
             // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
             debug_assert!(!self.symlinks);
-            self.dirs
-                .dir(dir)
-                .and_then(|fd| write::create_file_at(fd, name, &data, false))
+            Self::create(&mut self.dirs, dir, name, &data, false, job.replace)
         } else {
             let platform = self
                 .attributes
@@ -395,7 +499,12 @@ impl Worker {
                     Some(entry.kind.index_mode()),
                     &self.repo.objects,
                 )
-                .map_err(|err| fail(format!("unable to read attributes: {err}")))?;
+                .map_err(|err| {
+                    fail(format!(
+                        "unable to read the attributes of {}: {err}",
+                        entry.path
+                    ))
+                })?;
             let own = if shared.attributes_present {
                 Self::own_attributes(&platform)
             } else {
@@ -420,7 +529,12 @@ impl Worker {
                     },
                     gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
                 )
-                .map_err(|err| fail(format!("unable to convert to worktree: {err}")))?;
+                .map_err(|err| {
+                    fail(format!(
+                        "unable to convert {} to the work tree: {err}",
+                        entry.path
+                    ))
+                })?;
             let bytes = match converted {
                 gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b) => b,
                 gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
@@ -445,18 +559,49 @@ impl Worker {
                 }
                 None => bytes,
             };
-            self.dirs.dir(dir).and_then(|fd| {
-                write::create_file_at(fd, name, bytes, entry.kind == Kind::Executable)
-            })
+            Self::create(
+                &mut self.dirs,
+                dir,
+                name,
+                bytes,
+                entry.kind == Kind::Executable,
+                job.replace,
+            )
         };
         self.buf = data;
-        result.map_err(|err| {
-            if write::is_collision(&err) {
-                Failure::Collision
-            } else {
-                fail(err.to_string())
+        result.map(|st| fs::index_stat(&st)).map_err(|err| {
+            if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
+                return Failure::Collision;
+            }
+            // git's words (entry.c): "unable to create file", "unable to write file".
+            match err {
+                fs::CreateError::Create(e) => {
+                    fail(format!("unable to create file {}: {e}", entry.path))
+                }
+                fs::CreateError::Write(e) => {
+                    fail(format!("unable to write file {}: {e}", entry.path))
+                }
             }
         })
+    }
+
+    /// Create `name` in the directory `dir`, unlinking what is there first when `replace`.
+    fn create(
+        dirs: &mut Dirs<'_>,
+        dir: &bstr::BStr,
+        name: &bstr::BStr,
+        data: &[u8],
+        executable: bool,
+        replace: bool,
+    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+        let fd = dirs.dir(dir).map_err(fs::CreateError::Create)?;
+        if replace {
+            match rustix::fs::unlinkat(fd, <&[u8]>::from(name), rustix::fs::AtFlags::empty()) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+                Err(err) => return Err(fs::CreateError::Create(err.into())),
+            }
+        }
+        fs::create_file_at(fd, name, data, executable)
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Every operation is the same four steps (see `docs/ARCHITECTURE.md`):
 //! resolve ([`options`]) → plan ([`plan`]) → execute ([`execute`](mod@execute),
-//! [`write`](mod@write), [`budget`]) → record ([`lock`] and the index). [`clone`] and [`worktree`]
+//! [`fs`], [`budget`]) → record ([`lock`], [`record`]). [`clone`] and [`worktree`]
 //! set up repositories and then run a [`checkout::checkout`]; [`update`] and [`restore`] change an
 //! existing work tree, with [`refresh`] checking what is on disk.
 //!
@@ -16,14 +16,17 @@ pub mod checkout;
 pub mod clone;
 pub mod convert;
 pub mod execute;
+pub mod fs;
 pub mod lock;
 pub mod options;
 pub mod plan;
+/// Writing the index as git would: version, cache-tree and the extensions git carries over.
+pub mod record;
 pub mod refresh;
+pub mod remove;
 pub mod restore;
 pub mod update;
 pub mod worktree;
-pub mod write;
 
 pub use checkout::{checkout, Outcome, Progress};
 pub use options::Options;

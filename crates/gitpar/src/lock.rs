@@ -95,6 +95,26 @@ impl IndexLock {
     }
 }
 
+impl IndexLock {
+    /// Write the complete index file `bytes` into the lock file and atomically rename it over
+    /// the index; [`crate::record::commit`] encodes them.
+    pub(crate) fn commit_bytes(mut self, bytes: &[u8]) -> Result<(), Error> {
+        let mut file = self
+            .file
+            .take()
+            .expect("a lock is committed at most once, by value");
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Error::Io { path, source }
+        };
+        file.write_all(bytes).map_err(io_err(&self.lock_path))?;
+        drop(file);
+        std::fs::rename(&self.lock_path, &self.index_path).map_err(io_err(&self.index_path))?;
+        self.lock_path = PathBuf::new();
+        Ok(())
+    }
+}
+
 impl Drop for IndexLock {
     fn drop(&mut self) {
         if !self.lock_path.as_os_str().is_empty() {

@@ -6,10 +6,11 @@
 //! through the to-git filters, also in parallel (git does that part sequentially).
 
 use std::io::Read;
-use std::path::Path;
 
-use bstr::{BStr, ByteSlice};
+use bstr::BStr;
 use gix::index::entry::{Mode, Stat};
+
+use crate::fs::{Dirs, Root};
 
 /// One entry to check.
 #[derive(Debug, Clone, Copy)]
@@ -63,12 +64,12 @@ const THREAD_COST: usize = 500;
 /// and the kernel's dentry cache stays warm.
 const CHUNK: usize = 64;
 
-/// Check `items` against the work tree at `worktree`. `index` and `index_ts` (the index file's
+/// Check `items` against the work tree `root`. `index` and `index_ts` (the index file's
 /// mtime in seconds) decide racy entries; `threads` bounds the parallelism. The result has one
 /// state per item, in order.
 pub fn check<'a>(
     repo: &gix::Repository,
-    worktree: &Path,
+    root: &Root,
     index: &gix::index::State,
     index_ts: i64,
     items: impl Iterator<Item = Item<'a>>,
@@ -104,7 +105,7 @@ pub fn check<'a>(
             let mut filter =
                 gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
             let mut buf = Vec::new();
-            let mut dirs = crate::write::DirCache::new(worktree);
+            let mut dirs = root.dirs();
             loop {
                 let next = work
                     .lock()
@@ -115,7 +116,6 @@ pub fn check<'a>(
                 };
                 for (slot, item) in out.iter_mut().zip(input) {
                     *slot = check_one(
-                        worktree,
                         item,
                         index,
                         index_ts,
@@ -148,37 +148,19 @@ pub fn check<'a>(
 }
 
 fn check_one(
-    worktree: &Path,
     item: &Item<'_>,
     index: &gix::index::State,
     index_ts: i64,
     rules: StatRules,
-    (filter, buf, dirs): (
-        &mut gix::filter::Pipeline<'_>,
-        &mut Vec<u8>,
-        &mut crate::write::DirCache,
-    ),
+    (filter, buf, dirs): (&mut gix::filter::Pipeline<'_>, &mut Vec<u8>, &mut Dirs<'_>),
 ) -> State {
     use rustix::fs::FileType;
     // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
     // longer a directory (a symlink in its place is not followed), means the entry is missing,
     // as git's `has_symlink_leading_path` check decides.
-    let (dir, name) = crate::write::split_path(item.path);
-    let raw = match dirs.dir(dir).and_then(|fd| {
-        rustix::fs::statat(
-            fd,
-            <&[u8]>::from(name),
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .map_err(std::io::Error::from)
-    }) {
-        Ok(st) => st,
-        Err(err)
-            if err.kind() == std::io::ErrorKind::NotFound
-                || matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) =>
-        {
-            return State::Missing
-        }
+    let raw = match dirs.lstat(item.path) {
+        Ok(Some(st)) => st,
+        Ok(None) => return State::Missing,
         Err(_) => return State::Modified,
     };
     let kind = FileType::from_raw_mode(raw.st_mode);
@@ -203,8 +185,7 @@ fn check_one(
             return State::Modified;
         }
     }
-    let st = crate::write::stat_from_raw(&raw);
-    let full = worktree.join(item.path.to_path_lossy());
+    let st = crate::fs::index_stat(&raw);
     let racy = i64::from(item.entry.stat.mtime.secs) >= index_ts;
     if item.entry.stat.size != 0 && st.size != item.entry.stat.size {
         return State::Modified;
@@ -232,19 +213,11 @@ fn check_one(
     // The stat data cannot decide: hash what git would store for this file.
     buf.clear();
     let hashed = if kind == FileType::Symlink {
-        std::fs::read_link(&full)
-            .ok()
-            .and_then(|t| {
-                gix::path::os_str_into_bstr(t.as_os_str())
-                    .ok()
-                    .map(|b| b.to_vec())
-            })
-            .map(|t| {
-                buf.extend_from_slice(&t);
-            })
-            .is_some()
+        dirs.read_link(item.path)
+            .map(|t| buf.extend_from_slice(&t))
+            .is_ok()
     } else {
-        to_git(&full, item.path, index, filter, buf).is_ok()
+        to_git(dirs, item.path, index, filter, buf).is_ok()
     };
     if !hashed {
         return differs;
@@ -256,13 +229,14 @@ fn check_one(
 }
 
 fn to_git(
-    full: &Path,
+    dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
     filter: &mut gix::filter::Pipeline<'_>,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<()> {
-    let file = std::fs::File::open(full)?;
+    use bstr::ByteSlice;
+    let file = dirs.open_read(rela)?;
     let rela = rela.to_path_lossy();
     let outcome = filter
         .convert_to_git(file, &rela, index)

@@ -10,9 +10,12 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
 use crate::checkout::{skeleton_index, Error as CheckoutError, Progress};
+use crate::execute::Job;
+use crate::fs::Root;
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::remove::Remover;
 
 /// Where the restored content comes from.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +40,9 @@ pub struct Request {
     /// Overlay mode (`checkout`): paths the source lacks are left alone. Without it (`restore`),
     /// they are removed from the restored locations.
     pub overlay: bool,
+    /// `checkout -f -- paths` / `restore --ignore-unmerged`: unmerged paths are left alone (and
+    /// reported in [`Outcome::unmerged`]) instead of refusing the restore.
+    pub ignore_unmerged: bool,
 }
 
 /// What a restore did.
@@ -46,6 +52,11 @@ pub struct Outcome {
     pub written: usize,
     /// Work tree entries or index entries removed.
     pub removed: usize,
+    /// Entries that could not be written, each naming its path and cause; the others were
+    /// written and recorded, and the caller exits non-zero, as git does.
+    pub errors: Vec<crate::checkout::EntryError>,
+    /// Unmerged paths left alone under [`Request::ignore_unmerged`] (git warns about each).
+    pub unmerged: Vec<BString>,
 }
 
 /// Why a restore failed.
@@ -54,6 +65,10 @@ pub enum Error {
     /// A pathspec matched nothing in the source or the index; nothing was changed.
     #[error("pathspec '{0}' did not match any file(s) known to git")]
     NoMatch(BString),
+    /// Selected paths are unmerged and the source does not resolve them; nothing was changed.
+    /// git: `error: path '<path>' is unmerged`, exit 1.
+    #[error("path '{}' is unmerged", .0.first().map(ToString::to_string).unwrap_or_default())]
+    Unmerged(Vec<BString>),
     /// Planning, writing or recording failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
@@ -119,10 +134,14 @@ pub fn restore(
                 .map_err(CheckoutError::from)?
                 .entries
         }
+        // Skip-worktree entries are not restored from the index (git's
+        // `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose.
         Source::Index => index
             .entries()
             .iter()
-            .filter(|e| e.stage_raw() == 0)
+            .filter(|e| {
+                e.stage_raw() == 0 && !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)
+            })
             .map(|e| plan::Entry {
                 path: e.path(&index).to_owned(),
                 id: e.id,
@@ -143,6 +162,28 @@ pub fn restore(
             return Err(Error::NoMatch(spec.clone()));
         }
     }
+
+    // git's `checkout_paths`: a selected unmerged path that the source does not resolve (a
+    // tree source replaces all its stages) stops the restore before anything is touched.
+    let mut unmerged: Vec<BString> = {
+        let from_tree: HashSet<&BStr> = match req.source {
+            Source::Tree(_) => source.iter().map(|e| e.path.as_bstr()).collect(),
+            Source::Index => HashSet::new(),
+        };
+        index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index))
+            .filter(|p| selected(p) && !from_tree.contains(p))
+            .map(ToOwned::to_owned)
+            .collect()
+    };
+    unmerged.dedup();
+    if !unmerged.is_empty() && !req.ignore_unmerged {
+        return Err(Error::Unmerged(unmerged));
+    }
+    let unmerged_set: HashSet<BString> = unmerged.iter().cloned().collect();
 
     // The entries to write, as a plan with the directories they need.
     let chosen: Vec<plan::Entry> = source
@@ -172,12 +213,21 @@ pub fn restore(
             .entries()
             .iter()
             .map(|e| e.path(&index))
-            .filter(|p| selected(p) && !in_source.contains(p))
+            .filter(|p| selected(p) && !in_source.contains(p) && !unmerged_set.contains(*p))
+            .filter(|p| {
+                // Skip-worktree entries are left alone, in the work tree and the index.
+                index
+                    .entry_by_path(p)
+                    .is_none_or(|e| !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
+            })
             .map(ToOwned::to_owned)
             .collect()
     };
 
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        unmerged,
+        ..Outcome::default()
+    };
     let mut stats = vec![None; plan.entries.len()];
     if req.worktree {
         // Filters first: an entry that needs an external driver is refused before anything
@@ -195,96 +245,18 @@ pub fn restore(
         let (filter, mut attributes) = crate::checkout::filters_for(repo, &result)?;
         let selection: Vec<usize> = (0..plan.entries.len()).collect();
         crate::checkout::refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
+        let root = Root::open(worktree).map_err(|source| Error::Remove {
+            path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+            source,
+        })?;
 
-        // Make room, as git's forced checkout of paths does: whatever occupies an entry's path
-        // goes (a directory too, unless the entry is a gitlink that keeps it), and so does
-        // anything that is not a directory where the entries need one.
-        let remove = |path: &BStr, full: &Path, dir: bool| -> Result<(), Error> {
-            let result = if dir {
-                std::fs::remove_dir_all(full)
-            } else {
-                std::fs::remove_file(full)
-            };
-            result.map_err(|source| Error::Remove {
-                path: path.to_owned(),
-                source,
-            })
-        };
-        for dir in &plan.dirs {
-            let full = worktree.join(dir.to_path_lossy());
-            if let Ok(meta) = std::fs::symlink_metadata(&full) {
-                if !meta.is_dir() {
-                    remove(dir.as_bstr(), &full, false)?;
-                }
-            }
-        }
-        // Files below a restored gitlink belong to the submodule's work tree: git leaves them.
-        let gitlinks: HashSet<&BStr> = plan
-            .entries
-            .iter()
-            .filter(|e| e.kind == Kind::Gitlink)
-            .map(|e| e.path.as_bstr())
-            .collect();
-        let inside_gitlink = |path: &BStr| {
-            let mut p = path;
-            while let Some(pos) = p.rfind_byte(b'/') {
-                p = &p[..pos];
-                if gitlinks.contains(p) {
-                    return true;
-                }
-            }
-            false
-        };
-        for (path, kind) in plan
-            .entries
-            .iter()
-            .map(|e| (e.path.as_bstr(), Some(e.kind)))
-            .chain(
-                vanished
-                    .iter()
-                    .map(|p| (p.as_bstr(), None))
-                    .filter(|(p, _)| !inside_gitlink(p)),
-            )
-        {
-            let full = worktree.join(path.to_path_lossy());
-            match std::fs::symlink_metadata(&full) {
-                Ok(meta) if meta.is_dir() => {
-                    if kind.is_some_and(|k| k != Kind::Gitlink) {
-                        remove(path, &full, true)?;
-                    } else if kind.is_none() {
-                        // A vanished gitlink: its directory goes if it is empty.
-                        let _ = std::fs::remove_dir(&full);
-                    }
-                }
-                Ok(_) => remove(path, &full, false)?,
-                Err(_) => continue,
-            }
-            if kind.is_none() {
-                outcome.removed += 1;
-            }
-        }
-        // Directories emptied by the removals go too, deepest first, as git removes them.
-        let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
-        let mut emptied: Vec<&BStr> = Vec::new();
-        for path in &vanished {
-            let mut p = path.as_bstr();
-            while let Some(pos) = p.rfind_byte(b'/') {
-                p = &p[..pos];
-                if !needed.contains(p) {
-                    emptied.push(p);
-                }
-            }
-        }
-        emptied.sort();
-        emptied.dedup();
-        for dir in emptied.iter().rev() {
-            let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
-        }
+        let jobs = make_room(&root, &plan, &vanished)?;
+        outcome.removed = jobs.1;
         let executed = crate::execute::execute(
             repo,
             &plan,
-            &selection,
-            worktree,
+            &jobs.0,
+            &root,
             opts,
             crate::execute::Filters {
                 pipeline: &filter,
@@ -301,8 +273,14 @@ pub fn restore(
             progress,
             should_interrupt,
         )?;
+        // Interrupted: the index is left as it was (the lock is dropped); the paths written so
+        // far show as changes against it, nothing is lost.
+        if executed.interrupted {
+            return Err(CheckoutError::Interrupted.into());
+        }
+        outcome.errors = executed.errors;
         stats = executed.stats;
-        outcome.written = plan.entries.len();
+        outcome.written = stats.iter().filter(|s| s.is_some()).count();
     }
 
     // The index: `--staged` (or checkout REV --) takes the source's entries; a work-tree-only
@@ -352,7 +330,7 @@ pub fn restore(
                     }
                     continue;
                 }
-                None if req.staged && !req.overlay => {
+                None if req.staged && !req.overlay && !unmerged_set.contains(path) => {
                     outcome.removed += 1;
                     continue;
                 }
@@ -385,6 +363,77 @@ pub fn restore(
     let file = gix::index::File::from_state(state, index_path);
     lock.commit(&file).map_err(CheckoutError::from)?;
     Ok(outcome)
+}
+
+/// Make room for the restored entries, as git's forced checkout of paths does: a non-directory
+/// where the entries need a directory goes, a directory where an entry goes is removed with its
+/// contents (unless the entry is a gitlink, which keeps it), and the paths the source lacks
+/// (no-overlay) are removed, with the directories they leave empty. Files that are replaced are
+/// left to their writer, which replaces each one just before writing it. Returns the writer's
+/// jobs and the number of vanished paths removed.
+fn make_room(root: &Root, plan: &Plan, vanished: &[BString]) -> Result<(Vec<Job>, usize), Error> {
+    use rustix::fs::FileType;
+    let fail = |e: crate::remove::Error| Error::Remove {
+        path: e.path,
+        source: e.source,
+    };
+    let mut remover = Remover::new(root);
+    let mut dirs = root.dirs();
+    for dir in &plan.dirs {
+        if dirs
+            .file_type(dir.as_bstr())
+            .ok()
+            .flatten()
+            .is_some_and(|t| t != FileType::Directory)
+        {
+            remover.entry(dir.as_bstr(), false).map_err(fail)?;
+            dirs.forget();
+        }
+    }
+    let mut jobs = Vec::with_capacity(plan.entries.len());
+    for (entry, e) in plan.entries.iter().enumerate() {
+        let kind = dirs.file_type(e.path.as_bstr()).ok().flatten();
+        let replace = match kind {
+            Some(FileType::Directory) if e.kind != Kind::Gitlink => {
+                remover.all(e.path.as_bstr()).map_err(fail)?;
+                dirs.forget();
+                false
+            }
+            Some(FileType::Directory) | None => false,
+            Some(_) => true,
+        };
+        jobs.push(Job { entry, replace });
+    }
+    // Files below a restored gitlink belong to the submodule's work tree: git leaves them.
+    let gitlinks: HashSet<&BStr> = plan
+        .entries
+        .iter()
+        .filter(|e| e.kind == Kind::Gitlink)
+        .map(|e| e.path.as_bstr())
+        .collect();
+    let inside_gitlink = |path: &BStr| {
+        let mut p = path;
+        while let Some(pos) = p.rfind_byte(b'/') {
+            p = &p[..pos];
+            if gitlinks.contains(p) {
+                return true;
+            }
+        }
+        false
+    };
+    let before = remover.removed;
+    for path in vanished.iter().map(|p| p.as_bstr()) {
+        if inside_gitlink(path) {
+            continue;
+        }
+        // A vanished gitlink's directory goes if it is empty; anything else is unlinked.
+        let is_dir = dirs.file_type(path).ok().flatten() == Some(FileType::Directory);
+        remover.entry(path, is_dir).map_err(fail)?;
+    }
+    let removed = remover.removed - before;
+    let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
+    remover.remove_emptied_dirs(&needed);
+    Ok((jobs, removed))
 }
 
 fn kind_of(mode: gix::index::entry::Mode) -> Kind {

@@ -10,19 +10,22 @@
 //! thread) → write (the pool of [`crate::execute`]) → record the new index under the lock that was
 //! taken first.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
-use gix::index::entry::{Mode, Stat};
+use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::checkout::{Error as CheckoutError, Progress};
+use crate::checkout::{EntryError, Error as CheckoutError, Progress};
+use crate::execute::Job;
+use crate::fs::{Dirs, Root};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::remove::Remover;
 
 /// How local changes are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +53,10 @@ pub struct Outcome {
     /// work tree that the update carried over, as git's switch lists them (`M`, `A` or `D`,
     /// and the path), in path order.
     pub local_changes: Vec<(char, BString)>,
+    /// Entries that could not be written (each names its path and the cause). The others were
+    /// written and the index records them; as with git, the caller still moves `HEAD` and
+    /// exits non-zero.
+    pub errors: Vec<EntryError>,
 }
 
 /// Why an update was refused or failed.
@@ -100,7 +107,8 @@ struct Side {
 enum Action {
     /// Keep the index entry (and the work tree) as they are.
     Keep,
-    /// Write the new entry; `verify` says whether the current work tree file must be unchanged.
+    /// Write the new entry; `verify` says whether the current work tree file must be unchanged,
+    /// `replace` whether a tracked file is at the path now (its writer replaces it).
     Write { verify: bool, replace: bool },
     /// Remove from index and work tree; `verify` as above.
     Remove { verify: bool },
@@ -110,9 +118,53 @@ enum Action {
     Reject,
 }
 
+/// One path of the update: what the index has, what the target wants, what happens to it and,
+/// once the update ran, what did happen.
+#[derive(Debug)]
+struct Row<'a> {
+    path: &'a BStr,
+    /// The stage-0 index entry; for an unmerged path (forced updates only), its first stage.
+    cur: Option<&'a gix::index::Entry>,
+    /// The index holds this path in conflict stages.
+    unmerged: bool,
+    /// The target's entry.
+    new: Option<(ObjectId, Kind)>,
+    action: Action,
+    /// The refresh's verdict on the work tree entry, for rows whose index entry was checked.
+    state: Option<crate::refresh::State>,
+    /// The removal step has dealt with this row (so an interrupted update knows the work tree
+    /// entry is gone).
+    removed: bool,
+    /// Index into the write plan, for rows that are written.
+    job: Option<usize>,
+}
+
+impl Row<'_> {
+    /// Returns true if and only if git would never touch this path's work tree entry: its index
+    /// entry has the skip-worktree bit.
+    fn skip_worktree(&self) -> bool {
+        self.cur
+            .is_some_and(|c| c.flags.contains(Flags::SKIP_WORKTREE))
+    }
+}
+
+/// The untracked files a forced update removes because they are in the way.
+#[derive(Debug, Default)]
+struct Blockers {
+    files: Vec<BString>,
+    dirs: Vec<BString>,
+}
+
 /// Update the work tree and index at `index_path` from their current state (whose `HEAD` tree
-/// is `old_tree`) to `new_tree`.
-#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+/// is `old_tree`) to `new_tree`: classify → verify → remove → write → record.
+///
+/// The index lock is taken first. A refusal (local changes, untracked files in the way,
+/// unmerged entries) happens before anything is touched. Files that replace tracked ones are
+/// replaced by their writer, one at a time, so an interruption leaves every path old or new;
+/// after Ctrl-C the index is written to describe the work tree as it was left (HEAD is the
+/// caller's to leave alone) and [`CheckoutError::Interrupted`] is returned. Entries that fail to
+/// write are listed in [`Outcome::errors`]; the others are written and recorded, as git does.
+#[allow(clippy::too_many_arguments)]
 pub fn update(
     repo: &gix::Repository,
     old_tree: Option<ObjectId>,
@@ -125,432 +177,563 @@ pub fn update(
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
-    let index = read_index(index_path, repo.object_hash())?;
-    let index_ts = index.timestamp().unix_seconds();
+    let (index, unborn) = read_index(index_path, repo.object_hash())?;
+    let root = Root::open(worktree).map_err(|source| Error::Io {
+        action: "open the work tree",
+        path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+        source,
+    })?;
+    let unmerged = unmerged_paths(&index);
+    if mode == Policy::Safe && !unmerged.is_empty() {
+        return Err(Error::Unmerged(unmerged));
+    }
+    let (targets, new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
+    let mut rows = classify(&index, &targets, mode, unborn);
+    let blockers = verify(repo, &root, &index, &mut rows, &new_dirs, mode, opts)?;
+    if should_interrupt.load(Ordering::Relaxed) {
+        return Err(CheckoutError::Interrupted.into());
+    }
 
-    // Current index entries (stage 0); unmerged entries block a safe switch. Entries are
-    // borrowed from the index, not copied: a 40,000-entry index is megabytes, and touching
-    // fresh memory (page faults) is a measurable part of a small switch.
-    let mut unmerged = BTreeSet::new();
-    let mut current: Vec<&gix::index::Entry> = Vec::with_capacity(index.entries().len());
+    // The write plan, and the result index as the writers' attribute source (git reads
+    // attributes from the new index).
+    let write_plan = write_plan(&mut rows, new_dirs);
+    let attr_index = result_index(repo, &index, &rows, None);
+    let present = crate::execute::attributes_present(
+        repo,
+        attr_index.entries().iter().map(|e| e.path(&attr_index)),
+    );
+    let (filter, mut attributes) = crate::checkout::filters_for(repo, &attr_index)?;
+    let selection: Vec<usize> = (0..write_plan.entries.len()).collect();
+    crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
+    drop(attr_index);
+
+    let mut outcome = Outcome::default();
+    remove(
+        &root,
+        &mut rows,
+        &blockers,
+        &write_plan,
+        should_interrupt,
+        &mut outcome,
+    )?;
+    let jobs: Vec<Job> = rows
+        .iter()
+        .filter_map(|r| {
+            let replace = matches!(r.action, Action::Write { replace: true, .. });
+            r.job.map(|entry| Job { entry, replace })
+        })
+        .collect();
+    let executed = if should_interrupt.load(Ordering::Relaxed) {
+        None
+    } else {
+        Some(crate::execute::execute(
+            repo,
+            &write_plan,
+            &jobs,
+            &root,
+            opts,
+            crate::execute::Filters {
+                pipeline: &filter,
+                attributes: &attributes,
+                present,
+            },
+            progress,
+            should_interrupt,
+        )?)
+    };
+
+    // Record what is on disk now: written entries with their stat data, the old entries of
+    // whatever an interruption left untouched.
+    let interrupted = executed.as_ref().is_none_or(|e| e.interrupted);
+    let stats = executed.as_ref().map(|e| &e.stats[..]).unwrap_or(&[]);
+    let state = result_index(repo, &index, &rows, Some((stats, interrupted)));
+    if let Some(executed) = executed {
+        outcome.written = executed.stats.iter().filter(|s| s.is_some()).count();
+        outcome.workers = executed.workers;
+        outcome.collisions = executed.collisions;
+        outcome.errors = executed.errors;
+    }
+    if opts.report_local_changes && mode == Policy::Safe && !interrupted {
+        let verdicts: Vec<Option<crate::refresh::State>> = rows
+            .iter()
+            .filter(|r| in_result(r))
+            .map(|r| if r.job.is_some() { None } else { r.state })
+            .collect();
+        outcome.local_changes = local_changes(repo, new_tree, &state, &verdicts)?;
+    }
+    crate::record::commit(
+        lock,
+        repo,
+        state,
+        crate::record::Keep {
+            tree: (!interrupted).then_some(new_tree),
+            previous: Some(&index),
+        },
+    )
+    .map_err(CheckoutError::from)?;
+    if interrupted {
+        return Err(CheckoutError::Interrupted.into());
+    }
+    Ok(outcome)
+}
+
+/// The paths the index holds in conflict stages, sorted.
+fn unmerged_paths(index: &gix::index::File) -> Vec<BString> {
+    let mut out: Vec<BString> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(index).to_owned())
+        .collect();
+    out.dedup();
+    out
+}
+
+/// What the target changes: in a safe update only the paths that differ between the two trees
+/// (identical subtrees are not even read); in a forced one, or on an unborn index (git's
+/// `initial_checkout`: nothing is recorded, so everything is written), every path of the target.
+fn targets(
+    repo: &gix::Repository,
+    old_tree: Option<ObjectId>,
+    new_tree: ObjectId,
+    mode: Policy,
+    unborn: bool,
+    opts: &Options,
+) -> Result<(Vec<plan::Change>, Vec<BString>), Error> {
+    if mode == Policy::Safe && !unborn {
+        let d = plan::diff(&repo.objects, old_tree, new_tree, opts.protect)
+            .map_err(CheckoutError::from)?;
+        return Ok((d.changes, d.new_dirs));
+    }
+    let p = plan::from_tree(&repo.objects, new_tree, opts.protect).map_err(CheckoutError::from)?;
+    let changes = p
+        .entries
+        .into_iter()
+        .map(|e| plan::Change {
+            path: e.path,
+            old: None,
+            new: Some((e.id, e.kind)),
+        })
+        .collect();
+    Ok((changes, p.dirs))
+}
+
+/// Classify every path with a merge walk over the sorted targets and index entries: git's
+/// `twoway_merge` (safe) or `oneway_merge` (forced) per path. Unmerged paths (forced updates
+/// only; safe ones were refused) become the target's entry or go away.
+fn classify<'a>(
+    index: &'a gix::index::File,
+    targets: &'a [plan::Change],
+    mode: Policy,
+    unborn: bool,
+) -> Vec<Row<'a>> {
+    use std::cmp::Ordering as O;
+    // Stage-0 entries and the first stage of each unmerged path, in path order.
+    let mut current: Vec<(&gix::index::Entry, bool)> = Vec::with_capacity(index.entries().len());
     for e in index.entries() {
-        if e.stage_raw() != 0 {
-            unmerged.insert(e.path(&index).to_owned());
+        let unmerged = e.stage_raw() != 0;
+        if unmerged
+            && current
+                .last()
+                .is_some_and(|(l, _)| l.path(index) == e.path(index))
+        {
             continue;
         }
-        current.push(e);
+        current.push((e, unmerged));
     }
-    if mode == Policy::Safe && !unmerged.is_empty() {
-        return Err(Error::Unmerged(unmerged.into_iter().collect()));
+    let mut rows = Vec::with_capacity(current.len() + targets.len());
+    let mut t_iter = targets.iter().peekable();
+    let mut c_iter = current.into_iter().peekable();
+    loop {
+        let order = match (t_iter.peek(), c_iter.peek()) {
+            (None, None) => break,
+            (Some(_), None) => O::Less,
+            (None, Some(_)) => O::Greater,
+            (Some(t), Some((c, _))) => t.path.as_bstr().cmp(c.path(index)),
+        };
+        let (change, cur) = match order {
+            O::Less => (t_iter.next(), None),
+            O::Greater => (None, c_iter.next()),
+            O::Equal => (t_iter.next(), c_iter.next()),
+        };
+        let path: &BStr = match (change, cur) {
+            (_, Some((c, _))) => c.path(index),
+            (Some(ch), None) => ch.path.as_bstr(),
+            (None, None) => unreachable!("one side was peeked"),
+        };
+        let unmerged = cur.is_some_and(|(_, u)| u);
+        let o = change.and_then(|c| c.old).map(side_of);
+        let n = change.and_then(|c| c.new);
+        let i_side = cur.filter(|(_, u)| !u).map(|(c, _)| side_of_entry(c));
+        let action = match (mode, change) {
+            _ if unmerged => match n {
+                Some(_) => Action::Write {
+                    verify: false,
+                    replace: true,
+                },
+                None => Action::Remove { verify: false },
+            },
+            // Not changed between the trees: whatever the index has stays.
+            (Policy::Safe, None) => Action::Keep,
+            (Policy::Safe, Some(_)) if unborn => twoway(None, i_side, n.map(side_of)),
+            (Policy::Safe, Some(_)) => twoway(o, i_side, n.map(side_of)),
+            (Policy::Force, _) => oneway(i_side, n.map(side_of)),
+        };
+        rows.push(Row {
+            path,
+            cur: cur.map(|(c, _)| c),
+            unmerged,
+            new: n,
+            action,
+            state: None,
+            removed: false,
+            job: None,
+        });
     }
-    // What the target changes: in safe mode only the paths that differ between the two trees
-    // (identical subtrees are not even read); in force mode every path of the target, since the
-    // index may differ from it anywhere.
-    let (targets, new_dirs): (Vec<plan::Change>, Vec<BString>) = match mode {
-        Policy::Safe => {
-            let d = plan::diff(&repo.objects, old_tree, new_tree, opts.protect)
-                .map_err(CheckoutError::from)?;
-            (d.changes, d.new_dirs)
-        }
-        Policy::Force => {
-            let p = plan::from_tree(&repo.objects, new_tree, opts.protect)
-                .map_err(CheckoutError::from)?;
-            let changes = p
-                .entries
-                .into_iter()
-                .map(|e| plan::Change {
-                    path: e.path,
-                    old: None,
-                    new: Some((e.id, e.kind)),
-                })
-                .collect();
-            (changes, p.dirs)
-        }
-    };
+    rows
+}
 
-    // Classify every path with a merge walk over the two sorted lists (targets, index).
-    let mut rows: Vec<Row<'_>> = Vec::with_capacity(current.len() + targets.len());
-    let mut actions: Vec<Action> = Vec::with_capacity(rows.capacity());
-    {
-        let mut t_iter = targets.iter().peekable();
-        let mut c_iter = current.iter().copied().peekable();
-        loop {
-            let order = match (t_iter.peek(), c_iter.peek()) {
-                (None, None) => break,
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (Some(t), Some(c)) => t.path.as_bstr().cmp(c.path(&index)),
-            };
-            let (change, cur) = match order {
-                std::cmp::Ordering::Less => (t_iter.next(), None),
-                std::cmp::Ordering::Greater => (None, c_iter.next()),
-                std::cmp::Ordering::Equal => (t_iter.next(), c_iter.next()),
-            };
-            let path: &BStr = match (change, cur) {
-                (_, Some(c)) => c.path(&index),
-                (Some(ch), None) => ch.path.as_bstr(),
-                (None, None) => unreachable!("one side was peeked"),
-            };
-            let o = change.and_then(|c| c.old).map(side_of);
-            let n = change.and_then(|c| c.new);
-            let i_side = cur.map(side_of_entry);
-            let action = match (mode, change) {
-                // Not changed between the trees: whatever the index has stays.
-                (Policy::Safe, None) => Action::Keep,
-                (Policy::Safe, Some(_)) => twoway(o, i_side, n.map(side_of)),
-                (Policy::Force, _) => oneway(i_side, n.map(side_of)),
-            };
-            rows.push(Row { path, i: cur, n });
-            actions.push(action);
-        }
-    }
-
-    // Refresh every tracked entry against the work tree, as git's switch and reset do before
-    // they merge (parallel lstat; a re-hash only where stat data cannot decide). A safe update
-    // refuses to overwrite a changed file; a forced one rewrites it; kept entries take the fresh
-    // stat data.
-    let checked: Vec<usize> = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, row)| row.i.is_some())
-        .map(|(k, _)| k)
-        .collect();
-    let states = crate::refresh::check(
-        repo,
-        worktree,
-        &index,
-        index_ts,
-        checked.iter().map(|&k| crate::refresh::Item {
-            path: rows[k].path,
-            entry: rows[k].i.expect("filtered on i"),
-        }),
-        opts.workers,
-    )
-    .map_err(Error::Index)?;
-    // Row k's verdict is `states[position[k]]`; rows without an index entry have none.
-    let mut position = vec![u32::MAX; rows.len()];
-    for (p, &k) in checked.iter().enumerate() {
-        position[k] = u32::try_from(p).expect("an index holds fewer than 2^32 entries");
-    }
-    drop(checked);
-    let verdict = |k: usize| -> Option<crate::refresh::State> {
-        (position[k] != u32::MAX).then(|| states[position[k] as usize])
-    };
-
-    // A submodule that moves to another commit keeps its directory (git leaves it alone).
-    for (row, action) in rows.iter().zip(actions.iter_mut()) {
-        let gitlink_to_gitlink = row.i.is_some_and(|c| c.mode == Mode::COMMIT)
-            && row.n.is_some_and(|(_, kind)| kind == Kind::Gitlink);
-        if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, action) {
+/// Check the work tree against the rows: refresh every tracked entry in parallel (lstat, and a
+/// re-hash where stat data cannot decide), turn the verdicts into local changes that refuse a
+/// safe update or rewrites of a forced one, and find untracked files in the way. Nothing is
+/// changed on disk; a refusal is [`Error::WouldLose`].
+fn verify(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::File,
+    rows: &mut [Row<'_>],
+    new_dirs: &[BString],
+    mode: Policy,
+    opts: &Options,
+) -> Result<Blockers, Error> {
+    refresh_rows(repo, root, index, rows, opts)?;
+    let mut local = Vec::new();
+    for row in rows.iter_mut() {
+        // A submodule that moves to another commit keeps its directory (git leaves it alone).
+        let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
+            && row.new.is_some_and(|(_, kind)| kind == Kind::Gitlink);
+        if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, &mut row.action) {
             *replace = false;
         }
-    }
-
-    let mut local = Vec::new();
-    for k in 0..rows.len() {
-        let Some(state) = verdict(k) else { continue };
+        if row.action == Action::Reject {
+            local.push(row.path.to_owned());
+        }
+        let Some(state) = row.state else { continue };
         let missing = state == crate::refresh::State::Missing;
         let changed = state.is_changed();
-        match (&mut actions[k], mode) {
+        match (&mut row.action, mode) {
             (Action::Keep, Policy::Force) if changed => {
-                actions[k] = Action::Write {
+                row.action = Action::Write {
                     verify: false,
                     replace: !missing,
                 };
             }
-            (Action::Remove { .. }, _) if missing => actions[k] = Action::Drop,
+            (Action::Remove { .. }, _) if missing => row.action = Action::Drop,
             (Action::Write { replace, .. }, _) if missing => *replace = false,
             (
                 Action::Write { verify: true, .. } | Action::Remove { verify: true },
                 Policy::Safe,
             ) if changed => {
-                local.push(rows[k].path.to_owned());
+                local.push(row.path.to_owned());
             }
             _ => {}
         }
     }
-    for (k, a) in actions.iter().enumerate() {
-        if *a == Action::Reject {
-            local.push(rows[k].path.to_owned());
-        }
-    }
-
-    // Untracked files in the way of new entries and new directories.
-    let tracked_removed: HashSet<&BStr> = rows
-        .iter()
-        .zip(&actions)
-        .filter(|(r, a)| {
-            r.i.is_some()
-                && matches!(
-                    a,
-                    Action::Remove { .. } | Action::Write { replace: true, .. }
-                )
-        })
-        .map(|(r, _)| r.path.as_bstr())
-        .collect();
-    // Tracked paths of the result, built only if a directory blocks a new file.
-    let tracked_result = std::cell::OnceCell::<HashSet<&BStr>>::new();
-    let tracked = || {
-        tracked_result.get_or_init(|| {
-            rows.iter()
-                .filter(|r| r.i.is_some())
-                .map(|r| r.path)
-                .collect()
-        })
-    };
-    let mut untracked = Vec::new();
-    let mut untracked_removed = Vec::new();
-    let mut clear_dirs: Vec<BString> = Vec::new();
-    let mut clear_files: Vec<BString> = Vec::new();
-    // Ignored files are expendable, as in git's checkout: they are replaced without asking.
-    let mut excludes = repo
-        .excludes(
-            &index,
-            None,
-            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-        )
-        .map_err(|e| Error::Index(e.to_string()))?
-        .detach();
-    let mut is_ignored = |path: &BStr, is_dir: bool| -> bool {
-        let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
-        excludes
-            .at_entry(path, mode, &repo.objects)
-            .is_ok_and(|p| p.is_excluded())
-    };
-    // Whether every leading directory of a path is a real directory: a leading symlink or file
-    // is reported (or removed) as the blocker of a new directory below, never looked through.
-    let mut real_dirs: std::collections::HashMap<BString, bool> = std::collections::HashMap::new();
-    let mut leading_dirs_are_real = |path: &BStr| -> bool {
-        let mut end = 0;
-        while let Some(pos) = path[end..].find_byte(b'/') {
-            end += pos;
-            let dir = path[..end].to_owned();
-            let real = *real_dirs.entry(dir).or_insert_with_key(|dir| {
-                std::fs::symlink_metadata(worktree.join(dir.to_path_lossy()))
-                    .is_ok_and(|m| m.is_dir())
-            });
-            if !real {
-                return false;
-            }
-            end += 1;
-        }
-        true
-    };
-    for (row, action) in rows.iter().zip(&actions) {
-        let Action::Write { .. } = action else {
-            continue;
-        };
-        if row.i.is_some() || !leading_dirs_are_real(row.path.as_bstr()) {
-            continue; // tracked: checked above; below a non-directory: see the new directories
-        }
-        match std::fs::symlink_metadata(worktree.join(row.path.to_path_lossy())) {
-            Ok(meta) if meta.is_dir() => {
-                let (_, kind) = row.n.expect("a write has a new entry");
-                if kind == Kind::Gitlink {
-                    continue;
-                }
-                let mut inside = Vec::new();
-                untracked_in(worktree, row.path.as_bstr(), tracked(), &mut inside);
-                inside.retain(|p| !is_ignored(p.as_bstr(), false));
-                if inside.is_empty() || mode == Policy::Force {
-                    clear_dirs.push(row.path.to_owned());
-                } else {
-                    untracked_removed.push(row.path.to_owned());
-                }
-            }
-            Ok(_) => {
-                if mode == Policy::Force || is_ignored(row.path.as_bstr(), false) {
-                    clear_files.push(row.path.to_owned());
-                } else {
-                    untracked.push(row.path.to_owned());
-                }
-            }
-            Err(_) => {}
-        }
-    }
-    // A new directory's place must be free: a directory already, nothing, or a tracked entry
-    // that goes away.
-    for dir in &new_dirs {
-        match std::fs::symlink_metadata(worktree.join(dir.to_path_lossy())) {
-            Ok(meta) if !meta.is_dir() => {
-                if tracked_removed.contains(dir.as_bstr()) {
-                    continue;
-                }
-                if mode == Policy::Force || is_ignored(dir.as_bstr(), false) {
-                    clear_files.push(dir.clone());
-                } else {
-                    untracked.push(dir.clone());
-                }
-            }
-            _ => {}
-        }
-    }
+    let (untracked, untracked_removed, blockers) =
+        untracked_in_the_way(repo, root, index, rows, new_dirs, mode)?;
     if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
         local.sort();
-        untracked.sort();
-        untracked.dedup();
-        untracked_removed.sort();
         return Err(Error::WouldLose {
             local,
             untracked,
             untracked_removed,
         });
     }
-    if should_interrupt.load(Ordering::Relaxed) {
-        return Err(CheckoutError::Interrupted.into());
-    }
+    Ok(blockers)
+}
 
-    // The result index, with empty stat data for the entries still to be written. It is also
-    // the attribute source for the writers, as git reads attributes from the new index.
-    let mut outcome = Outcome::default();
+/// Run the refresh over the rows that have a stage-0 index entry and store each verdict in its
+/// row. Skip-worktree entries are not looked at (git never touches them), nor are kept
+/// assume-unchanged ones (git trusts the bit unless the entry would be overwritten).
+fn refresh_rows(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::File,
+    rows: &mut [Row<'_>],
+    opts: &Options,
+) -> Result<(), Error> {
+    let checked: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.cur.is_some_and(|c| {
+                !r.unmerged
+                    && !c.flags.contains(Flags::SKIP_WORKTREE)
+                    && (!c.flags.contains(Flags::ASSUME_VALID) || r.action != Action::Keep)
+            })
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let states = crate::refresh::check(
+        repo,
+        root,
+        index,
+        index.timestamp().unix_seconds(),
+        checked.iter().map(|&k| crate::refresh::Item {
+            path: rows[k].path,
+            entry: rows[k].cur.expect("filtered on cur"),
+        }),
+        opts.workers,
+    )
+    .map_err(Error::Index)?;
+    for (k, state) in checked.into_iter().zip(states) {
+        rows[k].state = Some(state);
+    }
+    Ok(())
+}
+
+/// Untracked files in the way of new entries and new directories: the paths a safe update
+/// refuses for (files, and directories holding untracked files), and the blockers a forced one
+/// (or an ignored file, which git treats as expendable) removes.
+fn untracked_in_the_way(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::File,
+    rows: &[Row<'_>],
+    new_dirs: &[BString],
+    mode: Policy,
+) -> Result<(Vec<BString>, Vec<BString>, Blockers), Error> {
+    let mut excludes = repo
+        .excludes(
+            index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Index(e.to_string()))?
+        .detach();
+    let mut is_ignored = |path: &BStr| -> bool {
+        excludes
+            .at_entry(path, None, &repo.objects)
+            .is_ok_and(|p| p.is_excluded())
+    };
+    let tracked_removed: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| {
+            r.cur.is_some()
+                && matches!(
+                    r.action,
+                    Action::Remove { .. } | Action::Write { replace: true, .. }
+                )
+        })
+        .map(|r| r.path)
+        .collect();
+    let tracked: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| r.cur.is_some())
+        .map(|r| r.path)
+        .collect();
+    let mut dirs = root.dirs();
+    let (mut untracked, mut untracked_removed, mut blockers) =
+        (Vec::new(), Vec::new(), Blockers::default());
+    for row in rows {
+        if !matches!(row.action, Action::Write { .. }) || row.cur.is_some() || row.unmerged {
+            continue; // tracked: checked by the refresh
+        }
+        // Below a non-directory: the new-directory check below reports the blocker.
+        if !dirs.has_dirs_only_path(row.path) {
+            continue;
+        }
+        let kind = dirs.file_type(row.path).map_err(|source| Error::Io {
+            action: "lstat",
+            path: row.path.to_owned(),
+            source,
+        })?;
+        match kind {
+            Some(rustix::fs::FileType::Directory) => {
+                if row.new.is_some_and(|(_, k)| k == Kind::Gitlink) {
+                    continue;
+                }
+                let mut inside = Vec::new();
+                untracked_in(&mut dirs, row.path, &tracked, &mut inside);
+                inside.retain(|p| !is_ignored(p.as_bstr()));
+                if inside.is_empty() || mode == Policy::Force {
+                    blockers.dirs.push(row.path.to_owned());
+                } else {
+                    untracked_removed.push(row.path.to_owned());
+                }
+            }
+            Some(_) if mode == Policy::Force || is_ignored(row.path) => {
+                blockers.files.push(row.path.to_owned());
+            }
+            Some(_) => untracked.push(row.path.to_owned()),
+            None => {}
+        }
+    }
+    // A new directory's place must be free: a directory already, nothing, or a tracked entry
+    // that goes away.
+    for dir in new_dirs {
+        let kind = dirs.file_type(dir.as_bstr()).ok().flatten();
+        if kind.is_some_and(|k| k != rustix::fs::FileType::Directory)
+            && !tracked_removed.contains(dir.as_bstr())
+        {
+            if mode == Policy::Force || is_ignored(dir.as_bstr()) {
+                blockers.files.push(dir.clone());
+            } else {
+                untracked.push(dir.clone());
+            }
+        }
+    }
+    untracked.sort();
+    untracked.dedup();
+    untracked_removed.sort();
+    Ok((untracked, untracked_removed, blockers))
+}
+
+/// The entries to write, in path order, with the directories they need; each written row
+/// learns its index into the plan. Skip-worktree entries are never written.
+fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
+    let mut entries = Vec::new();
+    for row in rows.iter_mut() {
+        if let (Action::Write { .. }, false) = (row.action, row.skip_worktree()) {
+            let (id, kind) = row.new.expect("a write has a new entry");
+            row.job = Some(entries.len());
+            entries.push(plan::Entry {
+                path: row.path.to_owned(),
+                id,
+                kind,
+            });
+        }
+    }
+    Plan {
+        entries,
+        dirs: new_dirs,
+    }
+}
+
+/// Remove what goes: tracked entries the target lacks (unlink, or rmdir for a gitlink, as git's
+/// `unlink_entry`), gitlink directories that become files, the untracked blockers of a forced
+/// update, then the directories left empty. Files that are replaced are not removed here: their
+/// writer replaces them. Stops between entries when interrupted.
+fn remove(
+    root: &Root,
+    rows: &mut [Row<'_>],
+    blockers: &Blockers,
+    plan: &Plan,
+    should_interrupt: &AtomicBool,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
+    let io = |e: crate::remove::Error| Error::Io {
+        action: "unlink",
+        path: e.path,
+        source: e.source,
+    };
+    let mut remover = Remover::new(root);
+    for row in rows.iter_mut() {
+        if should_interrupt.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let was_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT);
+        let goes = match row.action {
+            Action::Remove { .. } => true,
+            Action::Write { replace: true, .. } => {
+                was_gitlink && row.new.is_some_and(|(_, k)| k != Kind::Gitlink)
+            }
+            _ => false,
+        };
+        if goes && !row.skip_worktree() {
+            remover.entry(row.path, was_gitlink).map_err(io)?;
+            if let Action::Write { replace, .. } = &mut row.action {
+                *replace = false;
+            }
+        }
+        row.removed = true;
+    }
+    for path in &blockers.files {
+        remover.entry(path.as_bstr(), false).map_err(io)?;
+    }
+    for path in &blockers.dirs {
+        remover.all(path.as_bstr()).map_err(io)?;
+    }
+    let keep: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
+    remover.remove_emptied_dirs(&keep);
+    outcome.removed = remover.removed;
+    Ok(())
+}
+
+/// Returns true if and only if the row's path is in the result of a completed update.
+fn in_result(row: &Row<'_>) -> bool {
+    matches!(row.action, Action::Keep | Action::Write { .. })
+}
+
+/// The index after the update. Without `done` (before writing: the writers' attribute source),
+/// every row as the update means it. With `done` (the writers' stat data, and whether the run
+/// was interrupted), what is on disk: written entries with their stat data; after an
+/// interruption, the old entries of rows the update did not reach; failed entries with empty
+/// stat data, so that git sees them as changed, as after git's own failed checkout.
+fn result_index(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    rows: &[Row<'_>],
+    done: Option<(&[Option<Stat>], bool)>,
+) -> gix::index::State {
     let mut state = gix::index::State::new(repo.object_hash());
-    let mut writes: Vec<plan::Entry> = Vec::new();
-    let mut write_slots: Vec<usize> = Vec::new();
-    // Per entry of `state`: whether its work tree file differs from it (`Some`) after the update.
-    let mut worktree_state: Vec<Option<crate::refresh::State>> = Vec::new();
-    for (k, (row, action)) in rows.iter().zip(&actions).enumerate() {
-        match action {
+    let push_old = |state: &mut gix::index::State, row: &Row<'_>| {
+        if row.unmerged {
+            for e in index.entries().iter().filter(|e| e.path(index) == row.path) {
+                state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, row.path);
+            }
+        } else if let Some(c) = row.cur {
+            state.dangerously_push_entry(c.stat, c.id, c.flags, c.mode, row.path);
+        }
+    };
+    for row in rows {
+        let interrupted = done.is_some_and(|(_, i)| i);
+        match row.action {
             Action::Keep => {
-                let c = row.i.expect("keep has a current entry");
-                let stat = match verdict(k) {
+                let c = row.cur.expect("keep has a current entry");
+                let stat = match row.state {
                     Some(crate::refresh::State::Refreshed(fresh)) => fresh,
                     // git's racily-clean smudge: a zero size makes git re-check the content.
                     Some(crate::refresh::State::RacilyModified) => Stat { size: 0, ..c.stat },
                     _ => c.stat,
                 };
-                state.dangerously_push_entry(stat, c.id, c.flags, c.mode, row.path.as_bstr());
-                if opts.report_local_changes {
-                    worktree_state.push(verdict(k));
-                }
+                state.dangerously_push_entry(stat, c.id, c.flags, c.mode, row.path);
             }
             Action::Write { .. } => {
-                let (id, kind) = row.n.expect("a write has a new entry");
-                write_slots.push(state.entries().len());
-                if opts.report_local_changes {
-                    worktree_state.push(None);
+                let stat = match (done, row.job) {
+                    (Some((stats, _)), Some(j)) => stats.get(j).copied().flatten(),
+                    _ => None,
+                };
+                let untouched = row.job.is_some() && stat.is_none();
+                if interrupted && untouched {
+                    push_old(&mut state, row);
+                    continue;
                 }
-                state.dangerously_push_entry(
-                    Stat::default(),
-                    id,
-                    gix::index::entry::Flags::empty(),
-                    kind.index_mode(),
-                    row.path.as_bstr(),
-                );
-                writes.push(plan::Entry {
-                    path: row.path.to_owned(),
-                    id,
-                    kind,
+                let (id, kind) = row.new.expect("a write has a new entry");
+                // Only the skip-worktree bit survives a change of content, as git's
+                // `merged_entry` migrates it.
+                let flags = row.cur.map_or(Flags::empty(), |c| {
+                    c.flags & (Flags::SKIP_WORKTREE | Flags::EXTENDED)
                 });
+                let flags = if flags.contains(Flags::SKIP_WORKTREE) {
+                    flags
+                } else {
+                    Flags::empty()
+                };
+                state.dangerously_push_entry(
+                    stat.unwrap_or_default(),
+                    id,
+                    flags,
+                    kind.index_mode(),
+                    row.path,
+                );
             }
+            Action::Remove { .. } if interrupted && !row.removed => push_old(&mut state, row),
             Action::Remove { .. } | Action::Drop | Action::Reject => {}
         }
     }
-    let present =
-        crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let (filter, mut attributes) = crate::checkout::filters_for(repo, &state)?;
-    let write_plan = Plan {
-        entries: writes,
-        dirs: new_dirs.clone(),
-    };
-    let selection: Vec<usize> = (0..write_plan.entries.len()).collect();
-    crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
-
-    // Remove: tracked entries that go or are replaced, untracked blockers (force), then the
-    // directories left empty, deepest first.
-    let new_dir_set: HashSet<&BStr> = new_dirs.iter().map(|d| d.as_bstr()).collect();
-    let mut maybe_empty: BTreeSet<BString> = BTreeSet::new();
-    let mut remove_path = |path: &BStr, outcome: &mut Outcome| -> Result<(), Error> {
-        let full = worktree.join(path.to_path_lossy());
-        let result = match std::fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_dir() => std::fs::remove_dir(&full).or_else(|err| {
-                // A gitlink's directory that is not empty stays, as git leaves it.
-                if err.raw_os_error() == Some(libc::ENOTEMPTY) {
-                    Ok(())
-                } else {
-                    Err(err)
-                }
-            }),
-            Ok(_) => std::fs::remove_file(&full),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(err) => Err(err),
-        };
-        result.map_err(|source| Error::Io {
-            action: "unlink",
-            path: path.to_owned(),
-            source,
-        })?;
-        outcome.removed += 1;
-        let mut p = path;
-        while let Some(pos) = p.rfind_byte(b'/') {
-            p = &p[..pos];
-            maybe_empty.insert(p.to_owned());
-        }
-        Ok(())
-    };
-    for (row, action) in rows.iter().zip(&actions) {
-        match action {
-            Action::Remove { .. } => remove_path(row.path.as_bstr(), &mut outcome)?,
-            Action::Write { replace: true, .. } => remove_path(row.path.as_bstr(), &mut outcome)?,
-            _ => {}
-        }
-    }
-    for path in &clear_files {
-        remove_path(path.as_bstr(), &mut outcome)?;
-    }
-    for path in &clear_dirs {
-        let full = worktree.join(path.to_path_lossy());
-        std::fs::remove_dir_all(&full).map_err(|source| Error::Io {
-            action: "remove directory",
-            path: path.clone(),
-            source,
-        })?;
-    }
-    for dir in maybe_empty.iter().rev() {
-        if new_dir_set.contains(dir.as_bstr()) {
-            continue;
-        }
-        // Only empty directories go; one holding untracked files stays, as with git.
-        let _ = std::fs::remove_dir(worktree.join(dir.to_path_lossy()));
-    }
-
-    // Write, then record the stat data the writers return.
-    let executed = crate::execute::execute(
-        repo,
-        &write_plan,
-        &selection,
-        worktree,
-        opts,
-        crate::execute::Filters {
-            pipeline: &filter,
-            attributes: &attributes,
-            present,
-        },
-        progress,
-        should_interrupt,
-    )?;
-    outcome.written = selection.len();
-    outcome.workers = executed.workers;
-    outcome.collisions = executed.collisions;
-    for (slot, stat) in write_slots.into_iter().zip(executed.stats) {
-        state.entries_mut()[slot].stat = stat.expect("every selected entry was written");
-    }
-    if opts.report_local_changes && mode == Policy::Safe {
-        outcome.local_changes = local_changes(repo, new_tree, &state, &worktree_state)?;
-    }
-    // Unmerged entries were refused (safe) or are dropped here (force), as in git.
-    let file = gix::index::File::from_state(state, index_path);
-    lock.commit(&file).map_err(CheckoutError::from)?;
-    Ok(outcome)
+    state
 }
-
-/// One path of the merge walk: what the index has and what the target wants.
-#[derive(Debug)]
-struct Row<'a> {
-    path: &'a BStr,
-    i: Option<&'a gix::index::Entry>,
-    n: Option<(ObjectId, Kind)>,
-}
-
 fn side_of_entry(e: &gix::index::Entry) -> Side {
     Side {
         id: e.id,
@@ -670,34 +853,31 @@ fn local_changes(
     Ok(out)
 }
 
-fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
+/// Read the index; a missing one is an empty, unborn index (`true`), which git's
+/// `is_index_unborn` treats as an initial checkout.
+fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<(gix::index::File, bool), Error> {
     match gix::index::File::at(path, hash, false, gix::index::decode::Options::default()) {
-        Ok(f) => Ok(f),
-        Err(_) if !path.exists() => Ok(gix::index::File::from_state(
-            gix::index::State::new(hash),
-            path,
+        Ok(f) => Ok((f, false)),
+        Err(_) if !path.exists() => Ok((
+            gix::index::File::from_state(gix::index::State::new(hash), path),
+            true,
         )),
         Err(err) => Err(Error::Index(err.to_string())),
     }
 }
 
-/// Collect the files under `dir` (repository-relative) that the index does not track.
-fn untracked_in(worktree: &Path, dir: &BStr, tracked: &HashSet<&BStr>, out: &mut Vec<BString>) {
-    let Ok(entries) = std::fs::read_dir(worktree.join(dir.to_path_lossy())) else {
+/// Collect the files under `dir` (repository-relative) that the index does not track, without
+/// following symlinks.
+fn untracked_in(dirs: &mut Dirs<'_>, dir: &BStr, tracked: &HashSet<&BStr>, out: &mut Vec<BString>) {
+    let Ok(entries) = dirs.read_dir(dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
+    for (name, is_dir) in entries {
         let mut rel = BString::from(dir.to_vec());
         rel.push(b'/');
-        rel.extend_from_slice(
-            gix::path::os_str_into_bstr(&name)
-                .map(|b| b.as_bytes())
-                .unwrap_or(b"?"),
-        );
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        rel.extend_from_slice(&name);
         if is_dir {
-            untracked_in(worktree, rel.as_bstr(), tracked, out);
+            untracked_in(dirs, rel.as_bstr(), tracked, out);
         } else if !tracked.contains(rel.as_bstr()) {
             out.push(rel);
         }

@@ -258,7 +258,11 @@ pub fn prepare(
             HeadKind::NewBranch(b) | HeadKind::Existing(b) => format!("ref: refs/heads/{b}\n"),
             HeadKind::Detached => format!("{commit}\n"),
         };
-        write(&admin_dir.join("HEAD"), head_text)?;
+        // git writes HEAD with `update-ref`/`symbolic-ref`, under `HEAD.lock`.
+        let head_path = admin_dir.join("HEAD");
+        crate::branch::FileLock::acquire(&head_path)
+            .and_then(|lock| lock.commit(head_text.as_bytes()))
+            .map_err(io_err("unable to write", &head_path))?;
         let open_opts = gix::open::Options::default().config_overrides(overrides.iter().cloned());
         gix::open_opts(&path, open_opts).map_err(gix_err("unable to open the new worktree"))
     };

@@ -1,0 +1,517 @@
+//! The path-safe filesystem layer: every access to a work tree goes through here.
+//!
+//! A work tree is opened once as a [`Root`] (a directory fd). Every path below it is resolved
+//! relative to that fd without following a symbolic link in any component: with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` where the kernel has it, one `openat(O_NOFOLLOW
+//! | O_DIRECTORY)` per component otherwise. The last component is then operated on with a `*at`
+//! call that does not follow it either (`fstatat(AT_SYMLINK_NOFOLLOW)`, `unlinkat`, `openat(O_EXCL |
+//! O_NOFOLLOW)`, ...).
+//!
+//! A leading component that is a symlink or not a directory means that the entry is **not
+//! there**, exactly as git's `has_symlink_leading_path` decides (`entry.c`, `unlink_entry`): it
+//! is never read, written or removed through the link. [`is_not_there`] recognises those errors.
+//!
+//! Why not `std::fs` with joined paths: `remove_file("wt/a/b/c")` removes `../outside/b/c` when
+//! `a` is a symlink to `../outside`. That was a real bug; `tests/fs_lint.rs` keeps path-based
+//! `std::fs` calls out of the modules that touch work trees.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use bstr::{BStr, BString, ByteSlice};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+
+/// An open work tree: the directory fd every path is resolved from.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// Returns true if and only if `err` says that the path is not there for git: it does not
+/// exist, or a leading component is a symlink (`ELOOP` under `RESOLVE_NO_SYMLINKS`/`O_NOFOLLOW`)
+/// or not a directory (`ENOTDIR`).
+pub fn is_not_there(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::NotFound
+        || matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP))
+}
+
+/// Split a repository-relative path into its directory and file name.
+pub fn split_path(path: &BStr) -> (&BStr, &BStr) {
+    match path.rfind_byte(b'/') {
+        Some(pos) => (path[..pos].as_bstr(), path[pos + 1..].as_bstr()),
+        None => (b"".as_bstr(), path),
+    }
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+impl Root {
+    /// Open the work tree at `path`. The path itself may contain symlinks (a work tree under a
+    /// symlinked home is fine); nothing below it is followed.
+    pub fn open(path: &Path) -> io::Result<Root> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Root {
+            fd,
+            path: path.to_owned(),
+        })
+    }
+
+    /// The path the work tree was opened at, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Open the directory `dir` (repository-relative, `/`-separated; empty for the root)
+    /// without following a symlink in any component.
+    pub fn open_dir(&self, dir: &BStr) -> io::Result<OwnedFd> {
+        if dir.is_empty() {
+            return Ok(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?);
+        }
+        match rustix::fs::openat2(
+            &self.fd,
+            <&[u8]>::from(dir),
+            DIR_FLAGS,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => self.open_dir_walk(dir),
+            // RESOLVE_BENEATH refuses `..` with EXDEV; planned paths never hold it.
+            other => Ok(other?),
+        }
+    }
+
+    /// [`Root::open_dir`] one component at a time, for kernels without `openat2`.
+    fn open_dir_walk(&self, dir: &BStr) -> io::Result<OwnedFd> {
+        let mut fd = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?;
+        for part in dir.split_str("/") {
+            if part.is_empty() || part == b"." || part == b".." {
+                return Err(io::Error::from_raw_os_error(libc::EXDEV));
+            }
+            fd = rustix::fs::openat(&fd, part, DIR_FLAGS, Mode::empty())?;
+        }
+        Ok(fd)
+    }
+
+    /// A per-thread cache of open directories below this root.
+    pub fn dirs(&self) -> Dirs<'_> {
+        Dirs {
+            root: self,
+            current: None,
+        }
+    }
+}
+
+/// An open handle on the directory the last path was in, reused while consecutive paths share
+/// it (path lists are sorted, so they mostly do). One per thread.
+///
+/// Working relative to an open `a/b/c` saves the kernel the walk through `a`, `b` and `c` for
+/// every file, and means the file lands in the directory that was checked: a symlink put in a
+/// component's place is refused, never followed.
+#[derive(Debug)]
+pub struct Dirs<'r> {
+    root: &'r Root,
+    current: Option<(BString, OwnedFd)>,
+}
+
+impl<'r> Dirs<'r> {
+    /// The root this cache resolves from.
+    pub fn root(&self) -> &'r Root {
+        self.root
+    }
+
+    /// The open directory `dir` (repository-relative; empty for the root).
+    pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+        let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
+        if !hit {
+            self.current = None;
+            let fd = self.root.open_dir(dir)?;
+            self.current = Some((dir.to_owned(), fd));
+        }
+        Ok(self.current.as_ref().expect("set above").1.as_fd())
+    }
+
+    /// Forget the cached directory: the caller removed or replaced directories, so a cached fd
+    /// may name one that is no longer in the tree.
+    pub fn forget(&mut self) {
+        self.current = None;
+    }
+
+    /// The parent directory of `path` and its last component.
+    fn parent<'p>(&mut self, path: &'p BStr) -> io::Result<(BorrowedFd<'_>, &'p BStr)> {
+        let (dir, name) = split_path(path);
+        Ok((self.dir(dir)?, name))
+    }
+
+    /// `lstat` of `path`: `None` when it is not there (see [`is_not_there`]).
+    pub fn lstat(&mut self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+        let result = self.parent(path).and_then(|(fd, name)| {
+            Ok(rustix::fs::statat(
+                fd,
+                <&[u8]>::from(name),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )?)
+        });
+        match result {
+            Ok(st) => Ok(Some(st)),
+            Err(err) if is_not_there(&err) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The file type of `path`, `None` when it is not there.
+    pub fn file_type(&mut self, path: &BStr) -> io::Result<Option<FileType>> {
+        Ok(self
+            .lstat(path)?
+            .map(|st| FileType::from_raw_mode(st.st_mode)))
+    }
+
+    /// Returns true if and only if every leading directory of `path` is a real directory (not a
+    /// symlink, not a file): git's `!has_symlink_or_noent_leading_path`.
+    pub fn has_dirs_only_path(&mut self, path: &BStr) -> bool {
+        let (dir, _) = split_path(path);
+        self.dir(dir).is_ok()
+    }
+
+    /// Remove the non-directory at `path`. Returns false when it was not there (including
+    /// behind a leading symlink, which is never looked through).
+    pub fn unlink(&mut self, path: &BStr) -> io::Result<bool> {
+        let result = self.parent(path).and_then(|(fd, name)| {
+            Ok(rustix::fs::unlinkat(
+                fd,
+                <&[u8]>::from(name),
+                AtFlags::empty(),
+            )?)
+        });
+        match result {
+            Ok(()) => Ok(true),
+            Err(err) if is_not_there(&err) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Remove the empty directory at `path`. Returns false when it was not there.
+    pub fn rmdir(&mut self, path: &BStr) -> io::Result<bool> {
+        self.forget();
+        let result = self.parent(path).and_then(|(fd, name)| {
+            Ok(rustix::fs::unlinkat(
+                fd,
+                <&[u8]>::from(name),
+                AtFlags::REMOVEDIR,
+            )?)
+        });
+        match result {
+            Ok(()) => Ok(true),
+            Err(err) if is_not_there(&err) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Remove whatever is at `path`: a file or symlink is unlinked, a directory is removed with
+    /// everything in it (symlinks inside are removed, never followed). Returns false when
+    /// nothing was there.
+    pub fn remove_all(&mut self, path: &BStr) -> io::Result<bool> {
+        match self.file_type(path)? {
+            None => Ok(false),
+            Some(FileType::Directory) => {
+                self.forget();
+                let fd = self.root.open_dir(path)?;
+                remove_contents(&fd)?;
+                drop(fd);
+                self.rmdir(path)
+            }
+            Some(_) => self.unlink(path),
+        }
+    }
+
+    /// Create the directory `path` (its parent must exist). An existing real directory is fine;
+    /// anything else in its place is an error (`EEXIST`), unless `replace` is set, in which case
+    /// a file or symlink there is unlinked first (git's `create_directories` under `force`).
+    pub fn mkdir(&mut self, path: &BStr, replace: bool) -> io::Result<()> {
+        let (fd, name) = self.parent(path)?;
+        let name = <&[u8]>::from(name);
+        match rustix::fs::mkdirat(fd, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::EXIST) => {
+                let st = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
+                if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+                    return Ok(());
+                }
+                if !replace {
+                    return Err(io::Error::from_raw_os_error(libc::EEXIST));
+                }
+                rustix::fs::unlinkat(fd, name, AtFlags::empty())?;
+                Ok(rustix::fs::mkdirat(fd, name, Mode::from_raw_mode(0o777))?)
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Create `path` and its missing leading directories, as [`Dirs::mkdir`] does for each.
+    pub fn mkdir_all(&mut self, path: &BStr, replace: bool) -> io::Result<()> {
+        let mut end = 0;
+        loop {
+            let next = path[end..].find_byte(b'/').map(|p| end + p);
+            let prefix = path[..next.unwrap_or(path.len())].as_bstr();
+            if self.root.open_dir(prefix).is_err() {
+                self.mkdir(prefix, replace)?;
+            }
+            match next {
+                Some(p) => end = p + 1,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Create a symbolic link at `path` pointing to `target`; return the link's own stat data.
+    pub fn symlink(&mut self, target: &[u8], path: &BStr) -> io::Result<rustix::fs::Stat> {
+        let (fd, name) = self.parent(path)?;
+        let name = <&[u8]>::from(name);
+        rustix::fs::symlinkat(OsStr::from_bytes(target), fd, name)?;
+        Ok(rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)?)
+    }
+
+    /// The target of the symbolic link at `path`.
+    pub fn read_link(&mut self, path: &BStr) -> io::Result<Vec<u8>> {
+        let (fd, name) = self.parent(path)?;
+        Ok(rustix::fs::readlinkat(fd, <&[u8]>::from(name), Vec::new())?.into_bytes())
+    }
+
+    /// Open the regular file at `path` for reading, refusing a symlink in its place.
+    pub fn open_read(&mut self, path: &BStr) -> io::Result<File> {
+        let (fd, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            fd,
+            <&[u8]>::from(name),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(File::from(fd))
+    }
+
+    /// The names in the directory `path`, each with whether it is a real directory. Empty when
+    /// the directory is not there.
+    pub fn read_dir(&mut self, path: &BStr) -> io::Result<Vec<(BString, bool)>> {
+        let fd = match self.root.open_dir(path) {
+            Ok(fd) => fd,
+            Err(err) if is_not_there(&err) => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        };
+        let mut out = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&fd)? {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let is_dir = match entry.file_type() {
+                FileType::Unknown => rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
+                t => t == FileType::Directory,
+            };
+            out.push((BString::from(name), is_dir));
+        }
+        Ok(out)
+    }
+}
+
+/// Remove everything inside the open directory `dir`, never following a symlink.
+fn remove_contents(dir: &OwnedFd) -> io::Result<()> {
+    let names: Vec<(Vec<u8>, FileType)> = rustix::fs::Dir::read_from(dir)?
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_bytes().to_vec(), e.file_type()))
+        .filter(|(n, _)| n != b"." && n != b"..")
+        .collect();
+    for (name, kind) in names {
+        let kind = if kind == FileType::Unknown {
+            FileType::from_raw_mode(
+                rustix::fs::statat(dir, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW)?.st_mode,
+            )
+        } else {
+            kind
+        };
+        if kind == FileType::Directory {
+            let sub = rustix::fs::openat(dir, name.as_slice(), DIR_FLAGS, Mode::empty())?;
+            remove_contents(&sub)?;
+            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::REMOVEDIR)?;
+        } else {
+            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::empty())?;
+        }
+    }
+    Ok(())
+}
+
+/// Why [`create_file_at`] failed: git words the two steps differently ("unable to create file",
+/// "unable to write file").
+#[derive(Debug)]
+pub enum CreateError {
+    /// The file could not be created (it exists, a permission, a full directory, ...).
+    Create(io::Error),
+    /// The file was created but writing or stat-ing it failed; the partial file was unlinked.
+    Write(io::Error),
+}
+
+impl CreateError {
+    /// The underlying system error.
+    pub fn io(&self) -> &io::Error {
+        match self {
+            CreateError::Create(e) | CreateError::Write(e) => e,
+        }
+    }
+}
+
+/// Create `name` in the open directory `dir` (it must not exist), write `data`, and return the
+/// stat data of the open file. The mode is 0777 for executables and 0666 otherwise, before the
+/// umask, as git's `entry.c`. A write that fails (ENOSPC, EIO) unlinks the partial file, as git's
+/// `write_entry` does, so a failed entry is absent rather than truncated.
+pub fn create_file_at(
+    dir: BorrowedFd<'_>,
+    name: &BStr,
+    data: &[u8],
+    executable: bool,
+) -> Result<rustix::fs::Stat, CreateError> {
+    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
+    let name = <&[u8]>::from(name);
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )
+    .map_err(|e| CreateError::Create(e.into()))?;
+    let mut file = File::from(fd);
+    let written = file
+        .write_all(data)
+        .and_then(|()| Ok(rustix::fs::fstat(&file)?));
+    match written {
+        Ok(st) => Ok(st),
+        Err(err) => {
+            drop(file);
+            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            Err(CreateError::Write(err))
+        }
+    }
+}
+
+/// Returns true if and only if `err` means that something already occupies the path, which a
+/// worker treats as a collision (two entries folding to one name, or a directory in the way)
+/// rather than as a failure.
+pub fn is_collision(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EEXIST | libc::EISDIR | libc::ELOOP)
+    )
+}
+
+/// The stat data of an `lstat`/`fstat` result in the index's format: the 32-bit fields are
+/// truncated, not saturated, to match git's `fill_stat_cache_info` bit for bit.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn index_stat(st: &rustix::fs::Stat) -> gix::index::entry::Stat {
+    use gix::index::entry::stat::Time;
+    gix::index::entry::Stat {
+        mtime: Time {
+            secs: st.st_mtime as u32,
+            nsecs: st.st_mtime_nsec as u32,
+        },
+        ctime: Time {
+            secs: st.st_ctime as u32,
+            nsecs: st.st_ctime_nsec as u32,
+        },
+        dev: st.st_dev as u32,
+        ino: st.st_ino as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: st.st_size as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> &BStr {
+        s.as_bytes().as_bstr()
+    }
+
+    #[test]
+    fn a_leading_symlink_hides_what_is_behind_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(outside.join("b")).unwrap();
+        std::fs::write(outside.join("b/c"), "precious").unwrap();
+        std::fs::create_dir(&wt).unwrap();
+        std::os::unix::fs::symlink("../outside", wt.join("a")).unwrap();
+        let root = Root::open(&wt).unwrap();
+        let mut dirs = root.dirs();
+        assert!(dirs.lstat(b("a/b/c")).unwrap().is_none());
+        assert!(!dirs.unlink(b("a/b/c")).unwrap());
+        assert!(!dirs.rmdir(b("a/b")).unwrap());
+        assert!(!dirs.has_dirs_only_path(b("a/b/c")));
+        assert!(dirs.open_read(b("a/b/c")).is_err());
+        assert!(dirs.read_dir(b("a/b")).unwrap().is_empty());
+        // The link itself is there, and removing it removes only the link.
+        assert!(dirs.lstat(b("a")).unwrap().is_some());
+        assert!(dirs.remove_all(b("a")).unwrap());
+        assert_eq!(std::fs::read(outside.join("b/c")).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn mkdir_all_replaces_a_symlink_only_when_asked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        std::os::unix::fs::symlink(&outside, wt.join("a")).unwrap();
+        let root = Root::open(&wt).unwrap();
+        let mut dirs = root.dirs();
+        assert!(dirs.mkdir_all(b("a/b"), false).is_err());
+        dirs.mkdir_all(b("a/b"), true).unwrap();
+        assert!(wt.join("a/b").is_dir());
+        assert!(!wt.join("a").is_symlink());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn remove_all_does_not_follow_symlinks_inside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir_all(wt.join("d/e")).unwrap();
+        std::fs::write(wt.join("d/e/f"), "y").unwrap();
+        std::os::unix::fs::symlink(&outside, wt.join("d/link")).unwrap();
+        let root = Root::open(&wt).unwrap();
+        assert!(root.dirs().remove_all(b("d")).unwrap());
+        assert!(!wt.join("d").exists());
+        assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"x");
+    }
+
+    #[test]
+    fn create_file_at_refuses_existing_paths_and_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let mut dirs = root.dirs();
+        let st = create_file_at(dirs.dir(b("")).unwrap(), b("f"), b"hello", false).unwrap();
+        assert_eq!(st.st_size, 5);
+        let err = create_file_at(dirs.dir(b("")).unwrap(), b("f"), b"again", false).unwrap_err();
+        assert!(is_collision(err.io()));
+        std::os::unix::fs::symlink(dir.path().join("f"), dir.path().join("l")).unwrap();
+        let err = create_file_at(dirs.dir(b("")).unwrap(), b("l"), b"through", false).unwrap_err();
+        assert!(is_collision(err.io()));
+        assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"hello");
+    }
+}

@@ -1,0 +1,550 @@
+//! **record**: write the index the way git's `write_locked_index` would after `unpack_trees`, so
+//! that what git-par leaves behind is what git would have left behind, extensions included.
+//!
+//! [`commit`] replaces `IndexLock::commit` for every command: it takes the new entries (a
+//! [`gix::index::State`]), the tree they were checked out from and the index being replaced, and
+//! writes into the held `index.lock`:
+//!
+//! - **the entries** in the format git would choose (see [`Format`]): `index.version` (2, 3 or
+//!   4), `feature.manyFiles` (implies 4), `GIT_INDEX_VERSION`, for a *new* index only; an index
+//!   that replaces an existing one keeps that one's version, exactly as git keeps it
+//!   (`unpack_trees` copies `src_index->version`). Versions 2 and 3 are chosen from the entries
+//!   (3 only when an entry has extended flags: skip-worktree, intent-to-add), as git demotes 3 to
+//!   2 when 2 suffices. Version 4 (path prefix compression) is not written by gix-index 0.58, so
+//!   the entries section is encoded here: each entry's fixed part comes from gix's own
+//!   [`gix::index::Entry::write_to`] and only its path is replaced by git's
+//!   `varint(bytes to drop from the previous path) + suffix + NUL`, without padding. Nothing here
+//!   parses an index: the tests read every variant back with gix and with git.
+//! - **`TREE`, the cache-tree**, rebuilt from the entries as git's
+//!   `cache_tree_update(WRITE_TREE_SILENT | WRITE_TREE_REPAIR)` at the end of `unpack_trees` does:
+//!   every directory's tree object is computed from its entries; a directory is *valid* (entry
+//!   count and tree id) when its tree exists in the object database, *invalid* (git's `-1`) when
+//!   it does not, when a subdirectory is invalid, or when it holds an unmerged or intent-to-add
+//!   entry. When the computed root equals [`Keep::tree`] every directory is a subtree of a tree we
+//!   checked out, so no existence lookup is made at all (the common case: clone, worktree add,
+//!   a clean switch). Children are written in git's order (shorter names first, then bytes).
+//!   gix's `State` has no setter for an absent cache-tree, so instead of smuggling one into the
+//!   state (e.g. by decoding a hand-made index), the extensions are written here, after the
+//!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`].
+//! - **the other extensions**, as git's `unpack_trees` (`move_index_extensions`) decides:
+//!   - `UNTR` (untracked cache): git moves it over and invalidates the directories it touched.
+//!     We carry it over *emptied* (its header: identity, exclude-file stats, flags, no
+//!     directories), so the cache stays enabled and git refills it at the next `git status`.
+//!   - `FSMN` (fsmonitor): git carries the token over. We drop it; with `core.fsmonitor` set git
+//!     re-adds it at its next command (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
+//!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it.
+//!   - `link` (split index): git keeps the split. We write one whole index (the shared index is
+//!     not referenced any more and expires as git's `splitIndex.sharedIndexExpire` says); with
+//!     `core.splitIndex=true` git splits it again at its next index write.
+//!   - `sdir` (sparse index) is written when the state is sparse (git-par's commands never make
+//!     one); `EOIE` as git writes it (`index.recordEndOfIndexEntries`, or `index.threads` ≠ 1);
+//!     `IEOT` (the offset table) is not written: git reads an index without it.
+//! - **`index.skipHash`** (also implied by `feature.manyFiles`): a null trailing checksum, as git.
+
+use std::io::Write as _;
+
+use bstr::ByteSlice;
+use gix::index::entry::{Flags, Mode, Stage};
+use gix::index::extension::Tree;
+use gix::index::State;
+use gix::ObjectId;
+
+use crate::lock::{Error, IndexLock};
+
+/// What the written index keeps besides its entries.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Keep<'a> {
+    /// The tree the entries were checked out from (the target commit's tree). Only a shortcut
+    /// for the cache-tree: when the entries match it exactly, no object lookups are needed.
+    pub tree: Option<ObjectId>,
+    /// The index being replaced, if there was one: its version is kept and its extensions are
+    /// carried over as git carries them. `None` for a new index (clone, worktree add, a missing
+    /// index), which then takes its version from the configuration.
+    pub previous: Option<&'a State>,
+}
+
+/// How the index file is laid out, decided from the configuration and the previous index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Format {
+    /// 4 for path-compressed entries; otherwise 2 or 3 is chosen from the entries.
+    pub version4: bool,
+    /// `index.skipHash`: write a null checksum.
+    pub skip_hash: bool,
+    /// Write the end-of-index-entries extension.
+    pub eoie: bool,
+}
+
+impl Format {
+    /// The format git would write for `repo`, replacing `previous` (if any).
+    ///
+    /// The version comes from `previous` when there is one; otherwise `GIT_INDEX_VERSION`, else
+    /// `index.version`, else 4 under `feature.manyFiles`, else git's default (3, demoted to 2).
+    /// An invalid value falls back to git's default, as git does (git also warns).
+    pub fn of(repo: &gix::Repository, previous: Option<&State>) -> Format {
+        let config = repo.config_snapshot();
+        let many_files = config.boolean("feature.manyFiles").unwrap_or(false);
+        let valid = |v: i64| (2..=4).contains(&v).then_some(v);
+        let version = match previous {
+            Some(previous) => previous.version() as i64,
+            None => match std::env::var("GIT_INDEX_VERSION") {
+                Ok(env) => env.parse().ok().and_then(valid).unwrap_or(3),
+                Err(_) => match config.integer("index.version") {
+                    Some(v) => valid(v).unwrap_or(3),
+                    None if many_files => 4,
+                    None => 3,
+                },
+            },
+        };
+        let threads = config
+            .integer("index.threads")
+            .map(|n| n != 1)
+            .or_else(|| config.boolean("index.threads"))
+            .unwrap_or(false);
+        Format {
+            version4: version == 4,
+            skip_hash: config.boolean("index.skipHash").unwrap_or(many_files),
+            eoie: config
+                .boolean("index.recordEndOfIndexEntries")
+                .unwrap_or(threads),
+        }
+    }
+}
+
+/// Write `state` into the held `lock` as git would write it, with the cache-tree built from the
+/// entries and the extensions of `keep.previous` that git carries over, then rename the lock
+/// over the index. The lock is released (removed) on error.
+pub fn commit(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    state: State,
+    keep: Keep<'_>,
+) -> Result<(), Error> {
+    let format = Format::of(repo, keep.previous);
+    let tree = cache_tree(&state, keep.tree, |id| repo.has_object(id));
+    let bytes = encode(state, format, tree.as_ref(), keep.previous);
+    lock.commit_bytes(&bytes)
+}
+
+/// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
+/// (see the module docs); `exists` answers whether a tree object is in the object database and
+/// is not asked at all when the root equals `known`. `None` for an index without entries, for
+/// which git writes no cache-tree either.
+pub fn cache_tree(
+    state: &State,
+    known: Option<ObjectId>,
+    mut exists: impl FnMut(&ObjectId) -> bool,
+) -> Option<Tree> {
+    let entries: Vec<&gix::index::Entry> = state
+        .entries()
+        .iter()
+        .filter(|e| !e.flags.contains(Flags::REMOVE))
+        .collect();
+    if entries.is_empty() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    let mut root = build(state, &entries, 0, &[], &mut buf);
+    if known.is_none_or(|known| root.num_entries.is_none() || root.id != known) {
+        confirm(&mut root, &mut exists);
+    }
+    Some(root)
+}
+
+/// The cache-tree node for the directory `name` whose entries (index order) are `entries`, every
+/// path starting with `base` bytes of directory prefix. `num_entries` is `None` where the
+/// directory cannot be valid whatever the object database holds.
+fn build(
+    state: &State,
+    entries: &[&gix::index::Entry],
+    base: usize,
+    name: &[u8],
+    buf: &mut Vec<u8>,
+) -> Tree {
+    let mut children = Vec::new();
+    let mut object = Vec::new();
+    let mut valid = true;
+    let mut i = 0;
+    while i < entries.len() {
+        let path = entries[i].path(state);
+        let rest = &path[base..];
+        if let Some(slash) = rest.find_byte(b'/') {
+            let dir = &rest[..slash];
+            let mut j = i + 1;
+            while j < entries.len() {
+                let next = &entries[j].path(state)[base..];
+                if !(next.len() > slash && next[slash] == b'/' && &next[..slash] == dir) {
+                    break;
+                }
+                j += 1;
+            }
+            let child = build(state, &entries[i..j], base + slash + 1, dir, buf);
+            valid &= child.num_entries.is_some();
+            push_tree_entry(&mut object, Mode::DIR, dir, &child.id);
+            children.push(child);
+            i = j;
+        } else {
+            let entry = entries[i];
+            if entry.stage() != Stage::Unconflicted || entry.flags.contains(Flags::INTENT_TO_ADD) {
+                valid = false;
+            }
+            push_tree_entry(&mut object, entry.mode, rest, &entry.id);
+            i += 1;
+        }
+    }
+    // git's order of subtrees: by name length, then by bytes (`subtree_name_cmp`).
+    children.sort_by(|a: &Tree, b: &Tree| {
+        (a.name.len(), a.name.as_slice()).cmp(&(b.name.len(), b.name.as_slice()))
+    });
+    let hash = entries[0].id.kind();
+    let id = if valid {
+        buf.clear();
+        buf.extend_from_slice(format!("tree {}\0", object.len()).as_bytes());
+        buf.extend_from_slice(&object);
+        let mut hasher = gix::hash::hasher(hash);
+        hasher.update(buf);
+        hasher.try_finalize().unwrap_or_else(|_| hash.null())
+    } else {
+        hash.null()
+    };
+    Tree {
+        name: name.into(),
+        id,
+        num_entries: valid.then(|| u32::try_from(entries.len()).unwrap_or(u32::MAX)),
+        children,
+    }
+}
+
+/// One entry of a tree object: `<octal mode> <name>\0<raw id>`.
+fn push_tree_entry(object: &mut Vec<u8>, mode: Mode, name: &[u8], id: &ObjectId) {
+    write!(object, "{:o} ", mode.bits()).expect("writing to a Vec");
+    object.extend_from_slice(name);
+    object.push(0);
+    object.extend_from_slice(id.as_bytes());
+}
+
+/// Mark invalid every node whose tree is not in the object database, and every ancestor of an
+/// invalid node (git's `WRITE_TREE_REPAIR`). Returns whether `node` stays valid.
+fn confirm(node: &mut Tree, exists: &mut impl FnMut(&ObjectId) -> bool) -> bool {
+    let mut valid = node.num_entries.is_some();
+    for child in &mut node.children {
+        valid &= confirm(child, exists);
+    }
+    valid = valid && exists(&node.id);
+    if !valid {
+        node.num_entries = None;
+        node.id = node.id.kind().null();
+    }
+    valid
+}
+
+/// The index file: header, entries, extensions, checksum.
+fn encode(
+    mut state: State,
+    format: Format,
+    tree: Option<&Tree>,
+    previous: Option<&State>,
+) -> Vec<u8> {
+    // As git: an entry carries the extended-flags word exactly when it has an extended flag.
+    let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
+    let mut extended = false;
+    for entry in state.entries_mut() {
+        let has = entry.flags.intersects(extended_flags);
+        entry.flags.set(Flags::EXTENDED, has);
+        extended |= has;
+    }
+    let version: u32 = match (format.version4, extended) {
+        (true, _) => 4,
+        (false, true) => 3,
+        (false, false) => 2,
+    };
+    let written = state
+        .entries()
+        .iter()
+        .filter(|e| !e.flags.contains(Flags::REMOVE))
+        .count();
+
+    let mut out = Vec::with_capacity(written * 80 + 4096);
+    out.extend_from_slice(b"DIRC");
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(&u32::try_from(written).unwrap_or(u32::MAX).to_be_bytes());
+    encode_entries(&state, version == 4, &mut out);
+
+    let offset_to_extensions = u32::try_from(out.len()).unwrap_or(u32::MAX);
+    let mut table: Vec<([u8; 4], u32)> = Vec::new();
+    let mut extension = |out: &mut Vec<u8>, signature: [u8; 4], payload: &[u8]| {
+        let size = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        out.extend_from_slice(&signature);
+        out.extend_from_slice(&size.to_be_bytes());
+        out.extend_from_slice(payload);
+        table.push((signature, size));
+    };
+    if let Some(tree) = tree {
+        let mut encoded = Vec::new();
+        tree.write_to(&mut encoded).expect("writing to a Vec");
+        // `write_to` writes signature and size itself; record it through `extension` alike.
+        extension(&mut out, *b"TREE", &encoded[8..]);
+    }
+    if let Some(untracked) = previous.and_then(State::untracked) {
+        extension(
+            &mut out,
+            *b"UNTR",
+            &emptied_untracked_cache(untracked, state.object_hash()),
+        );
+    }
+    if state.is_sparse() {
+        extension(&mut out, *b"sdir", &[]);
+    }
+    let hash = state.object_hash();
+    if format.eoie && written > 0 && !table.is_empty() {
+        gix::index::extension::end_of_index_entry::write_to(
+            &mut out,
+            hash,
+            offset_to_extensions,
+            table.iter().copied(),
+        )
+        .expect("writing to a Vec");
+    }
+    if format.skip_hash {
+        out.extend_from_slice(hash.null().as_bytes());
+    } else {
+        let mut hasher = gix::hash::hasher(hash);
+        hasher.update(&out);
+        let sum = hasher.try_finalize().unwrap_or_else(|_| hash.null());
+        out.extend_from_slice(sum.as_bytes());
+    }
+    out
+}
+
+/// The entries section. v2/v3: gix's encoding, NUL-padded to a multiple of 8 bytes. v4: the same
+/// fixed part, then the path compressed against the previous entry's, unpadded.
+fn encode_entries(state: &State, version4: bool, out: &mut Vec<u8>) {
+    let header_len = out.len();
+    let mut scratch = Vec::with_capacity(256);
+    let mut previous: &[u8] = &[];
+    for entry in state.entries() {
+        if entry.flags.contains(Flags::REMOVE) {
+            continue;
+        }
+        let path = entry.path(state).as_bytes();
+        if !version4 {
+            entry.write_to(&mut *out, state).expect("writing to a Vec");
+            let pad = (8 - (out.len() - header_len) % 8) % 8;
+            out.resize(out.len() + pad, 0);
+            continue;
+        }
+        scratch.clear();
+        entry
+            .write_to(&mut scratch, state)
+            .expect("writing to a Vec");
+        out.extend_from_slice(&scratch[..scratch.len() - path.len() - 1]);
+        let common = previous
+            .iter()
+            .zip(path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        encode_varint((previous.len() - common) as u64, out);
+        out.extend_from_slice(&path[common..]);
+        out.push(0);
+        previous = path;
+    }
+}
+
+/// git's `encode_varint` (varint.c): big-endian base-128 where each continuation adds one.
+fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
+    let mut bytes = [0u8; 16];
+    let mut pos = bytes.len() - 1;
+    bytes[pos] = (value & 127) as u8;
+    value >>= 7;
+    while value != 0 {
+        value -= 1;
+        pos -= 1;
+        bytes[pos] = 128 | (value & 127) as u8;
+        value >>= 7;
+    }
+    out.extend_from_slice(&bytes[pos..]);
+}
+
+/// The `UNTR` payload of `untracked` without its directories: git's `write_untracked_extension`
+/// for a cache whose root is not yet read, which git fills in again at its next `status`.
+fn emptied_untracked_cache(
+    untracked: &gix::index::extension::UntrackedCache,
+    hash: gix::hash::Kind,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    let ident = untracked.identifier();
+    encode_varint(ident.len() as u64, &mut out);
+    out.extend_from_slice(ident);
+    let stat = |out: &mut Vec<u8>, s: Option<&gix::index::extension::untracked_cache::OidStat>| {
+        let s = s.map(|s| *s.stat()).unwrap_or_default();
+        for word in [
+            s.ctime.secs,
+            s.ctime.nsecs,
+            s.mtime.secs,
+            s.mtime.nsecs,
+            s.dev,
+            s.ino,
+            s.uid,
+            s.gid,
+            s.size,
+        ] {
+            out.extend_from_slice(&word.to_be_bytes());
+        }
+    };
+    stat(&mut out, untracked.info_exclude());
+    stat(&mut out, untracked.excludes_file());
+    out.extend_from_slice(&untracked.dir_flags().to_be_bytes());
+    for oid_stat in [untracked.info_exclude(), untracked.excludes_file()] {
+        let id = oid_stat.map_or_else(|| hash.null(), |s| s.id());
+        out.extend_from_slice(id.as_bytes());
+    }
+    out.extend_from_slice(untracked.exclude_filename_per_dir());
+    out.push(0);
+    encode_varint(0, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gix::index::entry::Stat;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    fn state(paths: &[(&str, u8)]) -> State {
+        let mut state = State::new(gix::hash::Kind::Sha1);
+        for (path, n) in paths {
+            state.dangerously_push_entry(
+                Stat::default(),
+                id(*n),
+                Flags::empty(),
+                Mode::FILE,
+                path.as_bytes().as_bstr(),
+            );
+        }
+        state
+    }
+
+    fn find<'a>(tree: &'a Tree, path: &str) -> &'a Tree {
+        path.split('/')
+            .filter(|c| !c.is_empty())
+            .fold(tree, |t, c| {
+                t.children
+                    .iter()
+                    .find(|ch| ch.name.as_slice() == c.as_bytes())
+                    .unwrap_or_else(|| panic!("no {c} in {path}"))
+            })
+    }
+
+    const PATHS: &[(&str, u8)] = &[
+        ("a/b/c", 1),
+        ("a/b/d", 2),
+        ("a/e", 3),
+        ("bb/f", 4),
+        ("bb/g/h", 5),
+        ("top", 6),
+    ];
+
+    #[test]
+    fn every_directory_is_valid_when_all_trees_exist() {
+        let old = cache_tree(&state(PATHS), None, |_| true).unwrap();
+        assert_eq!(old.num_entries, Some(6));
+        assert_eq!(find(&old, "a").num_entries, Some(3));
+        assert_eq!(find(&old, "a/b").num_entries, Some(2));
+        assert_eq!(find(&old, "bb/g").num_entries, Some(1));
+        // git's order: shorter names first.
+        let names: Vec<_> = old.children.iter().map(|c| c.name.to_vec()).collect();
+        assert_eq!(names, vec![b"a".to_vec(), b"bb".to_vec()]);
+        // The known root short-cuts the lookups.
+        let mut asked = 0;
+        let again = cache_tree(&state(PATHS), Some(old.id), |_| {
+            asked += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!(asked, 0);
+        assert_eq!(again, old);
+    }
+
+    #[test]
+    fn one_changed_file_invalidates_only_its_directories() {
+        let old = cache_tree(&state(PATHS), None, |_| true).unwrap();
+        let known: Vec<ObjectId> = {
+            fn all(t: &Tree, out: &mut Vec<ObjectId>) {
+                out.push(t.id);
+                t.children.iter().for_each(|c| all(c, out));
+            }
+            let mut v = Vec::new();
+            all(&old, &mut v);
+            v
+        };
+        let mut changed = PATHS.to_vec();
+        changed[1].1 = 9; // a/b/d
+        let new = cache_tree(&state(&changed), Some(old.id), |id| known.contains(id)).unwrap();
+        assert_eq!(new.num_entries, None, "root");
+        assert_eq!(find(&new, "a").num_entries, None);
+        assert_eq!(find(&new, "a/b").num_entries, None);
+        assert_eq!(find(&new, "bb"), find(&old, "bb"));
+        assert_eq!(find(&new, "bb/g"), find(&old, "bb/g"));
+        // Invalid nodes still list their children, as git's do.
+        assert_eq!(find(&new, "a").children.len(), 1);
+    }
+
+    #[test]
+    fn unmerged_and_intent_to_add_entries_invalidate_their_directories() {
+        let mut s = state(PATHS);
+        s.entries_mut()[4].flags.insert(Flags::INTENT_TO_ADD); // bb/g/h
+        let t = cache_tree(&s, None, |_| true).unwrap();
+        assert_eq!(find(&t, "bb/g").num_entries, None);
+        assert_eq!(find(&t, "bb").num_entries, None);
+        assert_eq!(find(&t, "a").num_entries, Some(3));
+        assert_eq!(t.num_entries, None);
+    }
+
+    #[test]
+    fn varints_are_gits() {
+        let enc = |v| {
+            let mut out = Vec::new();
+            encode_varint(v, &mut out);
+            out
+        };
+        assert_eq!(enc(0), [0]);
+        assert_eq!(enc(127), [127]);
+        assert_eq!(enc(128), [0x80, 0]);
+        assert_eq!(enc(16511), [0xff, 0x7f]);
+        assert_eq!(enc(16512), [0x80, 0x80, 0]);
+    }
+
+    #[test]
+    fn version_4_round_trips_through_gix() {
+        let mut s = state(PATHS);
+        s.entries_mut()[2].flags.insert(Flags::SKIP_WORKTREE);
+        let tree = cache_tree(&s, None, |_| true);
+        for version4 in [false, true] {
+            let format = Format {
+                version4,
+                skip_hash: false,
+                eoie: true,
+            };
+            let bytes = encode(s.clone(), format, tree.as_ref(), None);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("index");
+            std::fs::write(&path, &bytes).unwrap();
+            let back =
+                gix::index::File::at(&path, gix::hash::Kind::Sha1, false, Default::default())
+                    .unwrap();
+            let expected = if version4 { 4 } else { 3 };
+            assert_eq!(back.version() as u32, expected);
+            let paths: Vec<_> = back
+                .entries()
+                .iter()
+                .map(|e| e.path(&back).to_string())
+                .collect();
+            let want: Vec<_> = PATHS.iter().map(|(p, _)| p.to_string()).collect();
+            assert_eq!(paths, want);
+            assert!(back.entries()[2].flags.contains(Flags::SKIP_WORKTREE));
+            assert_eq!(back.tree(), tree.as_ref());
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Removing work tree entries the way git's `unlink_entry` and `remove_scheduled_dirs` do
+//! (`entry.c`, `unpack-trees.c`), shared by the two-way update and the restore of paths.
+//!
+//! What is removed is chosen from what the index says the entry is (a gitlink's directory is
+//! `rmdir`ed, anything else unlinked), never from following what is on disk; a path behind a
+//! leading symlink or file is not there and is left alone. Directories emptied by the removals
+//! are removed afterwards, deepest first; one that still holds anything stays.
+
+use std::collections::{BTreeSet, HashSet};
+use std::io;
+
+use bstr::{BStr, BString, ByteSlice};
+
+use crate::fs::{Dirs, Root};
+
+/// Removes entries below one work tree and remembers the directories they leave behind.
+#[derive(Debug)]
+pub struct Remover<'r> {
+    dirs: Dirs<'r>,
+    /// Leading directories of removed entries: candidates for removal once empty.
+    emptied: BTreeSet<BString>,
+    /// Entries removed so far.
+    pub removed: usize,
+}
+
+/// Why a removal failed: the path and the system error, phrased as git phrases it.
+#[derive(Debug, thiserror::Error)]
+#[error("unable to unlink '{path}': {source}")]
+pub struct Error {
+    /// The path that could not be removed.
+    pub path: BString,
+    /// The system error.
+    #[source]
+    pub source: io::Error,
+}
+
+impl<'r> Remover<'r> {
+    /// A remover for paths below `root`.
+    pub fn new(root: &'r Root) -> Self {
+        Remover {
+            dirs: root.dirs(),
+            emptied: BTreeSet::new(),
+            removed: 0,
+        }
+    }
+
+    /// Remove the tracked entry at `path`: `rmdir` for a gitlink (a submodule's directory that
+    /// is not empty stays, as git leaves it), `unlink` for anything else. Nothing happens when
+    /// the path is not there.
+    pub fn entry(&mut self, path: &BStr, gitlink: bool) -> Result<(), Error> {
+        let result = if gitlink {
+            self.dirs.rmdir(path).or_else(|err| {
+                if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::ENOTDIR)) {
+                    Ok(false)
+                } else {
+                    Err(err)
+                }
+            })
+        } else {
+            self.dirs.unlink(path)
+        };
+        self.finish_one(path, result)
+    }
+
+    /// Remove whatever is at `path`, a whole directory tree included (an untracked blocker
+    /// that a forced update clears). Symlinks inside are removed, never followed.
+    pub fn all(&mut self, path: &BStr) -> Result<(), Error> {
+        let result = self.dirs.remove_all(path);
+        self.finish_one(path, result)
+    }
+
+    fn finish_one(&mut self, path: &BStr, result: io::Result<bool>) -> Result<(), Error> {
+        let removed = result.map_err(|source| Error {
+            path: path.to_owned(),
+            source,
+        })?;
+        if removed {
+            self.removed += 1;
+            let mut p = path;
+            while let Some(pos) = p.rfind_byte(b'/') {
+                p = &p[..pos];
+                self.emptied.insert(p.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove the directories the removals emptied, deepest first, except those in `keep`
+    /// (directories the new entries need). A directory that is not empty stays, as with git.
+    pub fn remove_emptied_dirs(&mut self, keep: &HashSet<&BStr>) {
+        for dir in std::mem::take(&mut self.emptied).iter().rev() {
+            if !keep.contains(dir.as_bstr()) {
+                let _ = self.dirs.rmdir(dir.as_bstr());
+            }
+        }
+    }
+}

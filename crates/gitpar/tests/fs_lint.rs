@@ -1,0 +1,82 @@
+//! Every work tree access goes through the path-safe layer (`src/fs.rs`): a path-based
+//! `std::fs` call in a module that touches work trees could follow a symlinked directory out of
+//! the work tree (that bug was real). This test fails when one comes back.
+//!
+//! Modules that only touch the repository's own files (`.git/...`: locks, config, refs, the
+//! objects a clone copies) are listed with the reason they may use `std::fs`.
+
+use std::path::Path;
+
+/// Modules allowed to call `std::fs` with paths, and why.
+const REPOSITORY_ONLY: &[(&str, &str)] = &[
+    (
+        "fs.rs",
+        "the path-safe layer itself (tests build fixtures with std::fs)",
+    ),
+    (
+        "lock.rs",
+        "index.lock and the index, inside the git directory",
+    ),
+    ("record.rs", "writes the index through the lock"),
+    ("branch.rs", "config and reflogs, inside the git directory"),
+    (
+        "clone.rs",
+        "sets up the new repository's git directory before any checkout",
+    ),
+    (
+        "worktree.rs",
+        "registers a linked work tree under .git/worktrees and creates its empty directory",
+    ),
+];
+
+/// Path-taking `std::fs` functions (the `File` type and `OpenOptions` are caught by `open(`).
+const FORBIDDEN: &[&str] = &[
+    "std::fs::",
+    "fs::remove_",
+    "fs::create_dir",
+    "fs::read_dir",
+    "fs::symlink_metadata",
+    "fs::metadata",
+    "fs::read_link",
+    "fs::rename",
+    "fs::write",
+    "fs::read(",
+    "File::open(",
+    "File::create(",
+    "os::unix::fs::symlink(",
+];
+
+#[test]
+fn work_tree_modules_use_only_the_path_safe_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut offences = Vec::new();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".rs") || REPOSITORY_ONLY.iter().any(|(m, _)| *m == name) {
+            continue;
+        }
+        checked += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Unit tests may build fixtures however they like.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            // `crate::fs::...` and `rustix::fs::...` are the safe layer and its syscalls.
+            let cleaned = line.replace("crate::fs::", "").replace("rustix::fs::", "");
+            if let Some(bad) = FORBIDDEN.iter().find(|f| cleaned.contains(*f)) {
+                offences.push(format!("{name}:{}: `{bad}` in: {line}", n + 1));
+            }
+        }
+    }
+    assert!(checked >= 8, "only {checked} modules were checked");
+    assert!(
+        offences.is_empty(),
+        "path-based filesystem calls outside src/fs.rs:\n{}",
+        offences.join("\n")
+    );
+}
