@@ -1,0 +1,275 @@
+//! What git-par records besides the files, against real git: the index's cache-tree and version,
+//! config written under `config.lock`, and the clone of a shallow repository.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::*;
+
+/// The index of the work tree at `dir`, decoded by gix.
+fn index_of(dir: &Path) -> gix::index::File {
+    gix::index::File::at(
+        dir.join(".git/index"),
+        gix::hash::Kind::Sha1,
+        false,
+        Default::default(),
+    )
+    .expect("gix reads the index")
+}
+
+/// The index file of a linked work tree (its `.git` is a `gitdir:` file).
+fn linked_index_path(worktree: &Path) -> std::path::PathBuf {
+    let text = fs::read_to_string(worktree.join(".git")).unwrap();
+    let admin = text.trim().strip_prefix("gitdir: ").unwrap().to_owned();
+    Path::new(&admin).join("index")
+}
+
+fn index_version(path: &Path) -> u32 {
+    let bytes = fs::read(path).unwrap();
+    assert_eq!(&bytes[..4], b"DIRC");
+    u32::from_be_bytes(bytes[4..8].try_into().unwrap())
+}
+
+/// `git write-tree` in `dir` names HEAD's tree.
+#[track_caller]
+fn assert_write_tree_is_head(dir: &Path) {
+    assert_eq!(
+        git_str(dir, ["write-tree"]),
+        git_str(dir, ["rev-parse", "HEAD^{tree}"]),
+        "write-tree in {}",
+        dir.display()
+    );
+}
+
+/// A clone carries the cache-tree git's own clone carries, node for node, and git accepts it.
+#[test]
+fn clone_writes_the_cache_tree_git_writes() {
+    for fixture in [Fixture::KitchenSink, Fixture::ManyFiles] {
+        let src = support::fixture(fixture);
+        let s = scratch();
+        let (by_git, by_par) = (s.join("by-git"), s.join("by-git-par"));
+        let opts = CloneOpts::default();
+        git_clone(s.path(), &opts, src, &by_git).assert_success();
+        git_par_clone(s.path(), &opts, Settings::Jobs(2), src, &by_par).assert_success();
+        let (theirs, ours) = (index_of(&by_git), index_of(&by_par));
+        assert!(theirs.tree().is_some(), "git's clone has a cache-tree");
+        assert_eq!(
+            ours.tree(),
+            theirs.tree(),
+            "cache-tree of {fixture:?} (left: git-par, right: git)"
+        );
+        assert_eq!(ours.version(), theirs.version());
+        assert_write_tree_is_head(&by_par);
+        assert_clean(&by_par, &[]);
+    }
+}
+
+/// `worktree add` too: same cache-tree as git's `worktree add` of the same commit.
+#[test]
+fn worktree_add_writes_the_cache_tree_git_writes() {
+    let src = support::fixture(Fixture::KitchenSink);
+    let s = scratch();
+    copy_git_dir(src, &s.join("git/repo"));
+    copy_git_dir(src, &s.join("par/repo"));
+    let (git_repo, par_repo) = (s.join("git/repo"), s.join("par/repo"));
+    git_worktree_add(&git_repo, &[], &["--detach", "../wt", "HEAD"]).assert_success();
+    git_par_worktree_add(
+        &par_repo,
+        &[],
+        Settings::Jobs(2),
+        &["--detach", "../wt", "HEAD"],
+    )
+    .assert_success();
+    let read = |wt: &Path| {
+        gix::index::File::at(
+            linked_index_path(wt),
+            gix::hash::Kind::Sha1,
+            false,
+            Default::default(),
+        )
+        .unwrap()
+    };
+    let (theirs, ours) = (read(&s.join("git/wt")), read(&s.join("par/wt")));
+    assert!(theirs.tree().is_some());
+    assert_eq!(ours.tree(), theirs.tree());
+    assert_write_tree_is_head(&s.join("par/wt"));
+    assert_clean(&s.join("par/wt"), &[]);
+}
+
+/// `index.version=4`, `feature.manyFiles` and `GIT_INDEX_VERSION=4` give a version 4 index that
+/// git reads as its own; with `index.version=4` it is byte for byte what git writes when it
+/// rewrites the same index itself.
+#[test]
+fn index_version_4_is_written_as_git_writes_it() {
+    let src = support::fixture(Fixture::KitchenSink);
+    let s = scratch();
+    let by_git = s.join("by-git");
+    git_clone(s.path(), &CloneOpts::default(), src, &by_git).assert_success();
+    let listing = git_str(&by_git, ["ls-files", "-s"]);
+
+    for (i, config) in [
+        vec!["index.version=4".to_owned()],
+        vec!["feature.manyFiles=true".to_owned()],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dst = s.join(format!("v4-{i}"));
+        let opts = CloneOpts {
+            config: config.clone(),
+            ..CloneOpts::default()
+        };
+        git_par_clone(s.path(), &opts, Settings::Jobs(2), src, &dst).assert_success();
+        let index = dst.join(".git/index");
+        assert_eq!(index_version(&index), 4, "{config:?}");
+        if config[0].starts_with("feature") {
+            // manyFiles implies index.skipHash: a null checksum, as git writes it.
+            let bytes = fs::read(&index).unwrap();
+            assert!(bytes[bytes.len() - 20..].iter().all(|b| *b == 0));
+        }
+        assert_eq!(git_str(&dst, ["ls-files", "-s"]), listing, "{config:?}");
+        assert_eq!(git_str(&dst, ["status", "--porcelain"]), "", "{config:?}");
+        assert_write_tree_is_head(&dst);
+        assert_eq!(index_of(&dst).tree(), index_of(&by_git).tree());
+
+        if i == 0 {
+            // git rewrites the same entries (it refreshes nothing here): identical bytes.
+            let before = fs::read(&index).unwrap();
+            let copy = s.join("rewritten");
+            copy_repo(&dst, &copy);
+            git_ok(&copy, ["update-index", "--index-version", "2"]);
+            git_ok(&copy, ["update-index", "--index-version", "4"]);
+            assert_eq!(index_version(&copy.join(".git/index")), 4);
+            assert!(
+                fs::read(copy.join(".git/index")).unwrap() == before,
+                "git's v4 encoding of the same index differs from git-par's"
+            );
+        }
+    }
+
+    // GIT_INDEX_VERSION, through the environment as git reads it.
+    let dst = s.join("v4-env");
+    let mut args = vec![
+        "GIT_INDEX_VERSION=4".to_owned(),
+        GIT_PAR.to_owned(),
+        "clone".to_owned(),
+    ];
+    args.push(src.display().to_string());
+    args.push(dst.display().to_string());
+    run("env", s.path(), &args).assert_success();
+    assert_eq!(index_version(&dst.join(".git/index")), 4);
+    assert_eq!(git_str(&dst, ["status", "--porcelain"]), "");
+}
+
+/// A repository with branches `main` and `x` (which differ), cloned by git.
+fn clone_with_branch_x(s: &Scratch) -> std::path::PathBuf {
+    let src = s.join("src");
+    fs::create_dir_all(&src).unwrap();
+    git_ok(&src, ["init", "-q"]);
+    fs::create_dir_all(src.join("d")).unwrap();
+    fs::write(src.join("d/f"), "1\n").unwrap();
+    git_ok(&src, ["add", "."]);
+    git_ok(&src, ["commit", "-qm", "one"]);
+    git_ok(&src, ["checkout", "-qb", "x"]);
+    fs::write(src.join("d/g"), "2\n").unwrap();
+    git_ok(&src, ["add", "."]);
+    git_ok(&src, ["commit", "-qm", "two"]);
+    git_ok(&src, ["checkout", "-q", "main"]);
+    let clone = s.join("clone");
+    git_ok(s.path(), ["clone", "-q", "src", "clone"]);
+    clone
+}
+
+/// A held `config.lock` stops `switch x` (which creates `x` tracking `origin/x`, as git guesses)
+/// from writing the upstream config, with git's words; the config and the other process's lock
+/// stay as they were. (git-par sets up tracking only for the guessed branch, not yet for
+/// `switch -c b origin/x`.)
+#[test]
+fn a_held_config_lock_is_refused_with_gits_words() {
+    let s = scratch();
+    let clone = clone_with_branch_x(&s);
+    let config = fs::read(clone.join(".git/config")).unwrap();
+    fs::write(clone.join(".git/config.lock"), "theirs").unwrap();
+
+    // git's own behaviour, in a copy: the same words.
+    let copy = s.join("copy");
+    copy_repo(&clone, &copy);
+    let by_git = git(&copy, ["switch", "x"]).assert_failure();
+    let words = "could not lock config file .git/config: File exists";
+    assert!(by_git.stderr_str().contains(words), "{}", by_git.describe());
+
+    let by_par = git_par(&clone, ["switch", "x"]).assert_failure();
+    assert!(by_par.stderr_str().contains(words), "{}", by_par.describe());
+    assert_eq!(fs::read(clone.join(".git/config")).unwrap(), config);
+    assert_eq!(
+        fs::read(clone.join(".git/config.lock")).unwrap(),
+        b"theirs",
+        "the other process's lock is not ours to remove"
+    );
+
+    // Without the lock, the tracking config is written as git writes it.
+    fs::remove_file(clone.join(".git/config.lock")).unwrap();
+    git_ok(&clone, ["reset", "-q", "--hard"]);
+    let _ = git(&clone, ["branch", "-D", "x"]);
+    git_par(&clone, ["switch", "x"]).assert_success();
+    assert_eq!(
+        git_str(&clone, ["config", "branch.x.merge"]),
+        "refs/heads/x"
+    );
+    assert_eq!(git_str(&clone, ["config", "branch.x.remote"]), "origin");
+    assert!(!clone.join(".git/config.lock").exists());
+    assert_write_tree_is_head(&clone);
+}
+
+/// `git par clone` of a shallow repository is the clone git makes of it: the same `shallow`
+/// file, refs and history, and `git fsck` passes.
+#[test]
+fn clone_of_a_shallow_repository_matches_git() {
+    let s = scratch();
+    let src = s.join("deep");
+    fs::create_dir_all(&src).unwrap();
+    git_ok(&src, ["init", "-q"]);
+    for n in 0..3 {
+        fs::write(src.join("f"), format!("{n}\n")).unwrap();
+        git_ok(&src, ["add", "f"]);
+        git_ok(&src, ["commit", "-qm", &format!("c{n}")]);
+    }
+    let url = format!("file://{}", src.display());
+    git_ok(
+        s.path(),
+        ["clone", "-q", "--depth", "1", &url, "shallow-src"],
+    );
+    let shallow_src = s.join("shallow-src");
+    assert!(shallow_src.join(".git/shallow").exists());
+
+    let opts = CloneOpts::default();
+    let (by_git, by_par) = (s.join("by-git"), s.join("by-git-par"));
+    git(s.path(), ["clone", "-q", "shallow-src", "by-git"]).assert_success();
+    git_par_clone(s.path(), &opts, Settings::Default, &shallow_src, &by_par).assert_success();
+
+    assert_eq!(
+        fs::read(by_par.join(".git/shallow")).unwrap(),
+        fs::read(by_git.join(".git/shallow")).unwrap()
+    );
+    git(&by_par, ["fsck", "--no-progress"]).assert_success();
+    assert_eq!(
+        git_str(&by_par, ["log", "--format=%H %s"]),
+        git_str(&by_git, ["log", "--format=%H %s"])
+    );
+    assert_eq!(
+        git_str(&by_par, ["rev-parse", "--is-shallow-repository"]),
+        "true"
+    );
+    // HEAD and refs as git's clone (the URL differs by design: git-par records the path).
+    let meta = |dir: &Path| {
+        clone_metadata(dir)
+            .into_iter()
+            .filter(|(k, _)| *k != "remote.origin.url")
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(meta(&by_par), meta(&by_git));
+    assert_clean(&by_par, &[]);
+    assert_write_tree_is_head(&by_par);
+}
