@@ -100,6 +100,8 @@ enum NewHead {
     NewBranch(String, String, Option<Tracking>),
     /// Detached at the target commit, described as the user typed it.
     Detached(String),
+    /// `checkout [-f] [HEAD]`: HEAD stays as it is (no ref update, no reflog, no "Already on").
+    Unchanged,
 }
 
 /// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
@@ -137,7 +139,55 @@ fn new_branch(
     let start = start.unwrap_or("HEAD").to_owned();
     let commit =
         resolve_commit(repo, &start).ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-    Ok((NewHead::NewBranch(name.to_owned(), start, None), commit))
+    let tracking = tracking_of_start_point(repo, &start);
+    Ok((NewHead::NewBranch(name.to_owned(), start, tracking), commit))
+}
+
+/// git's `branch.autoSetupMerge` (default `true`): a new branch started from a remote-tracking
+/// branch `refs/remotes/<remote>/<name>` of a configured remote tracks it.
+fn tracking_of_start_point(repo: &gix::Repository, start: &str) -> Option<Tracking> {
+    let config = repo.config_snapshot();
+    if config.boolean("branch.autoSetupMerge") == Some(false) {
+        return None;
+    }
+    let reference = repo.find_reference(start).ok()?;
+    let full = reference.name().as_bstr().to_str_lossy().into_owned();
+    let rest = full.strip_prefix("refs/remotes/")?;
+    let (remote, branch) = rest.split_once('/')?;
+    config.string(format!("remote.{remote}.url").as_str())?;
+    Some(Tracking {
+        remote: remote.to_owned(),
+        merge: format!("refs/heads/{branch}"),
+        short: rest.to_owned(),
+    })
+}
+
+/// git's `die_if_some_operation_in_progress` for `switch` (checkout may switch anyway): a merge,
+/// am, rebase, cherry-pick or revert in progress stops it, with git's words (exit 128).
+fn refuse_operation_in_progress(repo: &gix::Repository) -> Result<(), u8> {
+    let dir = repo.git_dir();
+    let what = if dir.join("MERGE_HEAD").exists() {
+        Some(("while merging", "git merge --quit"))
+    } else if dir.join("rebase-apply/applying").exists() {
+        Some(("in the middle of an am session", "git am --quit"))
+    } else if dir.join("rebase-merge").is_dir() || dir.join("rebase-apply").is_dir() {
+        Some(("while rebasing", "git rebase --quit"))
+    } else if dir.join("CHERRY_PICK_HEAD").exists() {
+        Some(("while cherry-picking", "git cherry-pick --quit"))
+    } else if dir.join("REVERT_HEAD").exists() {
+        Some(("while reverting", "git revert --quit"))
+    } else {
+        None
+    };
+    if let Some((state, quit)) = what {
+        return Err(fatal(format!(
+            "cannot switch branch {state}\nConsider \"{quit}\" or \"git worktree add\"."
+        )));
+    }
+    if dir.join("BISECT_START").exists() {
+        eprintln!("warning: you are switching branch while bisecting");
+    }
+    Ok(())
 }
 
 /// git's `--guess`: a name that is no local branch but the branch of exactly one remote becomes
@@ -162,6 +212,7 @@ fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead,
 pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
+    refuse_operation_in_progress(repo)?;
     let (head, commit) = if let Some(new) = &args.create {
         new_branch(repo, new, args.target.as_deref())?
     } else {
@@ -253,14 +304,8 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
                 1u8
             })?;
             if target == "HEAD" && !args.detach {
-                // `git checkout` with no branch: re-check the current HEAD, keep it as it is.
-                match repo.head_name().ok().flatten() {
-                    Some(name) => (
-                        NewHead::Branch(name.shorten().to_str_lossy().into_owned()),
-                        commit,
-                    ),
-                    None => (NewHead::Detached(target), commit),
-                }
+                // `git checkout [HEAD]`: re-check the current HEAD, keep it as it is.
+                (NewHead::Unchanged, commit)
             } else {
                 (NewHead::Detached(target), commit)
             }
@@ -437,10 +482,16 @@ fn update_worktree(
         }
         Err(UpdateError::Unmerged(paths)) => {
             for p in &paths {
-                eprintln!("{p}: needs merge");
+                println!("{p}: needs merge");
             }
             eprintln!("error: you need to resolve your current index first");
             Err(1)
+        }
+        Err(UpdateError::NotUptodate(paths)) => {
+            for p in &paths {
+                eprintln!("error: Entry '{p}' not uptodate. Cannot merge.");
+            }
+            Err(FATAL)
         }
         Err(UpdateError::Checkout(gitpar::checkout::Error::Entries(errors))) => {
             for e in &errors {
@@ -474,7 +525,14 @@ fn run(
         .or_else(|| old_commit.map(|c| c.to_string()))
         .unwrap_or_else(|| "(invalid)".into());
     let policy = if force { Policy::Force } else { Policy::Safe };
-    let outcome = update_worktree(opened, head_tree(repo), commit, policy, args)?;
+    // git's `skip_merge_working_tree`: a new branch at the commit HEAD is on leaves the index
+    // and work tree exactly as they are (even an unborn index after `clone --no-checkout`).
+    let skip = matches!(head, NewHead::NewBranch(..)) && !force && old_commit == Some(commit);
+    let outcome = if skip {
+        gitpar::update::Outcome::default()
+    } else {
+        update_worktree(opened, head_tree(repo), commit, policy, args)?
+    };
     for (status, path) in &outcome.local_changes {
         println!("{status}\t{}", crate::quote_path(path.as_ref()));
     }
@@ -501,7 +559,16 @@ fn run(
             )?;
             edit_refs(repo, vec![create])?;
             if let Some(t) = tracking {
-                gitpar::branch::set_upstream(repo, b, &t.remote, &t.merge).map_err(fatal)?;
+                if let Err(err) = gitpar::branch::set_upstream(repo, b, &t.remote, &t.merge) {
+                    // git's `install_branch_config` failure: the branch exists, HEAD stays.
+                    eprintln!("error: {err}");
+                    eprintln!("error: unable to write upstream branch configuration");
+                    eprintln!("hint: ");
+                    eprintln!("hint: After fixing the error cause you may try to fix up");
+                    eprintln!("hint: the remote tracking information by invoking:");
+                    eprintln!("hint:   git branch --set-upstream-to={}", t.short);
+                    return Err(1);
+                }
                 if !args.quiet {
                     println!("branch '{b}' set up to track '{}'.", t.short);
                 }
@@ -515,12 +582,15 @@ fn run(
             rev.clone(),
             vec![ref_edit("HEAD", Target::Object(commit), false, "")?],
         ),
+        NewHead::Unchanged => (String::new(), Vec::new()),
     };
     // HEAD moves without gix's reflog (it cannot give a symbolic HEAD its previous commit);
     // the line git writes is appended here.
-    edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
-    let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-    gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+    if !edits.is_empty() {
+        edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
+        let message = format!("{verb}: moving from {old_desc} to {new_desc}");
+        gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+    }
 
     // Paths that could not be written were reported; git still switches, and exits 1.
     let status = if outcome.errors.is_empty() {
@@ -558,6 +628,13 @@ fn run(
             }
         }
         NewHead::NewBranch(b, ..) => eprintln!("Switched to a new branch '{b}'"),
+        NewHead::Unchanged => {
+            if let Some(name) = &old_head_name {
+                if let Some(info) = tracking_info(repo, &name.shorten().to_str_lossy()) {
+                    print!("{info}");
+                }
+            }
+        }
         NewHead::Detached(_) => {
             if was_detached {
                 if let Some(c) = old_commit.filter(|c| *c != commit) {
@@ -676,8 +753,10 @@ fn restore_paths(
     );
     match result {
         Ok(outcome) => {
-            for path in &outcome.unmerged {
-                eprintln!("warning: path '{path}' is unmerged");
+            if !args.quiet {
+                for path in &outcome.unmerged {
+                    eprintln!("warning: path '{path}' is unmerged");
+                }
             }
             for e in &outcome.errors {
                 eprintln!("error: {e}");

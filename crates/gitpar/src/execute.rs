@@ -94,14 +94,12 @@ pub fn execute(
     progress.total.store(jobs.len(), Ordering::Relaxed);
     let mut main_dirs = root.dirs();
     for dir in &plan.dirs {
-        // A leading symlink or file where the plan needs a directory was either removed by the
-        // caller or is one it did not know of; creation fails on it rather than following it.
-        main_dirs
-            .mkdir(dir.as_bstr(), false)
-            .map_err(|source| Error::Directory {
-                path: dir.clone(),
-                source,
-            })?;
+        // A symlink or file where a directory belongs is replaced by the directory (the link
+        // itself goes, never what it points to), as git's `create_directories` does under
+        // force; callers have refused or cleared untracked files in the way beforehand. A
+        // directory that cannot be made is not fatal: each entry below it fails on its own in
+        // the tail, with its path, and the rest of the checkout goes on, as with git.
+        let _ = main_dirs.mkdir(dir.as_bstr(), true);
     }
     let shared = Shared {
         budget: Budget::new(opts.budget),
@@ -226,7 +224,7 @@ fn tail(
 ) {
     let fail = |path: &bstr::BString, what: &str, err: std::io::Error| EntryError {
         path: path.clone(),
-        message: format!("{what} {path}: {err}"),
+        message: format!("{what} {path}: {}", fs::strerror(&err)),
     };
     collided.sort_unstable_by_key(|j| j.entry);
     for job in collided {
@@ -573,13 +571,19 @@ impl Worker<'_> {
             if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
                 return Failure::Collision;
             }
-            // git's words (entry.c): "unable to create file", "unable to write file".
+            // git's words (entry.c).
+            let path = &entry.path;
             match err {
-                fs::CreateError::Create(e) => {
-                    fail(format!("unable to create file {}: {e}", entry.path))
-                }
+                fs::CreateError::Unlink(e) => fail(format!(
+                    "unable to unlink old '{path}': {}",
+                    fs::strerror(&e)
+                )),
+                fs::CreateError::Create(e) => fail(format!(
+                    "unable to create file {path}: {}",
+                    fs::strerror(&e)
+                )),
                 fs::CreateError::Write(e) => {
-                    fail(format!("unable to write file {}: {e}", entry.path))
+                    fail(format!("unable to write file {path}: {}", fs::strerror(&e)))
                 }
             }
         })
@@ -598,7 +602,11 @@ impl Worker<'_> {
         if replace {
             match rustix::fs::unlinkat(fd, <&[u8]>::from(name), rustix::fs::AtFlags::empty()) {
                 Ok(()) | Err(rustix::io::Errno::NOENT) => {}
-                Err(err) => return Err(fs::CreateError::Create(err.into())),
+                // A directory in the way is a collision for the tail, not a failure.
+                Err(rustix::io::Errno::ISDIR) => {
+                    return Err(fs::CreateError::Create(rustix::io::Errno::ISDIR.into()))
+                }
+                Err(err) => return Err(fs::CreateError::Unlink(err.into())),
             }
         }
         fs::create_file_at(fd, name, data, executable)

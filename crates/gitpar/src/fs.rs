@@ -40,6 +40,16 @@ pub fn is_not_there(err: &io::Error) -> bool {
         || matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP))
 }
 
+/// The system's description of `err` without Rust's ` (os error N)` suffix, as git prints it
+/// (`strerror`): users and scripts match git's `Permission denied`.
+pub fn strerror(err: &io::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" (os error ") {
+        Some(pos) if text.ends_with(')') => text[..pos].to_owned(),
+        _ => text,
+    }
+}
+
 /// Split a repository-relative path into its directory and file name.
 pub fn split_path(path: &BStr) -> (&BStr, &BStr) {
     match path.rfind_byte(b'/') {
@@ -356,6 +366,8 @@ fn remove_contents(dir: &OwnedFd) -> io::Result<()> {
 /// "unable to write file").
 #[derive(Debug)]
 pub enum CreateError {
+    /// The tracked file being replaced could not be unlinked; it is still there, unchanged.
+    Unlink(io::Error),
     /// The file could not be created (it exists, a permission, a full directory, ...).
     Create(io::Error),
     /// The file was created but writing or stat-ing it failed; the partial file was unlinked.
@@ -366,7 +378,7 @@ impl CreateError {
     /// The underlying system error.
     pub fn io(&self) -> &io::Error {
         match self {
-            CreateError::Create(e) | CreateError::Write(e) => e,
+            CreateError::Unlink(e) | CreateError::Create(e) | CreateError::Write(e) => e,
         }
     }
 }

@@ -154,10 +154,13 @@ pub fn restore(
         let hit = source
             .iter()
             .any(|e| matches(spec.as_bstr(), e.path.as_bstr()))
-            || index
-                .entries()
-                .iter()
-                .any(|e| matches(spec.as_bstr(), e.path(&index)));
+            // `checkout REV -- paths` (overlay) matches only what REV has, as git's
+            // `checkout_paths` counts only entries that came from the tree.
+            || (!(req.overlay && matches!(req.source, Source::Tree(_)))
+                && index
+                    .entries()
+                    .iter()
+                    .any(|e| matches(spec.as_bstr(), e.path(&index))));
         if !hit {
             return Err(Error::NoMatch(spec.clone()));
         }

@@ -76,6 +76,10 @@ pub enum Error {
     /// The index has unmerged entries.
     #[error("you need to resolve your current index first")]
     Unmerged(Vec<BString>),
+    /// A forced update would overwrite or remove skip-worktree or assume-unchanged entries whose
+    /// files changed; nothing was changed. git: `Entry '<path>' not uptodate. Cannot merge.`
+    #[error("Entry '{}' not uptodate. Cannot merge.", .0.first().map(ToString::to_string).unwrap_or_default())]
+    NotUptodate(Vec<BString>),
     /// Planning, writing or recording failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
@@ -139,15 +143,6 @@ struct Row<'a> {
     job: Option<usize>,
 }
 
-impl Row<'_> {
-    /// Returns true if and only if git would never touch this path's work tree entry: its index
-    /// entry has the skip-worktree bit.
-    fn skip_worktree(&self) -> bool {
-        self.cur
-            .is_some_and(|c| c.flags.contains(Flags::SKIP_WORKTREE))
-    }
-}
-
 /// The untracked files a forced update removes because they are in the way.
 #[derive(Debug, Default)]
 struct Blockers {
@@ -187,9 +182,9 @@ pub fn update(
     if mode == Policy::Safe && !unmerged.is_empty() {
         return Err(Error::Unmerged(unmerged));
     }
-    let (targets, new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
+    let (targets, mut new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
     let mut rows = classify(&index, &targets, mode, unborn);
-    let blockers = verify(repo, &root, &index, &mut rows, &new_dirs, mode, opts)?;
+    let blockers = verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
     if should_interrupt.load(Ordering::Relaxed) {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -207,6 +202,7 @@ pub fn update(
     crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
     drop(attr_index);
 
+    let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     let mut outcome = Outcome::default();
     remove(
         &root,
@@ -402,12 +398,13 @@ fn verify(
     root: &Root,
     index: &gix::index::File,
     rows: &mut [Row<'_>],
-    new_dirs: &[BString],
+    new_dirs: &mut Vec<BString>,
     mode: Policy,
     opts: &Options,
 ) -> Result<Blockers, Error> {
-    refresh_rows(repo, root, index, rows, opts)?;
+    refresh_rows(repo, root, index, rows, mode, opts)?;
     let mut local = Vec::new();
+    let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
         // A submodule that moves to another commit keeps its directory (git leaves it alone).
         let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
@@ -421,6 +418,25 @@ fn verify(
         let Some(state) = row.state else { continue };
         let missing = state == crate::refresh::State::Missing;
         let changed = state.is_changed();
+        // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
+        // they would be overwritten or removed; then a changed file stops even a forced update
+        // ("Entry '...' not uptodate. Cannot merge."). A missing one is fine.
+        let protected = row.cur.is_some_and(|c| {
+            c.flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+        });
+        if protected
+            && changed
+            && !missing
+            && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
+            && row.new.map(side_of) != row.cur.map(side_of_entry)
+        {
+            match mode {
+                Policy::Safe => local.push(row.path.to_owned()),
+                Policy::Force => not_uptodate.push(row.path.to_owned()),
+            }
+            continue;
+        }
         match (&mut row.action, mode) {
             (Action::Keep, Policy::Force) if changed => {
                 row.action = Action::Write {
@@ -439,6 +455,21 @@ fn verify(
             _ => {}
         }
     }
+    if !not_uptodate.is_empty() {
+        return Err(Error::NotUptodate(not_uptodate));
+    }
+    // Only the directories of entries that are written need to exist: a directory the target
+    // keeps but writes nothing into is left as it is (a symlink in its place included, as git
+    // leaves it).
+    let needed: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| matches!(r.action, Action::Write { .. }))
+        .flat_map(|r| {
+            let p = r.path;
+            p.find_iter("/").map(move |i| p[..i].as_bstr())
+        })
+        .collect();
+    new_dirs.retain(|d| needed.contains(d.as_bstr()));
     let (untracked, untracked_removed, blockers) =
         untracked_in_the_way(repo, root, index, rows, new_dirs, mode)?;
     if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
@@ -453,13 +484,14 @@ fn verify(
 }
 
 /// Run the refresh over the rows that have a stage-0 index entry and store each verdict in its
-/// row. Skip-worktree entries are not looked at (git never touches them), nor are kept
-/// assume-unchanged ones (git trusts the bit unless the entry would be overwritten).
+/// row. Kept skip-worktree and assume-unchanged entries are not looked at: git trusts their bits
+/// unless the entry would be overwritten or removed.
 fn refresh_rows(
     repo: &gix::Repository,
     root: &Root,
     index: &gix::index::File,
     rows: &mut [Row<'_>],
+    mode: Policy,
     opts: &Options,
 ) -> Result<(), Error> {
     let checked: Vec<usize> = rows
@@ -467,9 +499,13 @@ fn refresh_rows(
         .enumerate()
         .filter(|(_, r)| {
             r.cur.is_some_and(|c| {
-                !r.unmerged
-                    && !c.flags.contains(Flags::SKIP_WORKTREE)
-                    && (!c.flags.contains(Flags::ASSUME_VALID) || r.action != Action::Keep)
+                // A forced update looks past assume-unchanged (git's CE_MATCH_IGNORE_VALID),
+                // never past skip-worktree.
+                let trusted = match mode {
+                    Policy::Safe => Flags::SKIP_WORKTREE | Flags::ASSUME_VALID,
+                    Policy::Force => Flags::SKIP_WORKTREE,
+                };
+                !r.unmerged && (!c.flags.intersects(trusted) || r.action != Action::Keep)
             })
         })
         .map(|(k, _)| k)
@@ -536,8 +572,13 @@ fn untracked_in_the_way(
     let (mut untracked, mut untracked_removed, mut blockers) =
         (Vec::new(), Vec::new(), Blockers::default());
     for row in rows {
-        if !matches!(row.action, Action::Write { .. }) || row.cur.is_some() || row.unmerged {
-            continue; // tracked: checked by the refresh
+        // Tracked paths were checked by the refresh; but where a forced update rewrites one
+        // whose place now holds a directory (or an unmerged one, whatever is there), that
+        // directory is in the way like an untracked one, as git's reset --hard sees it.
+        let forced_over = mode == Policy::Force
+            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
+        if !matches!(row.action, Action::Write { .. }) || (row.cur.is_some() && !forced_over) {
+            continue;
         }
         // Below a non-directory: the new-directory check below reports the blocker.
         if !dirs.has_dirs_only_path(row.path) {
@@ -562,6 +603,8 @@ fn untracked_in_the_way(
                     untracked_removed.push(row.path.to_owned());
                 }
             }
+            // A tracked file is replaced by its writer; only untracked ones are cleared here.
+            Some(_) if row.cur.is_some() => {}
             Some(_) if mode == Policy::Force || is_ignored(row.path) => {
                 blockers.files.push(row.path.to_owned());
             }
@@ -569,12 +612,14 @@ fn untracked_in_the_way(
             None => {}
         }
     }
-    // A new directory's place must be free: a directory already, nothing, or a tracked entry
-    // that goes away.
+    // A new directory's place must be free: a directory already, nothing, a tracked entry that
+    // goes away, or a symlink, which git's `check_leading_path` does not count as in the way
+    // (the checkout replaces the link itself by a directory, never following it).
     for dir in new_dirs {
         let kind = dirs.file_type(dir.as_bstr()).ok().flatten();
-        if kind.is_some_and(|k| k != rustix::fs::FileType::Directory)
-            && !tracked_removed.contains(dir.as_bstr())
+        if kind.is_some_and(|k| {
+            k != rustix::fs::FileType::Directory && k != rustix::fs::FileType::Symlink
+        }) && !tracked_removed.contains(dir.as_bstr())
         {
             if mode == Policy::Force || is_ignored(dir.as_bstr()) {
                 blockers.files.push(dir.clone());
@@ -590,11 +635,11 @@ fn untracked_in_the_way(
 }
 
 /// The entries to write, in path order, with the directories they need; each written row
-/// learns its index into the plan. Skip-worktree entries are never written.
+/// learns its index into the plan.
 fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
     let mut entries = Vec::new();
     for row in rows.iter_mut() {
-        if let (Action::Write { .. }, false) = (row.action, row.skip_worktree()) {
+        if let Action::Write { .. } = row.action {
             let (id, kind) = row.new.expect("a write has a new entry");
             row.job = Some(entries.len());
             entries.push(plan::Entry {
@@ -640,7 +685,7 @@ fn remove(
             }
             _ => false,
         };
-        if goes && !row.skip_worktree() {
+        if goes {
             remover.entry(row.path, was_gitlink).map_err(io)?;
             if let Action::Write { replace, .. } = &mut row.action {
                 *replace = false;
@@ -660,6 +705,61 @@ fn remove(
     Ok(())
 }
 
+/// Tell the index about the paths the update is about to create before creating any, so that
+/// a process killed while writing leaves them tracked (with empty stat data, so git re-checks
+/// them) rather than as untracked leftovers: the next `reset --hard` then removes them. Every
+/// other entry stays the old one. Without new paths nothing is written. Returns the lock, taken
+/// again for the final index.
+fn announce_new_paths(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    rows: &[Row<'_>],
+    index_path: &Path,
+) -> Result<IndexLock, Error> {
+    let creates = |r: &Row<'_>| r.job.is_some() && r.cur.is_none() && !r.unmerged;
+    if !rows.iter().any(creates) {
+        return Ok(lock);
+    }
+    let mut state = gix::index::State::new(repo.object_hash());
+    for row in rows {
+        if creates(row) {
+            let (id, kind) = row.new.expect("a write has a new entry");
+            state.dangerously_push_entry(
+                Stat::default(),
+                id,
+                Flags::empty(),
+                kind.index_mode(),
+                row.path,
+            );
+        } else {
+            push_old(&mut state, index, row);
+        }
+    }
+    crate::record::commit(
+        lock,
+        repo,
+        state,
+        crate::record::Keep {
+            tree: None,
+            previous: Some(index),
+        },
+    )
+    .map_err(CheckoutError::from)?;
+    Ok(IndexLock::acquire(index_path).map_err(CheckoutError::from)?)
+}
+
+/// Push the old index entries of `row` (all stages of an unmerged path) onto `state`.
+fn push_old(state: &mut gix::index::State, index: &gix::index::File, row: &Row<'_>) {
+    if row.unmerged {
+        for e in index.entries().iter().filter(|e| e.path(index) == row.path) {
+            state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, row.path);
+        }
+    } else if let Some(c) = row.cur {
+        state.dangerously_push_entry(c.stat, c.id, c.flags, c.mode, row.path);
+    }
+}
+
 /// Returns true if and only if the row's path is in the result of a completed update.
 fn in_result(row: &Row<'_>) -> bool {
     matches!(row.action, Action::Keep | Action::Write { .. })
@@ -677,15 +777,6 @@ fn result_index(
     done: Option<(&[Option<Stat>], bool)>,
 ) -> gix::index::State {
     let mut state = gix::index::State::new(repo.object_hash());
-    let push_old = |state: &mut gix::index::State, row: &Row<'_>| {
-        if row.unmerged {
-            for e in index.entries().iter().filter(|e| e.path(index) == row.path) {
-                state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, row.path);
-            }
-        } else if let Some(c) = row.cur {
-            state.dangerously_push_entry(c.stat, c.id, c.flags, c.mode, row.path);
-        }
-    };
     for row in rows {
         let interrupted = done.is_some_and(|(_, i)| i);
         match row.action {
@@ -706,19 +797,23 @@ fn result_index(
                 };
                 let untouched = row.job.is_some() && stat.is_none();
                 if interrupted && untouched {
-                    push_old(&mut state, row);
+                    push_old(&mut state, index, row);
                     continue;
                 }
                 let (id, kind) = row.new.expect("a write has a new entry");
-                // Only the skip-worktree bit survives a change of content, as git's
-                // `merged_entry` migrates it.
-                let flags = row.cur.map_or(Flags::empty(), |c| {
-                    c.flags & (Flags::SKIP_WORKTREE | Flags::EXTENDED)
-                });
-                let flags = if flags.contains(Flags::SKIP_WORKTREE) {
-                    flags
+                // A rewrite of the same entry keeps its bits (git's `keep_entry`); a change of
+                // content keeps only skip-worktree, as git's `merged_entry` migrates it.
+                let same = row.cur.map(side_of_entry) == row.new.map(side_of);
+                let kept = if same {
+                    Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD
                 } else {
-                    Flags::empty()
+                    Flags::SKIP_WORKTREE
+                };
+                let flags = row.cur.map_or(Flags::empty(), |c| c.flags & kept);
+                let flags = if flags.intersects(Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD) {
+                    flags | Flags::EXTENDED
+                } else {
+                    flags
                 };
                 state.dangerously_push_entry(
                     stat.unwrap_or_default(),
@@ -728,7 +823,9 @@ fn result_index(
                     row.path,
                 );
             }
-            Action::Remove { .. } if interrupted && !row.removed => push_old(&mut state, row),
+            Action::Remove { .. } if interrupted && !row.removed => {
+                push_old(&mut state, index, row)
+            }
             Action::Remove { .. } | Action::Drop | Action::Reject => {}
         }
     }
