@@ -312,6 +312,7 @@ impl KillTree {
     /// planted.
     fn back_to_a(&self) {
         let _ = fs::remove_file(self.lock());
+        let _ = fs::remove_file(self.wt.join(".git/HEAD.lock"));
         git_ok(&self.wt, ["symbolic-ref", "HEAD", "refs/heads/a"]);
         for f in all_files(&self.wt) {
             let keep =
@@ -605,8 +606,11 @@ fn sigkill_during_a_20000_file_switch_damages_at_most_the_files_in_flight_and_re
             ));
         }
 
-        // Recovery: remove a stale lock, then git-par's own reset --hard.
+        // Recovery: remove the stale locks (a kill can land while `index.lock` or, in the last
+        // instant, `HEAD.lock` is held; git names either in its message), then git-par's own
+        // reset --hard.
         let _ = fs::remove_file(tree.lock());
+        let _ = fs::remove_file(tree.wt.join(".git/HEAD.lock"));
         let reset = git_par(&tree.wt, ["reset", "-q", "--hard"]);
         if !reset.success() {
             problems.push(format!(

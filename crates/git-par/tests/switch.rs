@@ -1010,6 +1010,108 @@ fn restore_from_a_subdirectory_with_a_relative_path_matches_git() {
     assert_same_success(&pair, &runs);
 }
 
+/// The index a command left on `side`, copied before anything else reads or rewrites it.
+fn index_snapshot(side: &Path) -> PathBuf {
+    let snapshot = side.join(".git/index.after-command");
+    fs::copy(side.join(".git/index"), &snapshot).expect("copy .git/index");
+    snapshot
+}
+
+/// `git write-tree` in `side` over the index file `index` (`GIT_INDEX_FILE`): it trusts the
+/// cache-tree wherever that is valid, so a wrong cache-tree shows as a different tree.
+fn write_tree_over(side: &Path, index: &Path) -> String {
+    let mut cmd = std::process::Command::new("git");
+    clean_env(&mut cmd)
+        .current_dir(side)
+        .env("GIT_INDEX_FILE", index)
+        .arg("write-tree");
+    let out = cmd.output().expect("run git write-tree");
+    assert!(
+        out.status.success(),
+        "git write-tree over {} failed: {}",
+        index.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+}
+
+/// The local fixture with a version 4 index that carries a complete cache-tree, on both sides.
+fn pair_with_a_v4_index_and_a_cache_tree() -> Pair {
+    let pair = Pair::new(LOCAL);
+    pair.setup_git(&["update-index", "--index-version", "4"]);
+    pair.setup_git(&["write-tree"]);
+    pair
+}
+
+/// After `cmd args` by git and by git-par: the same result, the index version and the presence of
+/// a cache-tree as in git's index, and `git write-tree` over each index as the command left it
+/// names the same tree (the index is recorded as git records it, extensions included, not
+/// rewritten bare).
+fn same_write_tree(pair: &Pair, cmd: &str, args: &[&str]) {
+    let runs = pair.run(Settings::Jobs(2), &[], cmd, args);
+    let [theirs, ours] = pair.sides().map(index_snapshot);
+    assert_same_success(pair, &runs);
+    let read = |path: &Path| {
+        gix::index::File::at(path, gix::hash::Kind::Sha1, false, Default::default())
+            .expect("gix reads the index")
+    };
+    let (their_index, our_index) = (read(&theirs), read(&ours));
+    assert_eq!(
+        our_index.version(),
+        their_index.version(),
+        "index version (left: git-par, right: git)"
+    );
+    assert_eq!(
+        our_index.tree().is_some(),
+        their_index.tree().is_some(),
+        "a cache-tree in the index (left: git-par, right: git)"
+    );
+    assert_eq!(
+        write_tree_over(&pair.by_par, &ours),
+        write_tree_over(&pair.by_git, &theirs),
+        "git write-tree after `{cmd} {}` (left: git-par, right: git)",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn restore_staged_records_the_index_git_records_and_write_tree_agrees() {
+    let pair = pair_with_a_v4_index_and_a_cache_tree();
+    pair.write("changed.txt", b"staged change\n");
+    pair.write("staged-new.txt", b"staged new file\n");
+    pair.setup_git(&["add", "changed.txt", "staged-new.txt"]);
+    same_write_tree(
+        &pair,
+        "restore",
+        &["--staged", "changed.txt", "staged-new.txt"],
+    );
+}
+
+#[test]
+fn restore_source_staged_records_the_index_git_records_and_write_tree_agrees() {
+    same_write_tree(
+        &pair_with_a_v4_index_and_a_cache_tree(),
+        "restore",
+        &[
+            "--source",
+            "other",
+            "--staged",
+            "dir-becomes-file",
+            "new-dir",
+            "removed-on-other.txt",
+        ],
+    );
+}
+
+#[test]
+fn checkout_rev_with_paths_records_the_index_git_records_and_write_tree_agrees() {
+    same_write_tree(
+        &pair_with_a_v4_index_and_a_cache_tree(),
+        "checkout",
+        &["other", "--", "changed.txt", "new-dir", "file-becomes-dir"],
+    );
+}
+
 fn pathspec_matching_nothing(cmd: &str, args: &[&str]) {
     let pair = Pair::new(LOCAL);
     pair.write("changed.txt", b"local change, must survive\n");

@@ -75,7 +75,7 @@ pub struct Executed {
 /// (sorted by entry), using `filters` (the gix-filter pipeline and the attribute stack) for
 /// content conversion. Per-entry failures and an interruption are reported in the result, not
 /// as an error: the caller records what was written.
-#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     repo: &gix::Repository,
     plan: &Plan,
@@ -86,11 +86,6 @@ pub fn execute(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Executed, Error> {
-    let Filters {
-        pipeline: filter,
-        attributes,
-        present,
-    } = filters;
     progress.total.store(jobs.len(), Ordering::Relaxed);
     let mut main_dirs = root.dirs();
     for dir in &plan.dirs {
@@ -106,74 +101,11 @@ pub fn execute(
         progress,
         should_interrupt,
         bytes_written: AtomicU64::new(0),
-        attributes_present: present,
+        attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
     };
+    let (workers, results) = pool(repo, plan, jobs, root, opts, filters, &shared);
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
-    let pooled: Vec<Job> = jobs
-        .iter()
-        .filter(|j| match plan.entries[j.entry].kind {
-            Kind::File | Kind::Executable => true,
-            Kind::Symlink => !opts.symlinks,
-            Kind::Gitlink => false,
-        })
-        .copied()
-        .collect();
-    let workers = if pooled.len() < opts.threshold.max(1) {
-        1
-    } else {
-        opts.workers.clamp(1, pooled.len().max(1))
-    };
-    let mut results = Vec::with_capacity(pooled.len());
-    let make_worker = || Worker {
-        repo: {
-            let mut r = repo.clone();
-            r.object_cache_size(0);
-            r
-        },
-        filter: filter.clone(),
-        attributes: attributes.clone(),
-        buf: Vec::new(),
-        dirs: root.dirs(),
-        symlinks: opts.symlinks,
-    };
-    if workers == 1 {
-        make_worker().run(plan, &pooled, &shared, &mut results);
-    } else {
-        let sync_repo = repo.clone().into_sync();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    let (filter, attributes) = (filter.clone(), attributes.clone());
-                    let (pooled, shared, sync_repo) = (&pooled, &shared, &sync_repo);
-                    std::thread::Builder::new()
-                        .name("git-par writer".into())
-                        .spawn_scoped(scope, move || {
-                            let mut repo = sync_repo.to_thread_local();
-                            repo.object_cache_size(0);
-                            let mut worker = Worker {
-                                repo,
-                                filter,
-                                attributes,
-                                buf: Vec::new(),
-                                dirs: root.dirs(),
-                                symlinks: opts.symlinks,
-                            };
-                            let mut out = Vec::new();
-                            worker.run(plan, pooled, shared, &mut out);
-                            out
-                        })
-                        .expect("spawning a thread only fails when the system is out of resources")
-                })
-                .collect();
-            for handle in handles {
-                match handle.join() {
-                    Ok(out) => results.extend(out),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
-    }
     let mut errors = Vec::new();
     let mut collided = Vec::new();
     for (job, result) in results {
@@ -192,7 +124,8 @@ pub fn execute(
         bytes_written: 0,
     };
     if !should_interrupt.load(Ordering::Relaxed) {
-        let mut tail_worker = make_worker();
+        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+        let mut tail_worker = Worker::new(repo.clone(), filter, attributes, root, opts.symlinks);
         tail(
             &mut tail_worker,
             plan,
@@ -208,6 +141,71 @@ pub fn execute(
     executed.errors = errors;
     executed.bytes_written = shared.bytes_written.load(Ordering::Relaxed);
     Ok(executed)
+}
+
+/// The writer pool: the regular files of `jobs` (and symlinks, when they are written as plain
+/// files) go to writers that take contiguous chunks of them from a shared counter; symlinks and
+/// gitlinks are left to the tail. Below `opts.threshold` files, or with one worker configured,
+/// they are written in the calling thread, without spawning. Returns the number of writers and
+/// one result per pooled job, in no particular order. A writer's panic is resumed in the calling
+/// thread (after `std::thread::scope` has joined the other writers).
+fn pool(
+    repo: &gix::Repository,
+    plan: &Plan,
+    jobs: &[Job],
+    root: &Root,
+    opts: &Options,
+    filters: Filters<'_>,
+    shared: &Shared<'_>,
+) -> (usize, Vec<JobResult>) {
+    let pooled: Vec<Job> = jobs
+        .iter()
+        .filter(|j| match plan.entries[j.entry].kind {
+            Kind::File | Kind::Executable => true,
+            Kind::Symlink => !opts.symlinks,
+            Kind::Gitlink => false,
+        })
+        .copied()
+        .collect();
+    let workers = if pooled.len() < opts.threshold.max(1) {
+        1
+    } else {
+        opts.workers.clamp(1, pooled.len().max(1))
+    };
+    let mut results = Vec::with_capacity(pooled.len());
+    if workers == 1 {
+        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+        let mut worker = Worker::new(repo.clone(), filter, attributes, root, opts.symlinks);
+        worker.run(plan, &pooled, shared, &mut results);
+        return (workers, results);
+    }
+    let sync_repo = repo.clone().into_sync();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                // Cloned here, moved into the thread: a writer owns its pipeline and stack.
+                let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+                let (pooled, sync_repo) = (&pooled, &sync_repo);
+                std::thread::Builder::new()
+                    .name("git-par writer".into())
+                    .spawn_scoped(scope, move || {
+                        let repo = sync_repo.to_thread_local();
+                        let mut worker = Worker::new(repo, filter, attributes, root, opts.symlinks);
+                        let mut out = Vec::new();
+                        worker.run(plan, pooled, shared, &mut out);
+                        out
+                    })
+                    .expect("spawning a thread only fails when the system is out of resources")
+            })
+            .collect();
+        for handle in handles {
+            match handle.join() {
+                Ok(out) => results.extend(out),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    (workers, results)
 }
 
 /// The sequential tail: collisions (and entries whose directory was not there as a real
@@ -347,6 +345,9 @@ struct OwnAttributes {
 /// How many consecutive entries a worker takes at a time.
 const CHUNK: usize = 32;
 
+/// What a writer did with one pooled job: the stat data of the written entry, or why not.
+type JobResult = (Job, Result<gix::index::entry::Stat, Failure>);
+
 enum Failure {
     /// Something already exists at the path: handled by the sequential tail.
     Collision,
@@ -365,16 +366,30 @@ struct Worker<'r> {
     symlinks: bool,
 }
 
-impl Worker<'_> {
+impl<'r> Worker<'r> {
+    /// A writer over `repo` (object cache off: each blob is read once), owning its clones of the
+    /// filter pipeline and the attribute stack.
+    fn new(
+        mut repo: gix::Repository,
+        filter: gix::filter::plumbing::Pipeline,
+        attributes: gix::worktree::Stack,
+        root: &'r Root,
+        symlinks: bool,
+    ) -> Self {
+        repo.object_cache_size(0);
+        Worker {
+            repo,
+            filter,
+            attributes,
+            buf: Vec::new(),
+            dirs: root.dirs(),
+            symlinks,
+        }
+    }
+
     /// Write the entries named by `pooled`, taking chunks from the shared counter until none
     /// are left or the run is interrupted, and append one result per entry to `out`.
-    fn run(
-        &mut self,
-        plan: &Plan,
-        pooled: &[Job],
-        shared: &Shared<'_>,
-        out: &mut Vec<(Job, Result<gix::index::entry::Stat, Failure>)>,
-    ) {
+    fn run(&mut self, plan: &Plan, pooled: &[Job], shared: &Shared<'_>, out: &mut Vec<JobResult>) {
         loop {
             let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
             if start >= pooled.len() {

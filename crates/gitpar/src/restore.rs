@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
+use gix::index::entry::{Flags, Stat};
 
 use crate::checkout::{skeleton_index, Error as CheckoutError, Progress};
 use crate::execute::Job;
@@ -101,7 +102,9 @@ pub fn matches(spec: &BStr, path: &BStr) -> bool {
         || (spec.ends_with(b"/") && path.starts_with(spec))
 }
 
-/// Restore the paths `req` selects.
+/// Restore the paths `req` selects, in the phases of git's `checkout_paths`: **read** the index
+/// and the source, **select** the paths (every refusal happens there, before anything is
+/// touched), **write** the work tree, **record** the index.
 pub fn restore(
     repo: &gix::Repository,
     worktree: &Path,
@@ -111,6 +114,59 @@ pub fn restore(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
+    let (lock, index, source) = read(repo, index_path, req, opts)?;
+    let selection = select(&index, source, req)?;
+    let mut outcome = Outcome::default();
+    let mut stats = vec![None; selection.plan.entries.len()];
+    if req.worktree {
+        let written = write(
+            repo,
+            worktree,
+            &index,
+            &selection,
+            opts,
+            progress,
+            should_interrupt,
+        )?;
+        outcome.removed = written.removed;
+        outcome.written = written.stats.iter().filter(|s| s.is_some()).count();
+        outcome.errors = written.errors;
+        stats = written.stats;
+    }
+    // A work-tree-only restore from another source than the index leaves the index alone.
+    if req.staged || matches!(req.source, Source::Index) {
+        let state = record(&index, &selection, &stats, req, &mut outcome.removed);
+        crate::record::commit(
+            lock,
+            repo,
+            state,
+            crate::record::Keep {
+                tree: None,
+                previous: Some(&index),
+            },
+        )
+        .map_err(CheckoutError::from)?;
+    }
+    outcome.unmerged = selection.unmerged;
+    Ok(outcome)
+}
+
+impl Request {
+    /// Returns true if and only if one of the pathspecs selects `path`.
+    fn selects(&self, path: &BStr) -> bool {
+        self.pathspecs.iter().any(|s| matches(s.as_bstr(), path))
+    }
+}
+
+/// **read**: take `index.lock`, then read the index (a missing one is empty) and the entries of
+/// the source. Skip-worktree entries are not restored from the index (git's
+/// `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose.
+fn read(
+    repo: &gix::Repository,
+    index_path: &Path,
+    req: &Request,
+    opts: &Options,
+) -> Result<(IndexLock, gix::index::File, Vec<plan::Entry>), Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let index = gix::index::File::at(
         index_path,
@@ -128,20 +184,16 @@ pub fn restore(
             ))
         }
     })?;
-    let source: Vec<plan::Entry> = match req.source {
+    let source = match req.source {
         Source::Tree(tree) => {
             plan::from_tree(&repo.objects, tree, opts.protect)
                 .map_err(CheckoutError::from)?
                 .entries
         }
-        // Skip-worktree entries are not restored from the index (git's
-        // `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose.
         Source::Index => index
             .entries()
             .iter()
-            .filter(|e| {
-                e.stage_raw() == 0 && !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)
-            })
+            .filter(|e| e.stage_raw() == 0 && !e.flags.contains(Flags::SKIP_WORKTREE))
             .map(|e| plan::Entry {
                 path: e.path(&index).to_owned(),
                 id: e.id,
@@ -149,7 +201,29 @@ pub fn restore(
             })
             .collect(),
     };
-    let selected = |p: &BStr| req.pathspecs.iter().any(|s| matches(s.as_bstr(), p));
+    Ok((lock, index, source))
+}
+
+/// What a restore touches, decided before anything is.
+struct Selection {
+    /// The source's selected entries (index order) and the directories they need: what the
+    /// writers write and what `--staged` records.
+    plan: Plan,
+    /// Selected unmerged paths the source does not resolve, left alone under
+    /// [`Request::ignore_unmerged`] (in index order, each once).
+    unmerged: Vec<BString>,
+    /// No-overlay: tracked paths the source lacks, removed from the restored locations.
+    vanished: Vec<BString>,
+}
+
+/// **select**: what `req` selects from `source` and `index`. A pathspec that matches nothing
+/// ([`Error::NoMatch`]) or a selected unmerged path the source does not resolve
+/// ([`Error::Unmerged`], unless ignored) stops the restore here, with nothing changed.
+fn select(
+    index: &gix::index::File,
+    source: Vec<plan::Entry>,
+    req: &Request,
+) -> Result<Selection, Error> {
     for spec in &req.pathspecs {
         let hit = source
             .iter()
@@ -160,212 +234,270 @@ pub fn restore(
                 && index
                     .entries()
                     .iter()
-                    .any(|e| matches(spec.as_bstr(), e.path(&index))));
+                    .any(|e| matches(spec.as_bstr(), e.path(index))));
         if !hit {
             return Err(Error::NoMatch(spec.clone()));
         }
     }
-
-    // git's `checkout_paths`: a selected unmerged path that the source does not resolve (a
-    // tree source replaces all its stages) stops the restore before anything is touched.
-    let mut unmerged: Vec<BString> = {
-        let from_tree: HashSet<&BStr> = match req.source {
-            Source::Tree(_) => source.iter().map(|e| e.path.as_bstr()).collect(),
-            Source::Index => HashSet::new(),
-        };
-        index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index))
-            .filter(|p| selected(p) && !from_tree.contains(p))
-            .map(ToOwned::to_owned)
-            .collect()
-    };
-    unmerged.dedup();
+    let unmerged = unmerged(index, &source, req);
     if !unmerged.is_empty() && !req.ignore_unmerged {
         return Err(Error::Unmerged(unmerged));
     }
-    let unmerged_set: HashSet<BString> = unmerged.iter().cloned().collect();
-
-    // The entries to write, as a plan with the directories they need.
-    let chosen: Vec<plan::Entry> = source
+    let entries: Vec<plan::Entry> = source
         .into_iter()
-        .filter(|e| selected(e.path.as_bstr()))
+        .filter(|e| req.selects(e.path.as_bstr()))
         .collect();
-    let mut dirs: Vec<BString> = Vec::new();
-    for e in &chosen {
-        let mut p = e.path.as_bstr();
-        while let Some(pos) = p.rfind_byte(b'/') {
-            p = &p[..pos];
-            dirs.push(p.to_owned());
-        }
-    }
+    let mut dirs: Vec<BString> = entries
+        .iter()
+        .flat_map(|e| leading_dirs(e.path.as_bstr()).map(ToOwned::to_owned))
+        .collect();
     dirs.sort();
     dirs.dedup();
-    let plan = Plan {
-        entries: chosen,
-        dirs,
-    };
-    let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
-    // No-overlay: tracked paths the source lacks go away from the restored locations.
-    let vanished: Vec<BString> = if req.overlay {
+    let plan = Plan { entries, dirs };
+    let vanished = if req.overlay {
         Vec::new()
     } else {
+        vanished(index, &plan, &unmerged, req)
+    };
+    Ok(Selection {
+        plan,
+        unmerged,
+        vanished,
+    })
+}
+
+/// The selected unmerged paths of `index` that `source` does not resolve (git's
+/// `checkout_paths`): a tree source replaces all stages of the paths it has; the index resolves
+/// nothing.
+fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> Vec<BString> {
+    let from_tree: HashSet<&BStr> = match req.source {
+        Source::Tree(_) => source.iter().map(|e| e.path.as_bstr()).collect(),
+        Source::Index => HashSet::new(),
+    };
+    let mut unmerged: Vec<BString> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(index))
+        .filter(|p| req.selects(p) && !from_tree.contains(p))
+        .map(ToOwned::to_owned)
+        .collect();
+    unmerged.dedup();
+    unmerged
+}
+
+/// No-overlay: the selected tracked paths that the source lacks, except unmerged paths left
+/// alone and skip-worktree entries (left alone in the work tree and the index).
+fn vanished(
+    index: &gix::index::File,
+    plan: &Plan,
+    unmerged: &[BString],
+    req: &Request,
+) -> Vec<BString> {
+    let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
+    let unmerged: HashSet<&BStr> = unmerged.iter().map(|p| p.as_bstr()).collect();
+    index
+        .entries()
+        .iter()
+        .map(|e| e.path(index))
+        .filter(|p| req.selects(p) && !in_source.contains(p) && !unmerged.contains(p))
+        .filter(|p| {
+            index
+                .entry_by_path(p)
+                .is_none_or(|e| !e.flags.contains(Flags::SKIP_WORKTREE))
+        })
+        .map(ToOwned::to_owned)
+        .collect()
+}
+
+/// What the write phase did to the work tree.
+struct Written {
+    /// Stat data per plan entry, as [`crate::execute::Executed::stats`].
+    stats: Vec<Option<Stat>>,
+    /// Entries that could not be written.
+    errors: Vec<crate::checkout::EntryError>,
+    /// Vanished paths removed.
+    removed: usize,
+}
+
+/// **write**: the selected entries into the work tree. The filters come first, so an entry that
+/// needs an external driver is refused before anything is removed or written; then room is made
+/// ([`make_room`]) and the writers run. An interruption is an error: the index is left as it
+/// was (the lock is dropped), and the paths written so far show as changes against it, so
+/// nothing is lost.
+fn write(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index: &gix::index::File,
+    selection: &Selection,
+    opts: &Options,
+    progress: &Progress,
+    should_interrupt: &AtomicBool,
+) -> Result<Written, Error> {
+    let plan = &selection.plan;
+    let (pipeline, attributes) = filters(repo, index, plan)?;
+    let root = Root::open(worktree).map_err(|source| Error::Remove {
+        path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+        source,
+    })?;
+    let (jobs, removed) = make_room(&root, plan, &selection.vanished)?;
+    let present = crate::execute::attributes_present(
+        repo,
         index
             .entries()
             .iter()
-            .map(|e| e.path(&index))
-            .filter(|p| selected(p) && !in_source.contains(p) && !unmerged_set.contains(*p))
-            .filter(|p| {
-                // Skip-worktree entries are left alone, in the work tree and the index.
-                index
-                    .entry_by_path(p)
-                    .is_none_or(|e| !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
-            })
-            .map(ToOwned::to_owned)
-            .collect()
-    };
-
-    let mut outcome = Outcome {
-        unmerged,
-        ..Outcome::default()
-    };
-    let mut stats = vec![None; plan.entries.len()];
-    if req.worktree {
-        // Filters first: an entry that needs an external driver is refused before anything
-        // is removed or written.
-        // Attributes come from the index as it will be: the restored entries over the current
-        // ones (so a `.gitattributes` elsewhere in the index applies, and a restored one wins),
-        // as git checks out paths from the updated index.
-        let mut result = skeleton_index(&plan, repo.object_hash());
-        for e in index.entries() {
-            if !in_source.contains(e.path(&index)) {
-                result.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(&index));
-            }
-        }
-        result.sort_entries();
-        let (filter, mut attributes) = crate::checkout::filters_for(repo, &result)?;
-        let selection: Vec<usize> = (0..plan.entries.len()).collect();
-        crate::checkout::refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
-        let root = Root::open(worktree).map_err(|source| Error::Remove {
-            path: BString::from(worktree.as_os_str().as_encoded_bytes()),
-            source,
-        })?;
-
-        let jobs = make_room(&root, &plan, &vanished)?;
-        outcome.removed = jobs.1;
-        let executed = crate::execute::execute(
-            repo,
-            &plan,
-            &jobs.0,
-            &root,
-            opts,
-            crate::execute::Filters {
-                pipeline: &filter,
-                attributes: &attributes,
-                present: crate::execute::attributes_present(
-                    repo,
-                    index
-                        .entries()
-                        .iter()
-                        .map(|e| e.path(&index))
-                        .chain(plan.entries.iter().map(|e| e.path.as_bstr())),
-                ),
-            },
-            progress,
-            should_interrupt,
-        )?;
-        // Interrupted: the index is left as it was (the lock is dropped); the paths written so
-        // far show as changes against it, nothing is lost.
-        if executed.interrupted {
-            return Err(CheckoutError::Interrupted.into());
-        }
-        outcome.errors = executed.errors;
-        stats = executed.stats;
-        outcome.written = stats.iter().filter(|s| s.is_some()).count();
+            .map(|e| e.path(index))
+            .chain(plan.entries.iter().map(|e| e.path.as_bstr())),
+    );
+    let executed = crate::execute::execute(
+        repo,
+        plan,
+        &jobs,
+        &root,
+        opts,
+        crate::execute::Filters {
+            pipeline: &pipeline,
+            attributes: &attributes,
+            present,
+        },
+        progress,
+        should_interrupt,
+    )?;
+    if executed.interrupted {
+        return Err(CheckoutError::Interrupted.into());
     }
+    Ok(Written {
+        stats: executed.stats,
+        errors: executed.errors,
+        removed,
+    })
+}
 
-    // The index: `--staged` (or checkout REV --) takes the source's entries; a work-tree-only
-    // restore from the index refreshes the stat data of what it wrote; a work-tree-only restore
-    // from another source leaves the index alone.
-    let touch_index = req.staged || matches!(req.source, Source::Index);
-    if !touch_index {
-        return Ok(outcome);
+/// The writers' filters for `plan`, with attributes from the index as it will be: the restored
+/// entries over the current ones (so a `.gitattributes` elsewhere in the index applies, and a
+/// restored one wins), as git checks out paths from the updated index. Refuses entries that
+/// need an external filter driver.
+fn filters(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    plan: &Plan,
+) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
+    let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
+    let mut result = skeleton_index(plan, repo.object_hash());
+    for e in index.entries() {
+        if !in_source.contains(e.path(index)) {
+            result.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
+        }
     }
-    let restored: BTreeMap<&BStr, usize> = plan
+    result.sort_entries();
+    let (pipeline, mut attributes) = crate::checkout::filters_for(repo, &result)?;
+    let selection: Vec<usize> = (0..plan.entries.len()).collect();
+    crate::checkout::refuse_external_filters_in(repo, plan, &selection, &mut attributes)?;
+    Ok((pipeline, attributes))
+}
+
+/// One restored path as the record phase sees it: the source's entry, and the stat data of the
+/// file written for it (`None` when the work tree was not written or the write failed).
+struct Restored<'a> {
+    entry: &'a plan::Entry,
+    stat: Option<Stat>,
+}
+
+impl Restored<'_> {
+    /// Add the source's entry to `state`, with the written file's stat data if there is one.
+    fn push_into(&self, state: &mut gix::index::State) {
+        state.dangerously_push_entry(
+            self.stat.unwrap_or_default(),
+            self.entry.id,
+            Flags::empty(),
+            self.entry.kind.index_mode(),
+            self.entry.path.as_bstr(),
+        );
+    }
+}
+
+/// **record**: the index after the restore, as git leaves it for each form. `--staged` (or
+/// `checkout REV --`) takes the source's entries: all stages of a selected path collapse into
+/// the source's one entry, selected paths the source lacks go (no-overlay, unmerged paths left
+/// alone), and kept entries that are a directory of the restored entries now, or lie below a
+/// restored file, give way (git replaces them when it adds the new entry). A work-tree-only
+/// restore from the index refreshes the stat data of what it wrote. Entries removed from the
+/// index are counted in `removed`.
+fn record(
+    index: &gix::index::File,
+    selection: &Selection,
+    stats: &[Option<Stat>],
+    req: &Request,
+    removed: &mut usize,
+) -> gix::index::State {
+    let plan = &selection.plan;
+    let restored: BTreeMap<&BStr, Restored<'_>> = plan
         .entries
         .iter()
-        .enumerate()
-        .map(|(i, e)| (e.path.as_bstr(), i))
+        .zip(stats)
+        .map(|(entry, &stat)| (entry.path.as_bstr(), Restored { entry, stat }))
         .collect();
-    let mut state = gix::index::State::new(repo.object_hash());
-    let mut from_source: HashSet<&BStr> = HashSet::new();
-    let push_source = |state: &mut gix::index::State, i: usize| {
-        let pe = &plan.entries[i];
-        state.dangerously_push_entry(
-            stats[i].unwrap_or_default(),
-            pe.id,
-            gix::index::entry::Flags::empty(),
-            pe.kind.index_mode(),
-            pe.path.as_bstr(),
-        );
-    };
+    let unmerged: HashSet<&BStr> = selection.unmerged.iter().map(|p| p.as_bstr()).collect();
     let plan_dirs: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
-    let below_restored_file = |path: &BStr| {
-        let mut p = path;
-        while let Some(pos) = p.rfind_byte(b'/') {
-            p = &p[..pos];
-            if restored.contains_key(p) {
-                return true;
-            }
-        }
-        false
+    let gives_way = |path: &BStr| {
+        req.staged
+            && (plan_dirs.contains(path) || leading_dirs(path).any(|d| restored.contains_key(d)))
     };
+    let mut state = gix::index::State::new(index.object_hash());
+    let mut from_source: HashSet<&BStr> = HashSet::new();
     for e in index.entries() {
-        let path = e.path(&index);
-        if selected(path) {
+        let path = e.path(index);
+        if req.selects(path) {
             match restored.get(path) {
-                Some(&i) if req.staged => {
-                    // All stages of a path collapse into the source's one entry.
-                    if from_source.insert(plan.entries[i].path.as_bstr()) {
-                        push_source(&mut state, i);
+                Some(r) if req.staged => {
+                    // An entry already equal to the source stays as it is, stat data included
+                    // (git's `update_some`), unless its file was just rewritten.
+                    let same = e.stage_raw() == 0
+                        && e.id == r.entry.id
+                        && e.mode == r.entry.kind.index_mode();
+                    if from_source.insert(r.entry.path.as_bstr()) {
+                        if same && r.stat.is_none() {
+                            state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, path);
+                        } else {
+                            r.push_into(&mut state);
+                        }
                     }
                     continue;
                 }
-                None if req.staged && !req.overlay && !unmerged_set.contains(path) => {
-                    outcome.removed += 1;
+                None if req.staged && !req.overlay && !unmerged.contains(path) => {
+                    *removed += 1;
                     continue;
                 }
-                Some(&i) if e.stage_raw() == 0 => {
-                    if let Some(stat) = stats[i] {
-                        state.dangerously_push_entry(stat, e.id, e.flags, e.mode, path);
-                        continue;
-                    }
+                Some(&Restored {
+                    stat: Some(stat), ..
+                }) if e.stage_raw() == 0 => {
+                    state.dangerously_push_entry(stat, e.id, e.flags, e.mode, path);
+                    continue;
                 }
                 _ => {}
             }
         }
-        // A kept entry that is a directory of the restored entries now, or lies below a
-        // restored file, gives way (git replaces it when it adds the new entry).
-        if req.staged && (plan_dirs.contains(path) || below_restored_file(path)) {
-            outcome.removed += 1;
+        if gives_way(path) {
+            *removed += 1;
             continue;
         }
         state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, path);
     }
     if req.staged {
-        let in_index: HashSet<&BStr> = index.entries().iter().map(|e| e.path(&index)).collect();
-        for (i, pe) in plan.entries.iter().enumerate() {
-            if !in_index.contains(pe.path.as_bstr()) {
-                push_source(&mut state, i);
+        let in_index: HashSet<&BStr> = index.entries().iter().map(|e| e.path(index)).collect();
+        for (path, r) in &restored {
+            if !in_index.contains(path) {
+                r.push_into(&mut state);
             }
         }
     }
     state.sort_entries();
-    let file = gix::index::File::from_state(state, index_path);
-    lock.commit(&file).map_err(CheckoutError::from)?;
-    Ok(outcome)
+    state
+}
+
+/// The leading directories of `path`, innermost first (`a/b/c` gives `a/b`, then `a`).
+fn leading_dirs(path: &BStr) -> impl Iterator<Item = &BStr> {
+    std::iter::successors(Some(path), |p| p.rfind_byte(b'/').map(|pos| &p[..pos])).skip(1)
 }
 
 /// Make room for the restored entries, as git's forced checkout of paths does: a non-directory
@@ -414,16 +546,7 @@ fn make_room(root: &Root, plan: &Plan, vanished: &[BString]) -> Result<(Vec<Job>
         .filter(|e| e.kind == Kind::Gitlink)
         .map(|e| e.path.as_bstr())
         .collect();
-    let inside_gitlink = |path: &BStr| {
-        let mut p = path;
-        while let Some(pos) = p.rfind_byte(b'/') {
-            p = &p[..pos];
-            if gitlinks.contains(p) {
-                return true;
-            }
-        }
-        false
-    };
+    let inside_gitlink = |path: &BStr| leading_dirs(path).any(|d| gitlinks.contains(d));
     let before = remover.removed;
     for path in vanished.iter().map(|p| p.as_bstr()) {
         if inside_gitlink(path) {
