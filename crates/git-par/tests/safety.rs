@@ -670,3 +670,45 @@ fn clone_no_checkout_then_checkout_main_writes_every_file_like_git() {
 fn clone_no_checkout_then_switch_create_keeps_the_empty_index_like_git() {
     after_clone_no_checkout(&["switch", "-c", "br"], false);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// 5. Found by git's own scripts (t2021, t2022)
+
+/// An untracked symlink where the target needs a directory is in the way like an untracked file
+/// (git's `check_leading_path`, t2021-checkout-overwrite): the switch is refused and the link stays.
+#[test]
+fn untracked_symlink_where_a_directory_goes_refuses_like_git() {
+    let pair = Pair::new(SAFETY);
+    pair.setup_git(&["checkout", "-q", "noa"]);
+    for side in pair.sides() {
+        std::os::unix::fs::symlink("elsewhere", side.join("a")).unwrap();
+    }
+    let runs = pair.run(&["switch", "main"]);
+    assert!(!runs.par.success(), "{}", runs.par.describe());
+    assert_same_outcome(&pair, &runs, "git par switch main");
+    assert!(pair.sides()[1].join("a").is_symlink());
+}
+
+/// `checkout HEAD -- path` leaves a file that is already what the index records alone: same inode,
+/// same mtime (t2022-checkout-paths "do not touch files that are already up-to-date").
+#[test]
+fn checkout_paths_does_not_rewrite_an_up_to_date_file_like_git() {
+    use std::os::unix::fs::MetadataExt;
+    let pair = Pair::new(SAFETY);
+    let before: Vec<_> = pair
+        .sides()
+        .iter()
+        .map(|s| fs::symlink_metadata(s.join("keep.txt")).unwrap())
+        .collect();
+    let runs = pair.run(&["checkout", "HEAD", "--", "keep.txt", "f"]);
+    assert_same_outcome(&pair, &runs, "git par checkout HEAD -- keep.txt f");
+    for (side, was) in pair.sides().iter().zip(&before) {
+        let now = fs::symlink_metadata(side.join("keep.txt")).unwrap();
+        assert_eq!(
+            (was.ino(), was.mtime(), was.mtime_nsec()),
+            (now.ino(), now.mtime(), now.mtime_nsec()),
+            "{} rewrote an up-to-date file",
+            side.display()
+        );
+    }
+}

@@ -399,3 +399,40 @@ fn worktree_add_refuses_an_entry_with_an_external_filter_and_names_it() {
         }
     }
 }
+
+/// A bare repository's HEAD names a branch, but a bare repository has no work tree, so that branch
+/// is not "already used" (git's `is_shared_symref` skips bare work trees; t2400 "add" default
+/// branch of a bare repo).
+#[test]
+fn worktree_add_of_a_bare_repositorys_default_branch_matches_git() {
+    let s = scratch();
+    let src = support::fixture(Fixture::KitchenSink);
+    let mut results = Vec::new();
+    for (side, by_par) in [("git", false), ("par", true)] {
+        let bare = s.join(side).join("bare.git");
+        fs::create_dir_all(s.join(side)).unwrap();
+        git(
+            &s.join(side),
+            [
+                OsString::from("clone"),
+                "-q".into(),
+                "--bare".into(),
+                src.into(),
+                bare.clone().into(),
+            ],
+        )
+        .assert_success();
+        let branch = git_str(&bare, ["symbolic-ref", "--short", "HEAD"]);
+        let args = ["worktree", "add", "-q", "../wt", branch.as_str()];
+        let run = if by_par {
+            git_par(&bare, args)
+        } else {
+            git(&bare, args)
+        };
+        results.push((run.success(), s.join(side).join("wt")));
+    }
+    assert!(results[0].0, "git refused");
+    assert!(results[1].0, "git-par refused where git adds the work tree");
+    compare_worktrees(&results[0].1, &results[1].1);
+    assert_clean(&results[1].1, &[]);
+}

@@ -340,7 +340,8 @@ fn write(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    let (jobs, removed) = make_room(&root, plan, &selection.vanished)?;
+    let clean = up_to_date(repo, &root, index, plan, opts)?;
+    let (jobs, removed) = make_room(&root, plan, &selection.vanished, &clean)?;
     let present = crate::execute::attributes_present(
         repo,
         index
@@ -371,6 +372,57 @@ fn write(
         errors: executed.errors,
         removed,
     })
+}
+
+/// The entries of `plan` that are already on disk as the index records them (same object and
+/// mode in the index, and a work tree file the refresh finds clean): git's `checkout_entry`
+/// leaves those alone, so they are neither removed nor rewritten.
+fn up_to_date(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::File,
+    plan: &Plan,
+    opts: &Options,
+) -> Result<HashSet<usize>, Error> {
+    let candidates: Vec<(usize, &gix::index::Entry)> = plan
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(k, pe)| {
+            let e = index.entry_by_path(pe.path.as_bstr())?;
+            let same = e.stage_raw() == 0
+                && e.id == pe.id
+                && e.mode == pe.kind.index_mode()
+                && !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD);
+            same.then_some((k, e))
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let states = crate::refresh::check(
+        repo,
+        root,
+        index,
+        index.timestamp().unix_seconds(),
+        candidates.iter().map(|&(k, entry)| crate::refresh::Item {
+            path: plan.entries[k].path.as_bstr(),
+            entry,
+        }),
+        opts.workers,
+    )
+    .map_err(Error::Index)?;
+    Ok(candidates
+        .iter()
+        .zip(states)
+        .filter(|(_, s)| {
+            matches!(
+                s,
+                crate::refresh::State::Clean | crate::refresh::State::Refreshed(_)
+            )
+        })
+        .map(|((k, _), _)| *k)
+        .collect())
 }
 
 /// The writers' filters for `plan`, with attributes from the index as it will be: the restored
@@ -453,6 +505,7 @@ fn record(
                     // An entry already equal to the source stays as it is, stat data included
                     // (git's `update_some`), unless its file was just rewritten.
                     let same = e.stage_raw() == 0
+                        && !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
                         && e.id == r.entry.id
                         && e.mode == r.entry.kind.index_mode();
                     if from_source.insert(r.entry.path.as_bstr()) {
@@ -506,7 +559,12 @@ fn leading_dirs(path: &BStr) -> impl Iterator<Item = &BStr> {
 /// (no-overlay) are removed, with the directories they leave empty. Files that are replaced are
 /// left to their writer, which replaces each one just before writing it. Returns the writer's
 /// jobs and the number of vanished paths removed.
-fn make_room(root: &Root, plan: &Plan, vanished: &[BString]) -> Result<(Vec<Job>, usize), Error> {
+fn make_room(
+    root: &Root,
+    plan: &Plan,
+    vanished: &[BString],
+    clean: &HashSet<usize>,
+) -> Result<(Vec<Job>, usize), Error> {
     use rustix::fs::FileType;
     let fail = |e: crate::remove::Error| Error::Remove {
         path: e.path,
@@ -527,6 +585,9 @@ fn make_room(root: &Root, plan: &Plan, vanished: &[BString]) -> Result<(Vec<Job>
     }
     let mut jobs = Vec::with_capacity(plan.entries.len());
     for (entry, e) in plan.entries.iter().enumerate() {
+        if clean.contains(&entry) {
+            continue;
+        }
         let kind = dirs.file_type(e.path.as_bstr()).ok().flatten();
         let replace = match kind {
             Some(FileType::Directory) if e.kind != Kind::Gitlink => {

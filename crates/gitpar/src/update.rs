@@ -471,7 +471,7 @@ fn verify(
         .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
     let (untracked, untracked_removed, blockers) =
-        untracked_in_the_way(repo, root, index, rows, new_dirs, mode)?;
+        untracked_in_the_way(repo, root, index, rows, mode)?;
     if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
         local.sort();
         return Err(Error::WouldLose {
@@ -536,7 +536,6 @@ fn untracked_in_the_way(
     root: &Root,
     index: &gix::index::File,
     rows: &[Row<'_>],
-    new_dirs: &[BString],
     mode: Policy,
 ) -> Result<(Vec<BString>, Vec<BString>, Blockers), Error> {
     let mut excludes = repo
@@ -580,8 +579,21 @@ fn untracked_in_the_way(
         if !matches!(row.action, Action::Write { .. }) || (row.cur.is_some() && !forced_over) {
             continue;
         }
-        // Below a non-directory: the new-directory check below reports the blocker.
+        // git's `check_leading_path` for a path the index does not have: a file or symlink
+        // where one of its directories belongs is in the way like an untracked file (unless it
+        // is a tracked entry that goes away); a missing directory is fine.
         if !dirs.has_dirs_only_path(row.path) {
+            if row.cur.is_none() {
+                let blocker =
+                    leading_non_dir(&mut dirs, row.path).filter(|b| !tracked_removed.contains(b));
+                if let Some(blocker) = blocker {
+                    if mode == Policy::Force || is_ignored(blocker) {
+                        blockers.files.push(blocker.to_owned());
+                    } else {
+                        untracked.push(blocker.to_owned());
+                    }
+                }
+            }
             continue;
         }
         let kind = dirs.file_type(row.path).map_err(|source| Error::Io {
@@ -612,26 +624,26 @@ fn untracked_in_the_way(
             None => {}
         }
     }
-    // A new directory's place must be free: a directory already, nothing, a tracked entry that
-    // goes away, or a symlink, which git's `check_leading_path` does not count as in the way
-    // (the checkout replaces the link itself by a directory, never following it).
-    for dir in new_dirs {
-        let kind = dirs.file_type(dir.as_bstr()).ok().flatten();
-        if kind.is_some_and(|k| {
-            k != rustix::fs::FileType::Directory && k != rustix::fs::FileType::Symlink
-        }) && !tracked_removed.contains(dir.as_bstr())
-        {
-            if mode == Policy::Force || is_ignored(dir.as_bstr()) {
-                blockers.files.push(dir.clone());
-            } else {
-                untracked.push(dir.clone());
-            }
-        }
-    }
     untracked.sort();
+    blockers.files.sort();
+    blockers.files.dedup();
     untracked.dedup();
     untracked_removed.sort();
     Ok((untracked, untracked_removed, blockers))
+}
+
+/// The first leading directory of `path` that is there but is not a real directory (a file or a
+/// symlink), if any. A leading directory that does not exist ends the search: nothing is in the way.
+fn leading_non_dir<'p>(dirs: &mut Dirs<'_>, path: &'p BStr) -> Option<&'p BStr> {
+    for end in path.find_iter("/") {
+        let prefix = path[..end].as_bstr();
+        match dirs.file_type(prefix) {
+            Ok(Some(rustix::fs::FileType::Directory)) => continue,
+            Ok(Some(_)) => return Some(prefix),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The entries to write, in path order, with the directories they need; each written row

@@ -320,10 +320,12 @@ fn checked_out_at(repo: &gix::Repository, branch: &str) -> Result<Option<PathBuf
             .ok()
             .map(|b| b.trim_end().to_str_lossy().into_owned())
     };
-    if head_of(common).as_deref() == Some(wanted.as_str()) {
-        let main = repo
-            .main_repo()
-            .ok()
+    // A bare main repository has no work tree, so its HEAD holds no branch (git's
+    // `is_shared_symref` skips bare work trees).
+    let main = repo.main_repo().ok();
+    let bare = main.as_ref().is_some_and(gix::Repository::is_bare);
+    if !bare && head_of(common).as_deref() == Some(wanted.as_str()) {
+        let main = main
             .and_then(|r| r.workdir().map(Path::to_owned))
             .unwrap_or_else(|| common.to_owned());
         return Ok(Some(main));
