@@ -172,6 +172,7 @@ pub fn checkout(
         crate::record::Keep {
             tree: Some(tree),
             previous: None,
+            changed: None,
         },
     )?;
     Ok(outcome)

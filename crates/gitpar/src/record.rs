@@ -41,9 +41,10 @@
 //!     `IEOT` (the offset table) is not written: git reads an index without it.
 //! - **`index.skipHash`** (also implied by `feature.manyFiles`): a null trailing checksum, as git.
 
+use std::collections::HashSet;
 use std::io::Write as _;
 
-use bstr::ByteSlice;
+use bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::index::extension::Tree;
 use gix::index::State;
@@ -61,6 +62,24 @@ pub struct Keep<'a> {
     /// carried over as git carries them. `None` for a new index (clone, worktree add, a missing
     /// index), which then takes its version from the configuration.
     pub previous: Option<&'a State>,
+    /// The directories (repository-relative, `""` for the root) below which entries differ from
+    /// `previous`, every ancestor included. Where a directory is not in it, the previous index's
+    /// cache-tree node is reused instead of hashing the directory again, as git's `unpack_trees`
+    /// keeps the old cache-tree and repairs only what it invalidated. `None`: rebuild all.
+    pub changed: Option<&'a HashSet<BString>>,
+}
+
+/// The directories containing `paths`, every ancestor and the root (`""`) included: the
+/// [`Keep::changed`] of an update that changed exactly those paths.
+pub fn changed_dirs<'p>(paths: impl IntoIterator<Item = &'p bstr::BStr>) -> HashSet<BString> {
+    let mut out = HashSet::new();
+    out.insert(BString::default());
+    for path in paths {
+        for end in path.find_iter("/") {
+            out.insert(path[..end].into());
+        }
+    }
+    out
 }
 
 /// How the index file is laid out, decided from the configuration and the previous index.
@@ -120,9 +139,23 @@ pub fn commit(
     keep: Keep<'_>,
 ) -> Result<(), Error> {
     let format = Format::of(repo, keep.previous);
-    let tree = cache_tree(&state, keep.tree, |id| repo.has_object(id));
+    let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
+    let tree = cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id));
     let bytes = encode(state, format, tree.as_ref(), keep.previous);
     lock.commit_bytes(&bytes)
+}
+
+/// Write `state` as a short-lived index: no cache-tree, no extensions and a null checksum (which
+/// git and gix accept as "not computed", as with `index.skipHash`), because it only has to be a
+/// valid index until the final one replaces it. The update's announcement of the paths it is
+/// about to create uses it: hashing a 40,000-entry index twice per switch costs milliseconds.
+pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Error> {
+    let format = Format {
+        version4: false,
+        skip_hash: true,
+        eoie: false,
+    };
+    lock.commit_bytes(&encode(state, format, None, None))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -132,6 +165,7 @@ pub fn commit(
 pub fn cache_tree(
     state: &State,
     known: Option<ObjectId>,
+    reuse: Option<(&Tree, &HashSet<BString>)>,
     mut exists: impl FnMut(&ObjectId) -> bool,
 ) -> Option<Tree> {
     let entries: Vec<&gix::index::Entry> = state
@@ -143,9 +177,10 @@ pub fn cache_tree(
         return None;
     }
     let mut buf = Vec::new();
-    let mut root = build(state, &entries, 0, &[], &mut buf);
+    let mut root = build(state, &entries, 0, &[], reuse, &mut buf);
     if known.is_none_or(|known| root.num_entries.is_none() || root.id != known) {
-        confirm(&mut root, &mut exists);
+        let dirty = reuse.map(|(_, dirty)| dirty);
+        confirm(&mut root, &mut BString::default(), dirty, &mut exists);
     }
     Some(root)
 }
@@ -158,8 +193,20 @@ fn build(
     entries: &[&gix::index::Entry],
     base: usize,
     name: &[u8],
+    reuse: Option<(&Tree, &HashSet<BString>)>,
     buf: &mut Vec<u8>,
 ) -> Tree {
+    // An unchanged directory keeps the previous index's node (valid, same number of entries).
+    if let Some((prev, dirty)) = reuse {
+        let dir = &entries[0].path(state)[..base.saturating_sub(1)];
+        let count = u32::try_from(entries.len()).ok();
+        if !dirty.contains(dir.as_bstr()) && prev.num_entries.is_some() && prev.num_entries == count
+        {
+            let mut node = prev.clone();
+            node.name = name.into();
+            return node;
+        }
+    }
     let mut children = Vec::new();
     let mut object = Vec::new();
     let mut valid = true;
@@ -177,7 +224,20 @@ fn build(
                 }
                 j += 1;
             }
-            let child = build(state, &entries[i..j], base + slash + 1, dir, buf);
+            let child_reuse = reuse.and_then(|(prev, dirty)| {
+                prev.children
+                    .iter()
+                    .find(|c| c.name.as_slice() == dir)
+                    .map(|c| (c, dirty))
+            });
+            let child = build(
+                state,
+                &entries[i..j],
+                base + slash + 1,
+                dir,
+                child_reuse,
+                buf,
+            );
             valid &= child.num_entries.is_some();
             push_tree_entry(&mut object, Mode::DIR, dir, &child.id);
             children.push(child);
@@ -224,10 +284,26 @@ fn push_tree_entry(object: &mut Vec<u8>, mode: Mode, name: &[u8], id: &ObjectId)
 
 /// Mark invalid every node whose tree is not in the object database, and every ancestor of an
 /// invalid node (git's `WRITE_TREE_REPAIR`). Returns whether `node` stays valid.
-fn confirm(node: &mut Tree, exists: &mut impl FnMut(&ObjectId) -> bool) -> bool {
+/// Directories outside `dirty` (when given) were taken from the previous, valid cache-tree and
+/// are not looked up again; `path` is `node`'s directory.
+fn confirm(
+    node: &mut Tree,
+    path: &mut BString,
+    dirty: Option<&HashSet<BString>>,
+    exists: &mut impl FnMut(&ObjectId) -> bool,
+) -> bool {
+    if dirty.is_some_and(|d| !d.contains(path.as_bstr())) && node.num_entries.is_some() {
+        return true;
+    }
     let mut valid = node.num_entries.is_some();
     for child in &mut node.children {
-        valid &= confirm(child, exists);
+        let len = path.len();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(&child.name);
+        valid &= confirm(child, path, dirty, exists);
+        path.truncate(len);
     }
     valid = valid && exists(&node.id);
     if !valid {
@@ -448,7 +524,7 @@ mod tests {
 
     #[test]
     fn every_directory_is_valid_when_all_trees_exist() {
-        let old = cache_tree(&state(PATHS), None, |_| true).unwrap();
+        let old = cache_tree(&state(PATHS), None, None, |_| true).unwrap();
         assert_eq!(old.num_entries, Some(6));
         assert_eq!(find(&old, "a").num_entries, Some(3));
         assert_eq!(find(&old, "a/b").num_entries, Some(2));
@@ -458,7 +534,7 @@ mod tests {
         assert_eq!(names, vec![b"a".to_vec(), b"bb".to_vec()]);
         // The known root short-cuts the lookups.
         let mut asked = 0;
-        let again = cache_tree(&state(PATHS), Some(old.id), |_| {
+        let again = cache_tree(&state(PATHS), Some(old.id), None, |_| {
             asked += 1;
             false
         })
@@ -468,8 +544,36 @@ mod tests {
     }
 
     #[test]
+    fn unchanged_directories_reuse_the_previous_nodes_and_the_result_is_a_full_rebuild() {
+        let old = cache_tree(&state(PATHS), None, None, |_| true).unwrap();
+        let mut changed = PATHS.to_vec();
+        changed[1].1 = 9; // a/b/d
+        let full = cache_tree(&state(&changed), None, None, |_| true).unwrap();
+        let dirty = changed_dirs(["a/b/d".as_bytes().as_bstr()]);
+        // A stale previous node for `bb` would show if it were not reused: make it recognisable.
+        let mut prev = old.clone();
+        let mut looked_up = Vec::new();
+        let reused = cache_tree(&state(&changed), None, Some((&prev, &dirty)), |id| {
+            looked_up.push(*id);
+            true
+        })
+        .unwrap();
+        assert_eq!(reused, full);
+        // Only the rebuilt directories (root, a, a/b) were looked up, not bb or bb/g.
+        assert_eq!(looked_up.len(), 3, "{looked_up:?}");
+        // A changed entry count in an 'unchanged' directory is not trusted.
+        prev.children.iter_mut().for_each(|c| {
+            if c.name.as_slice() == b"bb" {
+                c.num_entries = Some(99);
+            }
+        });
+        let again = cache_tree(&state(&changed), None, Some((&prev, &dirty)), |_| true).unwrap();
+        assert_eq!(again, full);
+    }
+
+    #[test]
     fn one_changed_file_invalidates_only_its_directories() {
-        let old = cache_tree(&state(PATHS), None, |_| true).unwrap();
+        let old = cache_tree(&state(PATHS), None, None, |_| true).unwrap();
         let known: Vec<ObjectId> = {
             fn all(t: &Tree, out: &mut Vec<ObjectId>) {
                 out.push(t.id);
@@ -481,7 +585,10 @@ mod tests {
         };
         let mut changed = PATHS.to_vec();
         changed[1].1 = 9; // a/b/d
-        let new = cache_tree(&state(&changed), Some(old.id), |id| known.contains(id)).unwrap();
+        let new = cache_tree(&state(&changed), Some(old.id), None, |id| {
+            known.contains(id)
+        })
+        .unwrap();
         assert_eq!(new.num_entries, None, "root");
         assert_eq!(find(&new, "a").num_entries, None);
         assert_eq!(find(&new, "a/b").num_entries, None);
@@ -495,7 +602,7 @@ mod tests {
     fn unmerged_and_intent_to_add_entries_invalidate_their_directories() {
         let mut s = state(PATHS);
         s.entries_mut()[4].flags.insert(Flags::INTENT_TO_ADD); // bb/g/h
-        let t = cache_tree(&s, None, |_| true).unwrap();
+        let t = cache_tree(&s, None, None, |_| true).unwrap();
         assert_eq!(find(&t, "bb/g").num_entries, None);
         assert_eq!(find(&t, "bb").num_entries, None);
         assert_eq!(find(&t, "a").num_entries, Some(3));
@@ -520,7 +627,7 @@ mod tests {
     fn version_4_round_trips_through_gix() {
         let mut s = state(PATHS);
         s.entries_mut()[2].flags.insert(Flags::SKIP_WORKTREE);
-        let tree = cache_tree(&s, None, |_| true);
+        let tree = cache_tree(&s, None, None, |_| true);
         for version4 in [false, true] {
             let format = Format {
                 version4,

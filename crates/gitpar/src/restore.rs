@@ -136,6 +136,17 @@ pub fn restore(
     // A work-tree-only restore from another source than the index leaves the index alone.
     if req.staged || matches!(req.source, Source::Index) {
         let state = record(&index, &selection, &stats, req, &mut outcome.removed);
+        // Entries change only at the selected paths (and at what gives way to them, which lies
+        // below or at a restored path): the rest of the cache-tree is reused.
+        let changed = crate::record::changed_dirs(
+            selection
+                .plan
+                .entries
+                .iter()
+                .map(|e| e.path.as_bstr())
+                .chain(selection.vanished.iter().map(|p| p.as_bstr()))
+                .chain(selection.unmerged.iter().map(|p| p.as_bstr())),
+        );
         crate::record::commit(
             lock,
             repo,
@@ -143,6 +154,7 @@ pub fn restore(
             crate::record::Keep {
                 tree: None,
                 previous: Some(&index),
+                changed: Some(&changed),
             },
         )
         .map_err(CheckoutError::from)?;

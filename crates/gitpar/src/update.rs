@@ -192,15 +192,12 @@ pub fn update(
     // The write plan, and the result index as the writers' attribute source (git reads
     // attributes from the new index).
     let write_plan = write_plan(&mut rows, new_dirs);
-    let attr_index = result_index(repo, &index, &rows, None);
-    let present = crate::execute::attributes_present(
-        repo,
-        attr_index.entries().iter().map(|e| e.path(&attr_index)),
-    );
-    let (filter, mut attributes) = crate::checkout::filters_for(repo, &attr_index)?;
+    let mut state = result_index(repo, &index, &rows, None);
+    let present =
+        crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
+    let (filter, mut attributes) = crate::checkout::filters_for(repo, &state)?;
     let selection: Vec<usize> = (0..write_plan.entries.len()).collect();
     crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
-    drop(attr_index);
 
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     let mut outcome = Outcome::default();
@@ -242,7 +239,18 @@ pub fn update(
     // whatever an interruption left untouched.
     let interrupted = executed.as_ref().is_none_or(|e| e.interrupted);
     let stats = executed.as_ref().map(|e| &e.stats[..]).unwrap_or(&[]);
-    let state = result_index(repo, &index, &rows, Some((stats, interrupted)));
+    if interrupted {
+        state = result_index(repo, &index, &rows, Some((stats, interrupted)));
+    } else {
+        // The result index has one entry per row in the result, in row order: fill in the
+        // stat data the writers returned (failed entries keep empty stat data).
+        let in_result_rows = rows.iter().filter(|r| in_result(r));
+        for (entry, row) in state.entries_mut().iter_mut().zip(in_result_rows) {
+            if let Some(stat) = row.job.and_then(|j| stats.get(j).copied().flatten()) {
+                entry.stat = stat;
+            }
+        }
+    }
     if let Some(executed) = executed {
         outcome.written = executed.stats.iter().filter(|s| s.is_some()).count();
         outcome.workers = executed.workers;
@@ -257,6 +265,12 @@ pub fn update(
             .collect();
         outcome.local_changes = local_changes(repo, new_tree, &state, &verdicts)?;
     }
+    // Only the directories of paths whose entries change get their cache-tree rebuilt.
+    let changed = crate::record::changed_dirs(
+        rows.iter()
+            .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
+            .map(|r| r.path),
+    );
     crate::record::commit(
         lock,
         repo,
@@ -264,6 +278,7 @@ pub fn update(
         crate::record::Keep {
             tree: (!interrupted).then_some(new_tree),
             previous: Some(&index),
+            changed: Some(&changed),
         },
     )
     .map_err(CheckoutError::from)?;
@@ -748,16 +763,7 @@ fn announce_new_paths(
             push_old(&mut state, index, row);
         }
     }
-    crate::record::commit(
-        lock,
-        repo,
-        state,
-        crate::record::Keep {
-            tree: None,
-            previous: Some(index),
-        },
-    )
-    .map_err(CheckoutError::from)?;
+    crate::record::commit_transient(lock, state).map_err(CheckoutError::from)?;
     Ok(IndexLock::acquire(index_path).map_err(CheckoutError::from)?)
 }
 
