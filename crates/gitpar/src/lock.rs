@@ -96,10 +96,13 @@ impl IndexLock {
 }
 
 impl IndexLock {
-    /// Write the complete index file `bytes` into the lock file and atomically rename it over
-    /// the index; [`crate::record::commit`] encodes them.
-    pub(crate) fn commit_bytes(mut self, bytes: &[u8]) -> Result<(), Error> {
-        let mut file = self
+    /// Write the index with `write` (into the lock file, buffered) and rename it over the
+    /// index. The writer streams: a 40,000-entry index is never held in memory twice.
+    pub(crate) fn commit_with(
+        mut self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), Error> {
+        let file = self
             .file
             .take()
             .expect("a lock is committed at most once, by value");
@@ -107,8 +110,11 @@ impl IndexLock {
             let path = path.to_owned();
             move |source| Error::Io { path, source }
         };
-        file.write_all(bytes).map_err(io_err(&self.lock_path))?;
-        drop(file);
+        let mut out = io::BufWriter::with_capacity(256 * 1024, file);
+        write(&mut out)
+            .and_then(|()| out.flush())
+            .map_err(io_err(&self.lock_path))?;
+        drop(out);
         std::fs::rename(&self.lock_path, &self.index_path).map_err(io_err(&self.index_path))?;
         self.lock_path = PathBuf::new();
         Ok(())

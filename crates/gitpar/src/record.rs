@@ -42,7 +42,7 @@
 //! - **`index.skipHash`** (also implied by `feature.manyFiles`): a null trailing checksum, as git.
 
 use std::collections::HashSet;
-use std::io::Write as _;
+use std::io::Write;
 
 use bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
@@ -141,8 +141,7 @@ pub fn commit(
     let format = Format::of(repo, keep.previous);
     let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
     let tree = cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id));
-    let bytes = encode(state, format, tree.as_ref(), keep.previous);
-    lock.commit_bytes(&bytes)
+    lock.commit_with(|out| encode_to(state, format, tree.as_ref(), keep.previous, out))
 }
 
 /// Write `state` as a short-lived index: no cache-tree, no extensions and a null checksum (which
@@ -155,7 +154,7 @@ pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Erro
         skip_hash: true,
         eoie: false,
     };
-    lock.commit_bytes(&encode(state, format, None, None))
+    lock.commit_with(|out| encode_to(state, format, None, None, out))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -314,12 +313,44 @@ fn confirm(
 }
 
 /// The index file: header, entries, extensions, checksum.
-fn encode(
+/// The whole index file in memory (tests compare it byte for byte).
+#[cfg(test)]
+fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&State>) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_to(state, format, tree, previous, &mut out).expect("writing to a Vec");
+    out
+}
+
+/// A writer that hashes and counts what passes through it, so the index can be streamed into
+/// its lock file and still end with its checksum.
+struct Sink<'w> {
+    inner: &'w mut dyn Write,
+    hasher: Option<gix::hash::Hasher>,
+    written: u64,
+}
+
+impl Write for Sink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+        }
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Write the index file (header, entries, extensions, checksum) into `out`.
+fn encode_to(
     mut state: State,
     format: Format,
     tree: Option<&Tree>,
     previous: Option<&State>,
-) -> Vec<u8> {
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
     let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
     let mut extended = false;
@@ -338,39 +369,39 @@ fn encode(
         .iter()
         .filter(|e| !e.flags.contains(Flags::REMOVE))
         .count();
+    let hash = state.object_hash();
+    let mut out = Sink {
+        inner: out,
+        hasher: (!format.skip_hash).then(|| gix::hash::hasher(hash)),
+        written: 0,
+    };
+    out.write_all(b"DIRC")?;
+    out.write_all(&version.to_be_bytes())?;
+    out.write_all(&u32::try_from(written).unwrap_or(u32::MAX).to_be_bytes())?;
+    encode_entries(&state, version == 4, &mut out)?;
 
-    let mut out = Vec::with_capacity(written * 80 + 4096);
-    out.extend_from_slice(b"DIRC");
-    out.extend_from_slice(&version.to_be_bytes());
-    out.extend_from_slice(&u32::try_from(written).unwrap_or(u32::MAX).to_be_bytes());
-    encode_entries(&state, version == 4, &mut out);
-
-    let offset_to_extensions = u32::try_from(out.len()).unwrap_or(u32::MAX);
+    let offset_to_extensions = u32::try_from(out.written).unwrap_or(u32::MAX);
     let mut table: Vec<([u8; 4], u32)> = Vec::new();
-    let mut extension = |out: &mut Vec<u8>, signature: [u8; 4], payload: &[u8]| {
+    let mut extension = |out: &mut Sink<'_>, signature: [u8; 4], payload: &[u8]| {
         let size = u32::try_from(payload.len()).unwrap_or(u32::MAX);
-        out.extend_from_slice(&signature);
-        out.extend_from_slice(&size.to_be_bytes());
-        out.extend_from_slice(payload);
         table.push((signature, size));
+        out.write_all(&signature)?;
+        out.write_all(&size.to_be_bytes())?;
+        out.write_all(payload)
     };
     if let Some(tree) = tree {
         let mut encoded = Vec::new();
-        tree.write_to(&mut encoded).expect("writing to a Vec");
+        tree.write_to(&mut encoded)?;
         // `write_to` writes signature and size itself; record it through `extension` alike.
-        extension(&mut out, *b"TREE", &encoded[8..]);
+        extension(&mut out, *b"TREE", &encoded[8..])?;
     }
     if let Some(untracked) = previous.and_then(State::untracked) {
-        extension(
-            &mut out,
-            *b"UNTR",
-            &emptied_untracked_cache(untracked, state.object_hash()),
-        );
+        let payload = emptied_untracked_cache(untracked, hash);
+        extension(&mut out, *b"UNTR", &payload)?;
     }
     if state.is_sparse() {
-        extension(&mut out, *b"sdir", &[]);
+        extension(&mut out, *b"sdir", &[])?;
     }
-    let hash = state.object_hash();
     if format.eoie && written > 0 && !table.is_empty() {
         gix::index::extension::end_of_index_entry::write_to(
             &mut out,
@@ -378,23 +409,17 @@ fn encode(
             offset_to_extensions,
             table.iter().copied(),
         )
-        .expect("writing to a Vec");
+        .map_err(std::io::Error::other)?;
     }
-    if format.skip_hash {
-        out.extend_from_slice(hash.null().as_bytes());
-    } else {
-        let mut hasher = gix::hash::hasher(hash);
-        hasher.update(&out);
-        let sum = hasher.try_finalize().unwrap_or_else(|_| hash.null());
-        out.extend_from_slice(sum.as_bytes());
-    }
-    out
+    let sum = match out.hasher.take() {
+        Some(hasher) => hasher.try_finalize().unwrap_or_else(|_| hash.null()),
+        None => hash.null(),
+    };
+    out.inner.write_all(sum.as_bytes())
 }
 
-/// The entries section. v2/v3: gix's encoding, NUL-padded to a multiple of 8 bytes. v4: the same
-/// fixed part, then the path compressed against the previous entry's, unpadded.
-fn encode_entries(state: &State, version4: bool, out: &mut Vec<u8>) {
-    let header_len = out.len();
+/// The entries section; version 4 compresses each path against the previous one.
+fn encode_entries(state: &State, version4: bool, out: &mut dyn Write) -> std::io::Result<()> {
     let mut scratch = Vec::with_capacity(256);
     let mut previous: &[u8] = &[];
     for entry in state.entries() {
@@ -402,27 +427,29 @@ fn encode_entries(state: &State, version4: bool, out: &mut Vec<u8>) {
             continue;
         }
         let path = entry.path(state).as_bytes();
+        scratch.clear();
+        entry.write_to(&mut scratch, state)?;
         if !version4 {
-            entry.write_to(&mut *out, state).expect("writing to a Vec");
-            let pad = (8 - (out.len() - header_len) % 8) % 8;
-            out.resize(out.len() + pad, 0);
+            // Each entry is padded with NULs to a multiple of 8 bytes, as git writes it.
+            let pad = (8 - scratch.len() % 8) % 8;
+            scratch.resize(scratch.len() + pad, 0);
+            out.write_all(&scratch)?;
             continue;
         }
-        scratch.clear();
-        entry
-            .write_to(&mut scratch, state)
-            .expect("writing to a Vec");
-        out.extend_from_slice(&scratch[..scratch.len() - path.len() - 1]);
+        out.write_all(&scratch[..scratch.len() - path.len() - 1])?;
         let common = previous
             .iter()
             .zip(path)
             .take_while(|(a, b)| a == b)
             .count();
-        encode_varint((previous.len() - common) as u64, out);
-        out.extend_from_slice(&path[common..]);
-        out.push(0);
+        let mut varint = Vec::with_capacity(10);
+        encode_varint((previous.len() - common) as u64, &mut varint);
+        out.write_all(&varint)?;
+        out.write_all(&path[common..])?;
+        out.write_all(&[0])?;
         previous = path;
     }
+    Ok(())
 }
 
 /// git's `encode_varint` (varint.c): big-endian base-128 where each continuation adds one.
