@@ -11,6 +11,35 @@ pub fn from_git_config_parameters() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Make the `-c name=value` options given to git-par itself visible to the processes it starts
+/// (hooks, `git stash store`), as git's own `-c` is: appended to `GIT_CONFIG_PARAMETERS` as
+/// `'name'='value'` (`'name'` alone for a value-less entry).
+pub fn export(options: &[String]) {
+    if options.is_empty() {
+        return;
+    }
+    let mut value = std::env::var("GIT_CONFIG_PARAMETERS").unwrap_or_default();
+    for option in options {
+        if !value.is_empty() {
+            value.push(' ');
+        }
+        match option.split_once('=') {
+            Some((name, v)) => {
+                value.push_str(&sq_quote(name));
+                value.push('=');
+                value.push_str(&sq_quote(v));
+            }
+            None => value.push_str(&sq_quote(option)),
+        }
+    }
+    std::env::set_var("GIT_CONFIG_PARAMETERS", value);
+}
+
+/// git's `sq_quote_buf`: single quotes around, `'` and `!` escaped.
+fn sq_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''").replace('!', "'\\!'"))
+}
+
 /// Parse the variable's value. Quoting is git's `sq_quote`: a word is enclosed in single quotes
 /// and a literal quote is written `'\''`. A `name` word directly followed by `=` and a quoted
 /// value is joined with it.
@@ -68,5 +97,11 @@ mod tests {
         );
         assert_eq!(parse("'a.b'='it'\\''s'"), vec!["a.b=it's"]);
         assert!(parse("").is_empty());
+    }
+
+    #[test]
+    fn exported_words_parse_back() {
+        let word = format!("{}={}", super::sq_quote("a.b"), super::sq_quote("it's!"));
+        assert_eq!(parse(&word), vec!["a.b=it's!"]);
     }
 }

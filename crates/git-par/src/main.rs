@@ -5,12 +5,17 @@
 //! the `gitpar` library.
 
 mod bench;
+mod branches;
 mod config_env;
+mod hooks;
 mod identity;
 mod interrupt;
 mod progress;
 mod repo;
+mod revision;
+mod state;
 mod switch;
+mod unborn;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -111,6 +116,8 @@ fn main() -> ExitCode {
     let mut overrides = identity::fallback_overrides();
     overrides.extend(config_env::from_git_config_parameters());
     overrides.extend(cli.config.iter().cloned());
+    // The processes git-par starts (hooks) see `-c` as git's children do.
+    config_env::export(&cli.config);
     let result = match cli.command {
         Command::Clone(args) => clone(args, &overrides),
         Command::Worktree(WorktreeCommand::Add(args)) => worktree_add(args, &overrides),
@@ -262,7 +269,8 @@ fn clone(args: CloneArgs, overrides: &[String]) -> Result<(), u8> {
         );
         return Err(FATAL);
     }
-    Ok(())
+    // git's `err |= run_hooks_l("post-checkout", null, HEAD, "1")`.
+    hooks::combine(Ok(()), hooks::after_clone(&repo, &workdir, commit))
 }
 
 /// Remove what a failed clone created, as git does: the whole directory if we made it, its
@@ -297,13 +305,29 @@ fn humanish(source: &str) -> String {
 
 fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
     let repo = repo::open(overrides)?.repo;
+    // git's guess of a remote-tracking branch (`worktree add PATH NAME`, `worktree.guessRemote`).
+    let (commit_ish, new_branch) = branches::worktree_dwim(
+        &repo,
+        &args.path,
+        args.commit_ish.clone(),
+        args.new_branch.clone(),
+        args.detach,
+    );
     let req = gitpar::worktree::Request {
         path: args.path.clone(),
-        commit_ish: args.commit_ish.clone(),
-        new_branch: args.new_branch.clone(),
+        commit_ish,
+        new_branch,
         detach: args.detach,
     };
     let prepared = gitpar::worktree::prepare(&repo, &req, overrides).map_err(fatal)?;
+    // The upstream `git branch NEW START` sets up for the new branch (`branch.autoSetupMerge`).
+    if let gitpar::worktree::HeadKind::NewBranch(b) = &prepared.head {
+        let start = req.commit_ish.as_deref();
+        if let Err(code) = branches::worktree_track(&repo, b, start, args.checkout.quiet) {
+            gitpar::worktree::remove_junk(&prepared);
+            return Err(code);
+        }
+    }
     if !args.checkout.quiet {
         let what = match &prepared.head {
             gitpar::worktree::HeadKind::NewBranch(b) => format!("new branch '{b}'"),
@@ -342,7 +366,11 @@ fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
             short(wt_repo, prepared.commit)
         );
     }
-    Ok(())
+    // git runs the hook after the work tree is complete; its status is the command's.
+    let git_cwd = repo.workdir().map(Path::to_owned);
+    let git_cwd = git_cwd.unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+    let rc = hooks::after_worktree_add(&repo, git_cwd, &prepared.path, prepared.commit);
+    hooks::combine(Ok(()), rc)
 }
 
 /// A path as git prints it with `core.quotePath` (the default): bytes outside printable ASCII,

@@ -8,7 +8,8 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
 use crate::repo::Opened;
-use crate::{fatal, jobs, progress, short, CheckoutArgs, FATAL};
+use crate::revision::{parse_branchname_arg, Parsed, Words};
+use crate::{fatal, jobs, progress, CheckoutArgs, FATAL};
 
 /// `git par switch`.
 #[derive(Args, Debug)]
@@ -18,12 +19,21 @@ pub struct SwitchArgs {
     /// Create a new branch NEW at the start point and switch to it.
     #[arg(short = 'c', long = "create", value_name = "NEW")]
     create: Option<String>,
+    /// Create or reset branch NEW at the start point and switch to it (`branches.rs`).
+    #[arg(short = 'C', long = "force-create", value_name = "NEW")]
+    force_create: Option<String>,
+    /// `--track`, `--no-track`, `--guess`, `--ignore-other-worktrees` (`branches.rs`).
+    #[command(flatten)]
+    branch: crate::branches::BranchOpts,
     /// Switch to a commit, detaching HEAD.
     #[arg(short = 'd', long = "detach")]
     detach: bool,
     /// Discard local changes (alias: --discard-changes).
     #[arg(short = 'f', long = "force", alias = "discard-changes")]
     force: bool,
+    /// Create a new unborn branch NEW from the empty tree (`unborn.rs`).
+    #[arg(long = "orphan", value_name = "NEW")]
+    orphan: Option<String>,
     /// The branch (or, with --detach / -c, the start point) to switch to.
     target: Option<String>,
 }
@@ -36,14 +46,27 @@ pub struct CheckoutCmdArgs {
     /// Create a new branch NEW at REV and check it out.
     #[arg(short = 'b', value_name = "NEW")]
     create: Option<String>,
+    /// Create or reset branch NEW at REV and check it out (`branches.rs`).
+    #[arg(short = 'B', value_name = "NEW")]
+    force_create: Option<String>,
+    /// `--track`, `--no-track`, `--guess`, `--ignore-other-worktrees` (`branches.rs`).
+    #[command(flatten)]
+    branch: crate::branches::BranchOpts,
     /// Detach HEAD at REV.
     #[arg(long = "detach")]
     detach: bool,
     /// Discard local changes.
     #[arg(short = 'f', long = "force")]
     force: bool,
+    /// Create a new unborn branch NEW, keeping index and work tree (`unborn.rs`).
+    #[arg(long = "orphan", value_name = "NEW")]
+    orphan: Option<String>,
     /// The branch or commit to check out (or, with paths, the source of their content).
     target: Option<String>,
+    /// Paths after the revision without `--` (or every argument, when the first is no
+    /// revision): git's disambiguation decides (`revision::parse_branchname_arg`).
+    #[arg(value_name = "PATHSPEC")]
+    rest: Vec<String>,
     /// Paths to restore instead of switching branches (after `--`).
     #[arg(last = true, value_name = "PATHSPEC")]
     paths: Vec<String>,
@@ -83,23 +106,16 @@ pub struct ResetArgs {
     target: Option<String>,
 }
 
-/// The upstream of a branch created from a remote-tracking branch (git's `--guess`).
-struct Tracking {
-    remote: String,
-    merge: String,
-    /// `origin/name`, for the message.
-    short: String,
-}
-
 /// Where HEAD goes after the update.
 enum NewHead {
     /// An existing branch.
     Branch(String),
-    /// A branch created at the target commit from the start point as typed (for the reflog),
-    /// tracking a remote branch when guessed from one.
-    NewBranch(String, String, Option<Tracking>),
-    /// Detached at the target commit, described as the user typed it.
-    Detached(String),
+    /// A branch created (or with `-B`/`-C` reset) at the target commit, with its start point
+    /// and upstream (`branches.rs`).
+    NewBranch(crate::branches::NewBranch),
+    /// Detached at the target commit, described as git names it (`revision::Target::name`),
+    /// and whether `--detach` asked for it (then git gives no detached-HEAD advice).
+    Detached(String, bool),
     /// `checkout [-f] [HEAD]`: HEAD stays as it is (no ref update, no reflog, no "Already on").
     Unchanged,
 }
@@ -111,60 +127,26 @@ pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
 }
 
 fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
-    repo.rev_parse_single(spec)
-        .ok()?
-        .object()
-        .ok()?
-        .peel_to_commit()
-        .ok()
-        .map(|c| c.id)
+    crate::revision::commit_mb(repo, spec)
 }
 
-fn branch_exists(repo: &gix::Repository, name: &str) -> bool {
-    repo.try_find_reference(format!("refs/heads/{name}").as_str())
-        .ok()
-        .flatten()
-        .is_some()
-}
-
-/// `-c NEW [START]` / `-b NEW [START]`: a branch that must not exist yet, at START (default HEAD).
+/// `-c/-C NEW [START]` / `-b/-B NEW [START]`: the branch `new` (validated, `branches.rs`) at
+/// START (default HEAD).
 fn new_branch(
     repo: &gix::Repository,
-    name: &str,
+    new: &crate::branches::Create,
     start: Option<&str>,
 ) -> Result<(NewHead, gix::ObjectId), u8> {
-    if branch_exists(repo, name) {
-        return Err(fatal(format!("a branch named '{name}' already exists")));
-    }
-    let start = start.unwrap_or("HEAD").to_owned();
+    let name = start.unwrap_or("HEAD");
     let commit =
-        resolve_commit(repo, &start).ok_or_else(|| fatal(format!("invalid reference: {start}")))?;
-    let tracking = tracking_of_start_point(repo, &start);
-    Ok((NewHead::NewBranch(name.to_owned(), start, tracking), commit))
-}
-
-/// git's `branch.autoSetupMerge` (default `true`): a new branch started from a remote-tracking
-/// branch `refs/remotes/<remote>/<name>` of a configured remote tracks it.
-fn tracking_of_start_point(repo: &gix::Repository, start: &str) -> Option<Tracking> {
-    let config = repo.config_snapshot();
-    if config.boolean("branch.autoSetupMerge") == Some(false) {
-        return None;
-    }
-    let reference = repo.find_reference(start).ok()?;
-    let full = reference.name().as_bstr().to_str_lossy().into_owned();
-    let rest = full.strip_prefix("refs/remotes/")?;
-    let (remote, branch) = rest.split_once('/')?;
-    config.string(format!("remote.{remote}.url").as_str())?;
-    Some(Tracking {
-        remote: remote.to_owned(),
-        merge: format!("refs/heads/{branch}"),
-        short: rest.to_owned(),
-    })
+        resolve_commit(repo, name).ok_or_else(|| fatal(format!("invalid reference: {name}")))?;
+    let branch = crate::branches::new_branch(new, start);
+    Ok((NewHead::NewBranch(branch), commit))
 }
 
 /// git's `die_if_some_operation_in_progress` for `switch` (checkout may switch anyway): a merge,
 /// am, rebase, cherry-pick or revert in progress stops it, with git's words (exit 128).
-fn refuse_operation_in_progress(repo: &gix::Repository) -> Result<(), u8> {
+pub(crate) fn refuse_operation_in_progress(repo: &gix::Repository) -> Result<(), u8> {
     let dir = repo.git_dir();
     let what = if dir.join("MERGE_HEAD").exists() {
         Some(("while merging", "git merge --quit"))
@@ -190,71 +172,121 @@ fn refuse_operation_in_progress(repo: &gix::Repository) -> Result<(), u8> {
     Ok(())
 }
 
-/// git's `--guess`: a name that is no local branch but the branch of exactly one remote becomes
-/// a new local branch tracking it.
-fn guess_tracking_branch(repo: &gix::Repository, name: &str) -> Option<(NewHead, gix::ObjectId)> {
-    let [(remote, full)] = gitpar::branch::remote_candidates(repo, name)
-        .try_into()
-        .ok()?;
-    let commit = resolve_commit(repo, &full)?;
-    let tracking = Tracking {
-        remote,
-        merge: format!("refs/heads/{name}"),
-        short: full.trim_start_matches("refs/remotes/").to_owned(),
+/// git's `--guess`: a name that is no local branch but the branch of exactly one remote (or of
+/// `checkout.defaultRemote`) becomes a new local branch from it; several remotes refuse.
+fn guess_tracking_branch(
+    repo: &gix::Repository,
+    name: &str,
+    opts: &crate::branches::BranchOpts,
+) -> Result<Option<(NewHead, gix::ObjectId)>, u8> {
+    let guessed = crate::branches::guess(repo, name, opts)?;
+    Ok(guessed.map(|(branch, commit)| (NewHead::NewBranch(branch), commit)))
+}
+
+impl NewHead {
+    /// The branch git's `die_if_switching_to_a_branch_in_use` guards: an existing branch to
+    /// switch to, or the one `-B`/`-C` resets.
+    fn guarded_branch(&self) -> Option<&str> {
+        match self {
+            NewHead::Branch(b) => Some(b),
+            NewHead::NewBranch(nb) if nb.force => Some(&nb.name),
+            _ => None,
+        }
+    }
+}
+
+/// git's `checkout_branch` for a parsed argument without paths: its refusals (`--detach` with a
+/// new branch, a tree that is no commit; for `switch`, no argument, or no branch without
+/// `--detach`, and an operation in progress), then where HEAD goes: a new branch (`new`, validated,
+/// at the argument or HEAD), the branch named, HEAD unchanged (`checkout [HEAD]`), or detached.
+fn switch_target(
+    repo: &gix::Repository,
+    parsed: Parsed<(NewHead, gix::ObjectId)>,
+    new: Option<&crate::branches::Create>,
+    detach: bool,
+    is_switch: bool,
+) -> Result<(NewHead, gix::ObjectId), u8> {
+    let (target, guessed) = match parsed {
+        Parsed::Rev(target, _) => (Some(target), None),
+        Parsed::Guessed(guessed) => (None, Some(guessed)),
+        Parsed::Paths(_) => (None, None),
     };
-    Some((
-        NewHead::NewBranch(name.to_owned(), full, Some(tracking)),
-        commit,
-    ))
+    if detach && (new.is_some() || guessed.is_some()) {
+        return Err(crate::revision::refuse_detach_with_new_branch());
+    }
+    if let Some(target) = target.as_ref().filter(|t| t.commit.is_none()) {
+        return Err(fatal(format!(
+            "Cannot switch branch to a non-commit '{}'",
+            target.name
+        )));
+    }
+    if is_switch {
+        if target.is_none() && guessed.is_none() && new.is_none() && !detach {
+            return Err(fatal("missing branch or commit argument"));
+        }
+        if let Some(target) = target.as_ref().filter(|t| t.branch.is_none()) {
+            if !detach && new.is_none() {
+                return Err(crate::revision::die_expecting_a_branch(repo, target));
+            }
+        }
+        refuse_operation_in_progress(repo)?;
+    }
+    if let Some(guessed) = guessed {
+        return Ok(guessed);
+    }
+    if let Some(new) = new {
+        return new_branch(repo, new, target.as_ref().map(|t| t.name.as_str()));
+    }
+    let Some(target) = target else {
+        let commit = repo
+            .head_commit()
+            .map_err(|_| fatal("You are on a branch yet to be born"))?
+            .id;
+        let head = if detach {
+            NewHead::Detached("HEAD".into(), true)
+        } else {
+            NewHead::Unchanged
+        };
+        return Ok((head, commit));
+    };
+    let commit = target.commit.expect("refused above: not a commit");
+    Ok(match target.branch {
+        Some(branch) if !detach => (NewHead::Branch(branch), commit),
+        // `checkout HEAD` (or `@`): HEAD stays as it is.
+        _ if target.name == "HEAD" && !detach => (NewHead::Unchanged, commit),
+        _ => (NewHead::Detached(target.name, detach), commit),
+    })
 }
 
 /// Run `git par switch`.
 pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
-    refuse_operation_in_progress(repo)?;
-    let (head, commit) = if let Some(new) = &args.create {
-        new_branch(repo, new, args.target.as_deref())?
-    } else {
-        let Some(target) = args.target.clone() else {
-            return Err(fatal("missing branch or commit argument"));
-        };
-        if args.detach {
-            let commit = resolve_commit(repo, &target)
-                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
-            (NewHead::Detached(target), commit)
-        } else if branch_exists(repo, &target) {
-            let commit = resolve_commit(repo, &format!("refs/heads/{target}"))
-                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
-            (NewHead::Branch(target), commit)
-        } else if let Some(guessed) = guess_tracking_branch(repo, &target) {
-            guessed
-        } else if let Some(commit) = resolve_commit(repo, &target) {
-            let what = if repo
-                .try_find_reference(format!("refs/tags/{target}").as_str())
-                .ok()
-                .flatten()
-                .is_some()
-            {
-                "tag"
-            } else if repo
-                .try_find_reference(format!("refs/remotes/{target}").as_str())
-                .ok()
-                .flatten()
-                .is_some()
-            {
-                "remote branch"
-            } else {
-                "commit"
-            };
-            let _ = commit;
-            eprintln!("fatal: a branch is expected, got {what} '{target}'");
-            eprintln!("hint: If you want to detach HEAD at the commit, try again with the --detach option.");
-            return Err(FATAL);
-        } else {
-            return Err(fatal(format!("invalid reference: {target}")));
-        }
+    if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
+        return done;
+    }
+    // git's `parse_branchname_arg` (`-`, `@{-N}`, `A...B`, `--guess`), then `checkout_branch`.
+    let words: Vec<String> = args.target.iter().cloned().collect();
+    let words = Words {
+        before: &words,
+        dash_dash: false,
+        after: &[],
     };
+    let creating = args.create.is_some() || args.force_create.is_some();
+    let dwim_ok = crate::branches::dwim_ok(repo, creating, &args.branch);
+    let parsed = parse_branchname_arg(repo, &words, false, dwim_ok, |name| {
+        guess_tracking_branch(repo, name, &args.branch)
+    })?;
+    let new = crate::branches::requested(
+        repo,
+        crate::branches::Cmd::Switch,
+        args.create.as_deref(),
+        args.force_create.as_deref(),
+        args.target.as_deref(),
+        &args.branch,
+    )?;
+    let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, true)?;
+    crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
         head,
@@ -269,10 +301,61 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
-    if !args.paths.is_empty() {
-        let source = match &args.target {
-            Some(rev) => Some(resolve_tree(repo, rev)?),
-            None => None,
+    if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
+        return done;
+    }
+    // git's `parse_branchname_arg`: a revision (`-`, `@{-N}`, `A...B`, `@`) and paths, a
+    // remote branch to guess a local one from, or only paths.
+    let before: Vec<String> = args.target.iter().chain(&args.rest).cloned().collect();
+    let words = Words {
+        before: &before,
+        dash_dash: crate::revision::dash_dash_given(&args.paths),
+        after: &args.paths,
+    };
+    let creating = args.create.is_some() || args.force_create.is_some();
+    let dwim_ok = crate::branches::dwim_ok(repo, creating, &args.branch);
+    let parsed = parse_branchname_arg(repo, &words, true, dwim_ok, |name| {
+        guess_tracking_branch(repo, name, &args.branch)
+    })?;
+    let paths = match &parsed {
+        Parsed::Paths(paths) | Parsed::Rev(_, paths) => paths.clone(),
+        Parsed::Guessed(_) => Vec::new(),
+    };
+    if let Some(first) = paths.first() {
+        let commit = match &parsed {
+            Parsed::Rev(target, _) => target.commit,
+            _ => None,
+        };
+        let creating = args.create.as_ref().or(args.force_create.as_ref());
+        if let (Some(new), None, 1) = (creating, commit, paths.len()) {
+            return Err(fatal(format!(
+                "'{first}' is not a commit and a branch '{new}' cannot be created from it"
+            )));
+        }
+        if args.detach {
+            return Err(fatal(format!(
+                "git checkout: --detach does not take a path argument '{first}'"
+            )));
+        }
+    }
+    let new = crate::branches::requested(
+        repo,
+        crate::branches::Cmd::Checkout,
+        args.create.as_deref(),
+        args.force_create.as_deref(),
+        args.target.as_deref(),
+        &args.branch,
+    )?;
+    if !paths.is_empty() {
+        crate::branches::refuse_track_with_paths(&args.branch)?;
+        if let Some(new) = args.create.as_ref().or(args.force_create.as_ref()) {
+            return Err(fatal(format!(
+                "Cannot update paths and switch to branch '{new}' at the same time."
+            )));
+        }
+        let source = match parsed {
+            Parsed::Rev(target, _) => Some(target.tree),
+            _ => None,
         };
         return restore_paths(
             &opened,
@@ -281,36 +364,13 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
             true,
             true,
             args.force,
-            &args.paths,
+            &paths,
             &args.checkout,
+            !words.dash_dash,
         );
     }
-    let (head, commit) = if let Some(new) = &args.create {
-        new_branch(repo, new, args.target.as_deref())?
-    } else {
-        let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
-        let guess = (!args.detach && target != "HEAD" && resolve_commit(repo, &target).is_none())
-            .then(|| guess_tracking_branch(repo, &target))
-            .flatten();
-        if !args.detach && target != "HEAD" && branch_exists(repo, &target) {
-            let commit = resolve_commit(repo, &format!("refs/heads/{target}"))
-                .ok_or_else(|| fatal(format!("invalid reference: {target}")))?;
-            (NewHead::Branch(target), commit)
-        } else if let Some(guessed) = guess {
-            guessed
-        } else {
-            let commit = resolve_commit(repo, &target).ok_or_else(|| {
-                eprintln!("error: pathspec '{target}' did not match any file(s) known to git");
-                1u8
-            })?;
-            if target == "HEAD" && !args.detach {
-                // `git checkout [HEAD]`: re-check the current HEAD, keep it as it is.
-                (NewHead::Unchanged, commit)
-            } else {
-                (NewHead::Detached(target), commit)
-            }
-        }
-    };
+    let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
+    crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
         head,
@@ -326,6 +386,9 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     let _ = args.hard;
+    if let Some(done) = crate::unborn::reset_hard(&opened, args.target.as_deref(), &args.checkout) {
+        return done;
+    }
     let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
     let commit = resolve_commit(repo, &target).ok_or_else(|| {
         fatal(format!(
@@ -334,9 +397,10 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     })?;
     let old_tree = head_tree(repo);
     let outcome = update_worktree(&opened, old_tree, commit, Policy::Force, &args.checkout)?;
-    let message = format!("reset: moving to {target}");
+    let message = crate::state::reset_reflog_message("updating HEAD", Some(&target));
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let branch = repo.head_name().ok().flatten();
+    crate::state::update_orig_head(repo, old_commit);
     let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
     // git logs the reset even when nothing moves; gix skips such entries, so write them here.
     edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
@@ -352,24 +416,14 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
         .map_err(fatal)?;
     }
     if !args.checkout.quiet {
-        println!(
-            "HEAD is now at {} {}",
-            short(repo, commit),
-            subject(repo, commit)
-        );
+        crate::state::print_new_head_line(repo, commit);
     }
+    crate::state::remove_branch_state(repo, false);
     if outcome.errors.is_empty() {
         Ok(())
     } else {
         Err(1)
     }
-}
-
-fn subject(repo: &gix::Repository, commit: gix::ObjectId) -> String {
-    repo.find_commit(commit)
-        .ok()
-        .and_then(|c| c.message().ok().map(|m| m.summary().to_string()))
-        .unwrap_or_default()
 }
 
 fn head_tree(repo: &gix::Repository) -> Option<gix::ObjectId> {
@@ -414,9 +468,20 @@ fn update_worktree(
     policy: Policy,
     args: &CheckoutArgs,
 ) -> Result<gitpar::update::Outcome, u8> {
+    let new_tree = crate::tree_of(&opened.repo, commit).map_err(fatal)?;
+    update_to_tree(opened, old_tree, new_tree, policy, args)
+}
+
+/// [`update_worktree`] to a tree (the empty tree of `switch --orphan`, `unborn.rs`).
+pub(crate) fn update_to_tree(
+    opened: &Opened,
+    old_tree: Option<gix::ObjectId>,
+    new_tree: gix::ObjectId,
+    policy: Policy,
+    args: &CheckoutArgs,
+) -> Result<gitpar::update::Outcome, u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
-    let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
     let progress = gitpar::Progress::default();
@@ -525,9 +590,9 @@ fn run(
         .or_else(|| old_commit.map(|c| c.to_string()))
         .unwrap_or_else(|| "(invalid)".into());
     let policy = if force { Policy::Force } else { Policy::Safe };
-    // git's `skip_merge_working_tree`: a new branch at the commit HEAD is on leaves the index
-    // and work tree exactly as they are (even an unborn index after `clone --no-checkout`).
-    let skip = matches!(head, NewHead::NewBranch(..)) && !force && old_commit == Some(commit);
+    // git's `only_merge_on_switching_branches`: `switch -c NEW` and `checkout -b NEW` without a
+    // start point leave the index and work tree exactly as they are (`branches.rs`).
+    let skip = matches!(&head, NewHead::NewBranch(nb) if !nb.update);
     let outcome = if skip {
         gitpar::update::Outcome::default()
     } else {
@@ -547,49 +612,36 @@ fn run(
                 vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
             )
         }
-        NewHead::NewBranch(b, start, tracking) => {
+        NewHead::NewBranch(nb) => {
+            // git's `create_branch`: the branch and its upstream, before HEAD moves.
+            crate::branches::create(repo, nb, commit, args.quiet)?;
+            let b = &nb.name;
             let full: FullName = format!("refs/heads/{b}")
                 .try_into()
                 .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
-            let create = ref_edit(
-                full.as_bstr().to_str_lossy().as_ref(),
-                Target::Object(commit),
-                false,
-                &format!("branch: Created from {start}"),
-            )?;
-            edit_refs(repo, vec![create])?;
-            if let Some(t) = tracking {
-                if let Err(err) = gitpar::branch::set_upstream(repo, b, &t.remote, &t.merge) {
-                    // git's `install_branch_config` failure: the branch exists, HEAD stays.
-                    eprintln!("error: {err}");
-                    eprintln!("error: unable to write upstream branch configuration");
-                    eprintln!("hint: ");
-                    eprintln!("hint: After fixing the error cause you may try to fix up");
-                    eprintln!("hint: the remote tracking information by invoking:");
-                    eprintln!("hint:   git branch --set-upstream-to={}", t.short);
-                    return Err(1);
-                }
-                if !args.quiet {
-                    println!("branch '{b}' set up to track '{}'.", t.short);
-                }
-            }
             (
                 b.clone(),
                 vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
             )
         }
-        NewHead::Detached(rev) => (
+        NewHead::Detached(rev, _) => (
             rev.clone(),
             vec![ref_edit("HEAD", Target::Object(commit), false, "")?],
         ),
         NewHead::Unchanged => (String::new(), Vec::new()),
     };
     // HEAD moves without gix's reflog (it cannot give a symbolic HEAD its previous commit);
-    // the line git writes is appended here.
-    if !edits.is_empty() {
+    // the line git writes is appended here. A detached HEAD that stays on its commit is no
+    // update for git's ref transaction: no reflog line either.
+    let stays_detached = matches!(head, NewHead::Detached(..))
+        && old_head_name.is_none()
+        && old_commit == Some(commit);
+    if !edits.is_empty() && !stays_detached {
+        // What HEAD names now: a branch `-B` just reset under it has moved already.
+        let head_was = repo.head_id().ok().map(gix::Id::detach);
         edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
         let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-        gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+        gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message).map_err(fatal)?;
     }
 
     // Paths that could not be written were reported; git still switches, and exits 1.
@@ -598,10 +650,20 @@ fn run(
     } else {
         Err(1)
     };
+    // Then the branch state files and the post-checkout hook (`state.rs`).
+    let finish = |status| {
+        let (old, quiet) = (old_head_name.as_ref(), args.quiet);
+        crate::state::after_switch(opened, old, old_commit, Some(commit), quiet, status)
+    };
     if args.quiet {
-        return status;
+        return finish(status);
     }
     let was_detached = old_head_name.is_none();
+    // git's `orphaned_commit_warning`: on leaving a detached commit, the commits no ref reaches
+    // any more, or else where HEAD was.
+    if let Some(c) = old_commit.filter(|c| was_detached && *c != commit) {
+        eprint!("{}", crate::revision::leaving_detached(repo, c, commit));
+    }
     match &head {
         NewHead::Branch(b) => {
             if old_head_name
@@ -611,23 +673,19 @@ fn run(
             {
                 eprintln!("Already on '{b}'");
             } else {
-                if was_detached {
-                    // git names the commit left behind only when HEAD actually moves.
-                    if let Some(c) = old_commit.filter(|c| *c != commit) {
-                        eprintln!(
-                            "Previous HEAD position was {} {}",
-                            short(repo, c),
-                            subject(repo, c)
-                        );
-                    }
-                }
                 eprintln!("Switched to branch '{b}'");
             }
             if let Some(info) = tracking_info(repo, b) {
                 print!("{info}");
             }
         }
-        NewHead::NewBranch(b, ..) => eprintln!("Switched to a new branch '{b}'"),
+        NewHead::NewBranch(nb) => {
+            let old = old_head_name.as_ref().map(|n| n.as_bstr().to_str_lossy());
+            eprintln!("{}", nb.switched_message(old.as_deref()));
+            if let Some(info) = tracking_info(repo, &nb.name) {
+                print!("{info}");
+            }
+        }
         NewHead::Unchanged => {
             if let Some(name) = &old_head_name {
                 if let Some(info) = tracking_info(repo, &name.shorten().to_str_lossy()) {
@@ -635,24 +693,17 @@ fn run(
                 }
             }
         }
-        NewHead::Detached(_) => {
-            if was_detached {
-                if let Some(c) = old_commit.filter(|c| *c != commit) {
-                    eprintln!(
-                        "Previous HEAD position was {} {}",
-                        short(repo, c),
-                        subject(repo, c)
-                    );
+        NewHead::Detached(name, explicit) => {
+            if !was_detached && !explicit {
+                if let Some(advice) = crate::revision::detach_advice(repo, name) {
+                    eprint!("{advice}");
                 }
             }
-            eprintln!(
-                "HEAD is now at {} {}",
-                short(repo, commit),
-                subject(repo, commit)
-            );
+            let now = crate::revision::describe_detached(repo, "HEAD is now at", commit);
+            eprintln!("{now}");
         }
     }
-    status
+    finish(status)
 }
 
 /// Run `git par restore`.
@@ -674,6 +725,7 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         args.ignore_unmerged,
         &args.paths,
         &args.checkout,
+        false,
     )
 }
 
@@ -717,6 +769,7 @@ fn restore_paths(
     ignore_unmerged: bool,
     specs: &[String],
     args: &CheckoutArgs,
+    count_paths: bool,
 ) -> Result<(), u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
@@ -761,11 +814,20 @@ fn restore_paths(
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }
-            if outcome.errors.is_empty() {
+            if count_paths && !args.quiet {
+                // git's `checkout <rev> <paths>` without `--`: "Updated N paths from …".
+                eprintln!(
+                    "{}",
+                    crate::revision::updated_paths(repo, source, outcome.written)
+                );
+            }
+            let status = if outcome.errors.is_empty() {
                 Ok(())
             } else {
                 Err(1)
-            }
+            };
+            // git's `checkout_paths` (restore too) ends with `post-checkout HEAD HEAD 0`.
+            crate::hooks::after_paths(opened, status)
         }
         Err(gitpar::restore::Error::Unmerged(paths)) => {
             for path in &paths {
@@ -795,19 +857,10 @@ fn restore_paths(
 /// (`branch.<name>.remote`/`.merge`, mapped to `refs/remotes/<remote>/<branch>`), with git's
 /// advice lines. `None` when the branch has no upstream.
 fn tracking_info(repo: &gix::Repository, branch: &str) -> Option<String> {
-    let config = repo.config_snapshot();
-    let remote = config.string(format!("branch.{branch}.remote").as_str())?;
-    let merge = config.string(format!("branch.{branch}.merge").as_str())?;
-    let upstream_branch = merge
-        .strip_prefix(b"refs/heads/")?
-        .to_str_lossy()
-        .into_owned();
-    let remote = remote.to_str_lossy().into_owned();
-    if remote == "." {
-        return None;
-    }
-    let short = format!("{remote}/{upstream_branch}");
-    let Some(upstream) = resolve_commit(repo, &format!("refs/remotes/{short}")) else {
+    // git's `branch_get_upstream` through the remote's fetch refspecs (`remote = .`: a local
+    // ref), named as `shorten_unambiguous_ref` names it (`branches.rs`).
+    let (upstream_ref, short) = crate::branches::upstream(repo, branch)?;
+    let Some(upstream) = resolve_commit(repo, &upstream_ref) else {
         return Some(format!(
             "Your branch is based on '{short}', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n"
         ));
@@ -840,4 +893,40 @@ fn tracking_info(repo: &gix::Repository, branch: &str) -> Option<String> {
             "Your branch and '{short}' have diverged,\nand have {a} and {b} different commits each, respectively.\n  (use \"git pull\" if you want to integrate the remote branch with yours)\n"
         ),
     })
+}
+
+impl SwitchArgs {
+    /// The options `unborn.rs` decides on (`--orphan`, `-c` on an unborn branch).
+    fn unborn_request(&self) -> crate::unborn::Request<'_> {
+        crate::unborn::Request {
+            command: crate::unborn::Command::Switch,
+            orphan: self.orphan.as_deref(),
+            track: self.branch.track_given(),
+            create: self.create.as_deref().or(self.force_create.as_deref()),
+            force_create: self.force_create.is_some(),
+            target: self.target.as_deref(),
+            detach: self.detach,
+            force: self.force,
+            paths: false,
+            checkout: &self.checkout,
+        }
+    }
+}
+
+impl CheckoutCmdArgs {
+    /// The options `unborn.rs` decides on (`--orphan`, `-b` on an unborn branch).
+    fn unborn_request(&self) -> crate::unborn::Request<'_> {
+        crate::unborn::Request {
+            command: crate::unborn::Command::Checkout,
+            orphan: self.orphan.as_deref(),
+            track: self.branch.track_given(),
+            create: self.create.as_deref().or(self.force_create.as_deref()),
+            force_create: self.force_create.is_some(),
+            target: self.target.as_deref(),
+            detach: self.detach,
+            force: self.force,
+            paths: !self.paths.is_empty(),
+            checkout: &self.checkout,
+        }
+    }
 }

@@ -184,8 +184,7 @@ fn clone_with_branch_x(s: &Scratch) -> std::path::PathBuf {
 
 /// A held `config.lock` stops `switch x` (which creates `x` tracking `origin/x`, as git guesses)
 /// from writing the upstream config, with git's words; the config and the other process's lock
-/// stay as they were. (git-par sets up tracking only for the guessed branch, not yet for
-/// `switch -c b origin/x`.)
+/// stay as they were. (`switch -c b origin/x` is compared with git in `tests/branches.rs`.)
 #[test]
 fn a_held_config_lock_is_refused_with_gits_words() {
     let s = scratch();

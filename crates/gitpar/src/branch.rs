@@ -240,3 +240,451 @@ pub fn without_reflog(repo: &gix::Repository) -> gix::Repository {
     quiet.refs.write_reflog = gix::refs::store::WriteReflog::Disable;
     quiet
 }
+
+// ---------------------------------------------------------------------------------------------
+// Remotes and their fetch refspecs, as git's `remote.c` reads and queries them.
+
+/// One `remote.<name>.fetch` refspec, split as git's `parse_refspec` splits a fetch refspec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refspec {
+    /// The remote side (`refs/heads/*`).
+    pub src: String,
+    /// The local side (`refs/remotes/origin/*`); `None` for a refspec without `:`.
+    pub dst: Option<String>,
+    /// `^refs/heads/x`: a negative refspec.
+    pub negative: bool,
+    /// The source holds a `*`.
+    pub pattern: bool,
+}
+
+impl Refspec {
+    /// Parse one fetch refspec (`[+]src[:dst]` or `^src`); `None` for what git would refuse.
+    pub fn parse_fetch(spec: &str) -> Option<Refspec> {
+        let spec = spec.trim();
+        if let Some(src) = spec.strip_prefix('^') {
+            if src.is_empty() || src.contains(':') {
+                return None;
+            }
+            return Some(Refspec {
+                src: src.to_owned(),
+                dst: None,
+                negative: true,
+                pattern: src.contains('*'),
+            });
+        }
+        let spec = spec.strip_prefix('+').unwrap_or(spec);
+        let (src, dst) = match spec.rfind(':') {
+            Some(at) => (&spec[..at], Some(&spec[at + 1..])),
+            None => (spec, None),
+        };
+        let pattern = src.contains('*');
+        if let Some(dst) = dst {
+            if pattern != dst.contains('*') && !dst.is_empty() {
+                return None;
+            }
+        }
+        Some(Refspec {
+            src: src.to_owned(),
+            dst: dst.filter(|d| !d.is_empty()).map(str::to_owned),
+            negative: false,
+            pattern,
+        })
+    }
+}
+
+/// A configured remote: its name and fetch refspecs.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// `origin`.
+    pub name: String,
+    /// Its `remote.<name>.fetch` refspecs, in configuration order.
+    pub fetch: Vec<Refspec>,
+}
+
+/// Every remote named in the configuration (`remote.<name>.*`), in the order git's
+/// `for_each_remote` visits them: the order of their first appearance.
+pub fn remotes(repo: &gix::Repository) -> Vec<Remote> {
+    let config = repo.config_snapshot();
+    let file = config.plumbing();
+    let mut out: Vec<Remote> = Vec::new();
+    let Some(sections) = file.sections_by_name("remote") else {
+        return out;
+    };
+    for section in sections {
+        let Some(name) = section.header().subsection_name() else {
+            continue;
+        };
+        let name = name.to_str_lossy().into_owned();
+        let at = match out.iter().position(|r| r.name == name) {
+            Some(at) => at,
+            None => {
+                out.push(Remote {
+                    name,
+                    fetch: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        for value in section.values("fetch") {
+            if let Some(spec) = Refspec::parse_fetch(&value.to_str_lossy()) {
+                out[at].fetch.push(spec);
+            }
+        }
+    }
+    out
+}
+
+/// git's `match_name_with_pattern`: `name` against the pattern `key` (one `*`); with `value`,
+/// what `name` maps to through `value`'s `*`.
+fn match_pattern(key: &str, name: &str, value: Option<&str>) -> Option<String> {
+    let star = key.find('*')?;
+    let (prefix, suffix) = (&key[..star], &key[star + 1..]);
+    let fits = name.starts_with(prefix)
+        && name.len() >= prefix.len() + suffix.len()
+        && name.ends_with(suffix);
+    if !fits {
+        return None;
+    }
+    let middle = &name[prefix.len()..name.len() - suffix.len()];
+    match value {
+        Some(value) => {
+            let vstar = value.find('*')?;
+            Some(format!(
+                "{}{middle}{}",
+                &value[..vstar],
+                &value[vstar + 1..]
+            ))
+        }
+        None => Some(String::new()),
+    }
+}
+
+/// git's `query_matches_negative_refspec`.
+fn matches_negative(fetch: &[Refspec], needle: &str) -> bool {
+    let mut reversed = Vec::new();
+    for spec in fetch.iter().filter(|s| !s.negative) {
+        if spec.pattern {
+            let key = spec.dst.as_deref().unwrap_or(&spec.src);
+            if let Some(name) = match_pattern(key, needle, Some(&spec.src)) {
+                reversed.push(name);
+            }
+        } else if needle == spec.src {
+            reversed.push(spec.src.clone());
+        }
+    }
+    reversed.iter().any(|name| {
+        fetch.iter().filter(|s| s.negative).any(|neg| {
+            if neg.pattern {
+                match_pattern(&neg.src, name, None).is_some()
+            } else {
+                neg.src == *name
+            }
+        })
+    })
+}
+
+/// git's `query_refspecs` over a remote's fetch refspecs: the local ref `needle` maps to
+/// (`find_src == false`: `needle` is a remote ref) or the remote ref it comes from
+/// (`find_src == true`: `needle` is a local ref). The first refspec that matches decides.
+pub fn query_refspecs(fetch: &[Refspec], needle: &str, find_src: bool) -> Option<String> {
+    if matches_negative(fetch, needle) {
+        return None;
+    }
+    for spec in fetch {
+        let Some(dst) = spec.dst.as_deref() else {
+            continue;
+        };
+        if spec.negative {
+            continue;
+        }
+        let (key, value) = if find_src {
+            (dst, spec.src.as_str())
+        } else {
+            (spec.src.as_str(), dst)
+        };
+        if spec.pattern {
+            if let Some(result) = match_pattern(key, needle, Some(value)) {
+                return Some(result);
+            }
+        } else if needle == key {
+            return Some(value.to_owned());
+        }
+    }
+    None
+}
+
+/// The commit a full ref name points to (following symbolic refs), if it exists.
+fn ref_target(repo: &gix::Repository, full: &str) -> Option<gix::ObjectId> {
+    let name: &gix::refs::FullNameRef = full.try_into().ok()?;
+    let mut reference = repo.try_find_reference(name).ok().flatten()?;
+    reference.peel_to_id().ok().map(gix::Id::detach)
+}
+
+/// What git's `unique_tracking_name` finds for `git checkout <name>`: the remote-tracking refs
+/// that the remotes' fetch refspecs map `refs/heads/<name>` to and that exist.
+#[derive(Debug, Clone, Default)]
+pub struct TrackingName {
+    /// The ref to start from: the only match, or the match of `checkout.defaultRemote`.
+    pub found: Option<(String, gix::ObjectId)>,
+    /// How many remotes matched.
+    pub matches: usize,
+}
+
+/// git's `unique_tracking_name`: the remote-tracking ref of `refs/heads/<name>` when exactly
+/// one remote has one, or when `default_remote` (`checkout.defaultRemote`) has one.
+pub fn unique_tracking_name(
+    repo: &gix::Repository,
+    name: &str,
+    default_remote: Option<&str>,
+) -> TrackingName {
+    let src = format!("refs/heads/{name}");
+    let mut first = None;
+    let mut default = None;
+    let mut matches = 0;
+    for remote in remotes(repo) {
+        let Some(dst) = query_refspecs(&remote.fetch, &src, false) else {
+            continue;
+        };
+        let Some(id) = ref_target(repo, &dst) else {
+            continue;
+        };
+        matches += 1;
+        if default_remote == Some(remote.name.as_str()) {
+            default = Some((dst.clone(), id));
+        }
+        if first.is_none() {
+            first = Some((dst, id));
+        }
+    }
+    let found = if matches == 1 { first } else { default };
+    TrackingName { found, matches }
+}
+
+/// git's `find_tracked_branch` over all remotes: the `(remote, remote ref)` pairs whose fetch
+/// refspecs map to the local ref `dst` (`refs/remotes/origin/x` → `("origin", "refs/heads/x")`).
+pub fn tracked_by(repo: &gix::Repository, dst: &str) -> Vec<(String, String)> {
+    remotes(repo)
+        .into_iter()
+        .filter_map(|remote| query_refspecs(&remote.fetch, dst, true).map(|src| (remote.name, src)))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Branches in use by work trees (git's `die_if_checked_out` / `is_shared_symref`)
+
+/// What a work tree's `HEAD` file says: `Some(ref)` when symbolic (a `ref:` line, or a symlink
+/// into `refs/` as older gits made), `None` when detached or unreadable.
+fn symbolic_head(git_dir: &Path) -> Option<String> {
+    let head = git_dir.join("HEAD");
+    let meta = std::fs::symlink_metadata(&head).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&head).ok()?;
+        let target = target.to_str()?.to_owned();
+        return target.starts_with("refs/").then_some(target);
+    }
+    let text = std::fs::read(&head).ok()?;
+    let text = text.trim_end().to_str_lossy().into_owned();
+    text.strip_prefix("ref:").map(|r| r.trim().to_owned())
+}
+
+/// git's `get_branch` for a state file (`rebase-merge/head-name`, `BISECT_START`): its first
+/// line, with `refs/heads/` removed.
+fn state_branch(path: &Path) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let text = text
+        .trim_end_with(|c| c == '\n')
+        .to_str_lossy()
+        .into_owned();
+    if text.is_empty() || text == "detached HEAD" {
+        return None;
+    }
+    Some(text.strip_prefix("refs/heads/").unwrap_or(&text).to_owned())
+}
+
+/// git's `is_shared_symref(wt, "HEAD", full_ref)` for the work tree whose git dir is `git_dir`:
+/// its HEAD names `full_ref`, or it is detached in the middle of a rebase or bisect that
+/// started from that branch.
+fn worktree_uses(git_dir: &Path, full_ref: &str) -> bool {
+    match symbolic_head(git_dir) {
+        Some(head) => head == full_ref,
+        None => {
+            let Some(branch) = full_ref.strip_prefix("refs/heads/") else {
+                return false;
+            };
+            let rebase = if git_dir.join("rebase-apply").exists() {
+                (!git_dir.join("rebase-apply/applying").exists())
+                    .then(|| state_branch(&git_dir.join("rebase-apply/head-name")))
+                    .flatten()
+            } else if git_dir.join("rebase-merge").exists() {
+                state_branch(&git_dir.join("rebase-merge/head-name"))
+            } else {
+                None
+            };
+            let bisect = git_dir
+                .join("BISECT_LOG")
+                .exists()
+                .then(|| state_branch(&git_dir.join("BISECT_START")))
+                .flatten();
+            rebase.as_deref() == Some(branch) || bisect.as_deref() == Some(branch)
+        }
+    }
+}
+
+/// git's `die_if_checked_out(full_ref, ignore_current)`: the path of the first work tree (the
+/// main one first, then the linked ones) that has `full_ref` (`refs/heads/x`) checked out, or is
+/// rebasing or bisecting it; with `ignore_current`, the current work tree does not count. A bare
+/// main repository holds no branch.
+pub fn worktree_using(
+    repo: &gix::Repository,
+    full_ref: &str,
+    ignore_current: bool,
+) -> Option<PathBuf> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let current = canonical(repo.git_dir());
+    let common = canonical(repo.common_dir());
+    let bare = repo.main_repo().ok().is_some_and(|main| main.is_bare());
+    let skip_main = bare || (ignore_current && current == common);
+    if !skip_main && worktree_uses(&common, full_ref) {
+        let path = common.to_string_lossy().into_owned();
+        let path = path.strip_suffix("/.git").unwrap_or(&path).to_owned();
+        return Some(PathBuf::from(path));
+    }
+    let entries = std::fs::read_dir(common.join("worktrees")).ok()?;
+    for entry in entries.flatten() {
+        let admin = entry.path();
+        let Ok(gitdir) = std::fs::read(admin.join("gitdir")) else {
+            continue;
+        };
+        if ignore_current && canonical(&admin) == current {
+            continue;
+        }
+        if worktree_uses(&admin, full_ref) {
+            let path = gitdir.trim_end().to_str_lossy().into_owned();
+            let path = path.strip_suffix("/.git").unwrap_or(&path).to_owned();
+            return Some(PathBuf::from(path));
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upstream configuration with several merge refs and `branch.<name>.rebase`
+
+/// git's `install_branch_config_multiple_remotes` without its messages: `branch.<branch>.remote =
+/// <remote>`, every `branch.<branch>.merge` replaced by `merges` (in order), and with `rebase`,
+/// `branch.<branch>.rebase = true`; under `config.lock`, as [`set_upstream`].
+pub fn set_tracking(
+    repo: &gix::Repository,
+    branch: &str,
+    remote: &str,
+    merges: &[String],
+    rebase: bool,
+) -> Result<(), ConfigError> {
+    let path = repo.common_dir().join("config");
+    let lock = FileLock::acquire(&path).map_err(|source| ConfigError::Lock {
+        path: path.clone(),
+        source,
+    })?;
+    let other = |e: &dyn std::fmt::Display| ConfigError::Other(e.to_string());
+    let mut config =
+        gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+            .map_err(|e| other(&e))?;
+    config
+        .set_raw_value(
+            &format!("branch.{branch}.remote"),
+            remote.as_bytes().as_bstr(),
+        )
+        .map_err(|e| other(&e))?;
+    // `git config --unset-all branch.<branch>.merge`: from every section of that name.
+    let ids: Vec<_> = config
+        .sections_and_ids_by_name("branch")
+        .into_iter()
+        .flatten()
+        .filter(|(s, _)| s.header().subsection_name() == Some(branch.as_bytes().as_bstr()))
+        .map(|(_, id)| id)
+        .collect();
+    for id in ids {
+        if let Some(mut section) = config.section_mut_by_id(id) {
+            while section.remove("merge").is_some() {}
+        }
+    }
+    {
+        let mut section = config
+            .section_mut_or_create_new("branch", Some(branch.as_bytes().as_bstr()))
+            .map_err(|e| other(&e))?;
+        for merge in merges {
+            section
+                .push("merge", Some(merge.as_bytes().as_bstr()))
+                .map_err(|e| other(&e))?;
+        }
+    }
+    if rebase {
+        config
+            .set_raw_value(
+                &format!("branch.{branch}.rebase"),
+                "true".as_bytes().as_bstr(),
+            )
+            .map_err(|e| other(&e))?;
+    }
+    let mut out = Vec::new();
+    config.write_to(&mut out).map_err(|e| other(&e))?;
+    lock.commit(&out)
+        .map_err(|e| ConfigError::Other(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{query_refspecs, Refspec};
+
+    fn specs(list: &[&str]) -> Vec<Refspec> {
+        list.iter()
+            .map(|s| Refspec::parse_fetch(s).expect("valid refspec"))
+            .collect()
+    }
+
+    #[test]
+    fn a_pattern_maps_both_ways() {
+        let fetch = specs(&["+refs/heads/*:refs/remotes/origin/*"]);
+        assert_eq!(
+            query_refspecs(&fetch, "refs/heads/x/y", false).as_deref(),
+            Some("refs/remotes/origin/x/y")
+        );
+        assert_eq!(
+            query_refspecs(&fetch, "refs/remotes/origin/x", true).as_deref(),
+            Some("refs/heads/x")
+        );
+        assert_eq!(query_refspecs(&fetch, "refs/tags/x", false), None);
+    }
+
+    #[test]
+    fn unusual_destinations_and_exact_refspecs() {
+        let fetch = specs(&[
+            "+refs/heads/*:refs/remotes/extra/repo/extra/*",
+            "refs/heads/main:refs/main-copy",
+            "refs/heads/only",
+        ]);
+        assert_eq!(
+            query_refspecs(&fetch, "refs/remotes/extra/repo/extra/spam", true).as_deref(),
+            Some("refs/heads/spam")
+        );
+        assert_eq!(
+            query_refspecs(&fetch, "refs/main-copy", true).as_deref(),
+            Some("refs/heads/main")
+        );
+        // No destination: maps nothing.
+        assert_eq!(query_refspecs(&fetch[2..], "refs/heads/only", false), None);
+    }
+
+    #[test]
+    fn a_negative_refspec_excludes_its_branch() {
+        let fetch = specs(&["+refs/heads/*:refs/remotes/origin/*", "^refs/heads/secret"]);
+        assert_eq!(
+            query_refspecs(&fetch, "refs/remotes/origin/secret", true),
+            None
+        );
+        assert_eq!(
+            query_refspecs(&fetch, "refs/remotes/origin/open", true).as_deref(),
+            Some("refs/heads/open")
+        );
+    }
+}

@@ -282,6 +282,11 @@ fn select(
 /// `checkout_paths`): a tree source replaces all stages of the paths it has; the index resolves
 /// nothing.
 fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> Vec<BString> {
+    // `checkout REV -- paths` (overlay) touches only what REV has (git's
+    // `mark_ce_for_checkout_overlay`): unmerged paths it lacks are left alone, not refused.
+    if req.overlay && matches!(req.source, Source::Tree(_)) {
+        return Vec::new();
+    }
     let from_tree: HashSet<&BStr> = match req.source {
         Source::Tree(_) => source.iter().map(|e| e.path.as_bstr()).collect(),
         Source::Index => HashSet::new(),

@@ -311,6 +311,24 @@ fn targets(
     unborn: bool,
     opts: &Options,
 ) -> Result<(Vec<plan::Change>, Vec<BString>), Error> {
+    if new_tree.is_empty_tree() {
+        // The empty tree (`reset --hard` on an unborn branch, `switch --orphan`) is not in the
+        // object database: every path of the old tree goes, or (forced) of the index.
+        let changes = match old_tree.filter(|_| mode == Policy::Safe && !unborn) {
+            Some(old) => plan::from_tree(&repo.objects, old, opts.protect)
+                .map_err(CheckoutError::from)?
+                .entries
+                .into_iter()
+                .map(|e| plan::Change {
+                    path: e.path,
+                    old: Some((e.id, e.kind)),
+                    new: None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        return Ok((changes, Vec::new()));
+    }
     if mode == Policy::Safe && !unborn {
         let d = plan::diff(&repo.objects, old_tree, new_tree, opts.protect)
             .map_err(CheckoutError::from)?;
@@ -927,8 +945,12 @@ fn local_changes(
     worktree_state: &[Option<crate::refresh::State>],
 ) -> Result<Vec<(char, BString)>, Error> {
     use crate::refresh::State as W;
-    let target = plan::from_tree(&repo.objects, tree, crate::options::default_protect())
-        .map_err(CheckoutError::from)?;
+    let target = if tree.is_empty_tree() {
+        Plan::default()
+    } else {
+        plan::from_tree(&repo.objects, tree, crate::options::default_protect())
+            .map_err(CheckoutError::from)?
+    };
     let mut out = Vec::new();
     let mut t = target.entries.iter().peekable();
     let mut i = state.entries().iter().zip(worktree_state).peekable();

@@ -8,7 +8,6 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use bstr::ByteSlice;
 use gix::hash::ObjectId;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
@@ -311,38 +310,14 @@ pub fn remove_junk(prepared: &Prepared) {
     }
 }
 
-/// The work tree (main or linked) whose HEAD is `refs/heads/<branch>`, if any.
+/// The work tree (main or linked) whose HEAD is `refs/heads/<branch>`, or that is rebasing or
+/// bisecting it, if any: git's `die_if_checked_out(branch, 0)` ([`crate::branch::worktree_using`]).
 fn checked_out_at(repo: &gix::Repository, branch: &str) -> Result<Option<PathBuf>, Error> {
-    let wanted = format!("ref: refs/heads/{branch}");
-    let common = repo.common_dir();
-    let head_of = |git_dir: &Path| -> Option<String> {
-        std::fs::read(git_dir.join("HEAD"))
-            .ok()
-            .map(|b| b.trim_end().to_str_lossy().into_owned())
-    };
-    // A bare main repository has no work tree, so its HEAD holds no branch (git's
-    // `is_shared_symref` skips bare work trees).
-    let main = repo.main_repo().ok();
-    let bare = main.as_ref().is_some_and(gix::Repository::is_bare);
-    if !bare && head_of(common).as_deref() == Some(wanted.as_str()) {
-        let main = main
-            .and_then(|r| r.workdir().map(Path::to_owned))
-            .unwrap_or_else(|| common.to_owned());
-        return Ok(Some(main));
-    }
-    if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
-        for entry in entries.flatten() {
-            if head_of(&entry.path()).as_deref() == Some(wanted.as_str()) {
-                let at = std::fs::read(entry.path().join("gitdir"))
-                    .ok()
-                    .map(|b| PathBuf::from(b.trim_end().to_str_lossy().into_owned()))
-                    .map(|p| p.parent().map(Path::to_owned).unwrap_or(p))
-                    .unwrap_or_else(|| entry.path());
-                return Ok(Some(at));
-            }
-        }
-    }
-    Ok(None)
+    Ok(crate::branch::worktree_using(
+        repo,
+        &format!("refs/heads/{branch}"),
+        false,
+    ))
 }
 
 /// The admin directory's name: the work tree's base name, with characters git would not allow in
