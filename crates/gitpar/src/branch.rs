@@ -56,31 +56,7 @@ pub fn set_upstream(
     remote: &str,
     merge: &str,
 ) -> Result<(), ConfigError> {
-    let path = repo.common_dir().join("config");
-    let lock = FileLock::acquire(&path).map_err(|source| ConfigError::Lock {
-        path: path.clone(),
-        source,
-    })?;
-    let other = |e: &dyn std::fmt::Display| ConfigError::Other(e.to_string());
-    let mut config =
-        gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-            .map_err(|e| other(&e))?;
-    config
-        .set_raw_value(
-            &format!("branch.{branch}.remote"),
-            remote.as_bytes().as_bstr(),
-        )
-        .map_err(|e| other(&e))?;
-    config
-        .set_raw_value(
-            &format!("branch.{branch}.merge"),
-            merge.as_bytes().as_bstr(),
-        )
-        .map_err(|e| other(&e))?;
-    let mut out = Vec::new();
-    config.write_to(&mut out).map_err(|e| other(&e))?;
-    lock.commit(&out)
-        .map_err(|e| ConfigError::Other(format!("{}: {e}", path.display())))
+    set_tracking(repo, branch, remote, &[merge.to_owned()], false)
 }
 
 /// `path` as git names it in messages: relative to the current directory when below it,
