@@ -10,6 +10,7 @@ mod config_env;
 mod hooks;
 mod identity;
 mod interrupt;
+mod patch;
 mod progress;
 mod repo;
 mod revision;
@@ -110,6 +111,12 @@ struct WorktreeAddArgs {
 }
 
 fn main() -> ExitCode {
+    // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(git_args) = patch::delegated(&args) {
+        let err = patch::exec_git(&git_args);
+        return ExitCode::from(fatal(format!("cannot run git: {err}")));
+    }
     let cli = Cli::parse();
     interrupt::install();
     // git's default identity first, so that any configured one (or `-c`) takes precedence.
