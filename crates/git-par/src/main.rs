@@ -11,6 +11,7 @@ mod hooks;
 mod identity;
 mod interrupt;
 mod patch;
+mod pathspec_file;
 mod progress;
 mod repo;
 mod revision;

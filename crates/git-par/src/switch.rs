@@ -61,12 +61,21 @@ pub struct CheckoutCmdArgs {
     /// Create a new unborn branch NEW, keeping index and work tree (`unborn.rs`).
     #[arg(long = "orphan", value_name = "NEW")]
     orphan: Option<String>,
+    /// `--pathspec-from-file`, `--pathspec-file-nul` (`pathspec_file.rs`).
+    #[command(flatten)]
+    pathspec_file: crate::pathspec_file::PathspecFileArgs,
+    /// `--overlay` (the default) / `--no-overlay` for the paths form.
+    #[command(flatten)]
+    overlay: crate::pathspec_file::OverlayArgs,
     /// The branch or commit to check out (or, with paths, the source of their content).
     target: Option<String>,
     /// Paths after the revision without `--` (or every argument, when the first is no
     /// revision): git's disambiguation decides (`revision::parse_branchname_arg`).
     #[arg(value_name = "PATHSPEC")]
     rest: Vec<String>,
+    /// `--ours`/`--theirs` (`StageArgs`).
+    #[command(flatten)]
+    stage: StageArgs,
     /// Paths to restore instead of switching branches (after `--`).
     #[arg(last = true, value_name = "PATHSPEC")]
     paths: Vec<String>,
@@ -89,8 +98,17 @@ pub struct RestoreArgs {
     /// Leave unmerged paths alone (with a warning) instead of refusing.
     #[arg(long = "ignore-unmerged")]
     ignore_unmerged: bool,
+    /// `--ours`/`--theirs` (`StageArgs`).
+    #[command(flatten)]
+    stage: StageArgs,
+    /// `--pathspec-from-file`, `--pathspec-file-nul` (`pathspec_file.rs`).
+    #[command(flatten)]
+    pathspec_file: crate::pathspec_file::PathspecFileArgs,
+    /// `--overlay` / `--no-overlay` (the default).
+    #[command(flatten)]
+    overlay: crate::pathspec_file::OverlayArgs,
     /// The paths to restore.
-    #[arg(required = true, value_name = "PATHSPEC")]
+    #[arg(value_name = "PATHSPEC")]
     paths: Vec<String>,
 }
 
@@ -337,7 +355,11 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
                 "git checkout: --detach does not take a path argument '{first}'"
             )));
         }
+        if args.stage.get().is_some() && args.force {
+            return Err(fatal("git checkout: --ours/--theirs, --force and --merge are incompatible when\nchecking out of the index."));
+        }
     }
+    let paths = args.pathspec_file.pathspecs(paths, args.detach)?;
     let new = crate::branches::requested(
         repo,
         crate::branches::Cmd::Checkout,
@@ -357,17 +379,36 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
             Parsed::Rev(target, _) => Some(target.tree),
             _ => None,
         };
+        if source.is_some() && args.stage.get().is_some() {
+            return Err(StageArgs::refuse_tree());
+        }
         return restore_paths(
             &opened,
             source,
             source.is_some(),
             true,
-            true,
+            args.overlay.resolve(true),
             args.force,
             &paths,
             &args.checkout,
-            !words.dash_dash,
+            !words.dash_dash && !before.is_empty(),
+            args.stage.get(),
         );
+    }
+    if args.overlay.given() {
+        return Err(fatal(
+            "'--[no]-overlay' cannot be used with switching branches",
+        ));
+    }
+    if args.stage.get().is_some() {
+        // git's `checkout_branch`: no paths to write the stage to.
+        let noop = matches!(parsed, Parsed::Paths(_)) && new.is_none() && !args.detach;
+        let what = if noop {
+            "needs the paths to check out"
+        } else {
+            "cannot be used with switching branches"
+        };
+        return Err(fatal(format!("'--ours/--theirs' {what}")));
     }
     let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
@@ -716,16 +757,30 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         (None, true) => Some(resolve_tree(repo, "HEAD")?),
         (None, false) => None,
     };
+    let paths = args.pathspec_file.pathspecs(args.paths, false)?;
+    if paths.is_empty() {
+        return Err(fatal("you must specify path(s) to restore"));
+    }
+    // git's `checkout_paths`: `--ours`/`--theirs` write from the index's stages only.
+    if args.stage.get().is_some() {
+        if args.staged {
+            return Err(fatal("'--ours' or '--theirs' cannot be used with --staged"));
+        }
+        if source.is_some() {
+            return Err(StageArgs::refuse_tree());
+        }
+    }
     restore_paths(
         &opened,
         source,
         args.staged,
         worktree,
-        false,
+        args.overlay.resolve(false),
         args.ignore_unmerged,
-        &args.paths,
+        &paths,
         &args.checkout,
         false,
+        args.stage.get(),
     )
 }
 
@@ -770,6 +825,7 @@ fn restore_paths(
     specs: &[String],
     args: &CheckoutArgs,
     count_paths: bool,
+    stage: Option<u8>,
 ) -> Result<(), u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
@@ -783,6 +839,7 @@ fn restore_paths(
         staged,
         overlay,
         ignore_unmerged,
+        stage,
     };
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
@@ -832,6 +889,13 @@ fn restore_paths(
         Err(gitpar::restore::Error::Unmerged(paths)) => {
             for path in &paths {
                 eprintln!("error: path '{path}' is unmerged");
+            }
+            Err(1)
+        }
+        Err(gitpar::restore::Error::MissingStage { stage, paths }) => {
+            let whose = if stage == 2 { "our" } else { "their" };
+            for path in &paths {
+                eprintln!("error: path '{path}' does not have {whose} version");
             }
             Err(1)
         }
@@ -928,5 +992,33 @@ impl CheckoutCmdArgs {
             paths: !self.paths.is_empty(),
             checkout: &self.checkout,
         }
+    }
+}
+
+/// `--ours` / `--theirs` (`-2`/`-3`) of `checkout -- paths` and `restore`: unmerged paths are
+/// written from stage 2 or 3 of the index (git's `checkout_stage`); the last one given wins.
+#[derive(Args, Debug)]
+pub struct StageArgs {
+    /// Write our version (stage 2) of unmerged paths.
+    #[arg(short = '2', long = "ours", overrides_with = "theirs")]
+    ours: bool,
+    /// Write their version (stage 3) of unmerged paths.
+    #[arg(short = '3', long = "theirs", overrides_with = "ours")]
+    theirs: bool,
+}
+
+impl StageArgs {
+    /// The index stage to write, if one was asked for.
+    fn get(&self) -> Option<u8> {
+        match (self.ours, self.theirs) {
+            (true, _) => Some(2),
+            (_, true) => Some(3),
+            _ => None,
+        }
+    }
+
+    /// git's refusal of `--ours`/`--theirs` with a tree source (exit 128).
+    fn refuse_tree() -> u8 {
+        fatal("'--merge', '--ours', or '--theirs' cannot be used when checking out of a tree")
     }
 }

@@ -44,6 +44,9 @@ pub struct Request {
     /// `checkout -f -- paths` / `restore --ignore-unmerged`: unmerged paths are left alone (and
     /// reported in [`Outcome::unmerged`]) instead of refusing the restore.
     pub ignore_unmerged: bool,
+    /// `--ours` (2) / `--theirs` (3): unmerged paths are written to the work tree from this
+    /// stage of the index, whose conflict stages stay (git's `checkout_stage`). Index source only.
+    pub stage: Option<u8>,
 }
 
 /// What a restore did.
@@ -70,6 +73,16 @@ pub enum Error {
     /// git: `error: path '<path>' is unmerged`, exit 1.
     #[error("path '{}' is unmerged", .0.first().map(ToString::to_string).unwrap_or_default())]
     Unmerged(Vec<BString>),
+    /// Overlay mode (`checkout --ours/--theirs -- paths`): selected unmerged paths lack the
+    /// requested stage; nothing was changed. git: `error: path '<path>' does not have our
+    /// version` (or `their version`), exit 1.
+    #[error("path '{}' does not have {} version", .paths.first().map(ToString::to_string).unwrap_or_default(), if *.stage == 2 { "our" } else { "their" })]
+    MissingStage {
+        /// The requested stage (2 or 3).
+        stage: u8,
+        /// The selected unmerged paths without it, in index order.
+        paths: Vec<BString>,
+    },
     /// Planning, writing or recording failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
@@ -160,6 +173,18 @@ pub fn restore(
         .map_err(CheckoutError::from)?;
     }
     outcome.unmerged = selection.unmerged;
+    if req.stage.is_some() && req.ignore_unmerged {
+        // `restore --ignore-unmerged --ours`: git warns about each selected unmerged path, then
+        // writes its stage all the same.
+        let mut warned: Vec<BString> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0 && req.selects(e.path(&index)))
+            .map(|e| e.path(&index).to_owned())
+            .collect();
+        warned.dedup();
+        outcome.unmerged = warned;
+    }
     Ok(outcome)
 }
 
@@ -205,7 +230,10 @@ fn read(
         Source::Index => index
             .entries()
             .iter()
-            .filter(|e| e.stage_raw() == 0 && !e.flags.contains(Flags::SKIP_WORKTREE))
+            .filter(|e| {
+                (e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage)
+                    && !e.flags.contains(Flags::SKIP_WORKTREE)
+            })
             .map(|e| plan::Entry {
                 path: e.path(&index).to_owned(),
                 id: e.id,
@@ -252,6 +280,18 @@ fn select(
         }
     }
     let unmerged = unmerged(index, &source, req);
+    if let (Some(stage), false) = (req.stage, unmerged.is_empty() || !req.overlay) {
+        // git's `check_stage`: only overlay mode refuses; no-overlay unlinks them (`vanished`).
+        return Err(Error::MissingStage {
+            stage,
+            paths: unmerged,
+        });
+    }
+    let unmerged = if req.stage.is_some() {
+        Vec::new()
+    } else {
+        unmerged
+    };
     if !unmerged.is_empty() && !req.ignore_unmerged {
         return Err(Error::Unmerged(unmerged));
     }
@@ -287,9 +327,12 @@ fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> 
     if req.overlay && matches!(req.source, Source::Tree(_)) {
         return Vec::new();
     }
-    let from_tree: HashSet<&BStr> = match req.source {
-        Source::Tree(_) => source.iter().map(|e| e.path.as_bstr()).collect(),
-        Source::Index => HashSet::new(),
+    // With `--ours`/`--theirs`, the index source resolves the paths that have the stage.
+    let from_tree: HashSet<&BStr> = match (req.source, req.stage) {
+        (Source::Tree(_), _) | (Source::Index, Some(_)) => {
+            source.iter().map(|e| e.path.as_bstr()).collect()
+        }
+        (Source::Index, None) => HashSet::new(),
     };
     let mut unmerged: Vec<BString> = index
         .entries()
@@ -313,7 +356,7 @@ fn vanished(
 ) -> Vec<BString> {
     let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
     let unmerged: HashSet<&BStr> = unmerged.iter().map(|p| p.as_bstr()).collect();
-    index
+    let mut vanished = index
         .entries()
         .iter()
         .map(|e| e.path(index))
@@ -324,7 +367,10 @@ fn vanished(
                 .is_none_or(|e| !e.flags.contains(Flags::SKIP_WORKTREE))
         })
         .map(ToOwned::to_owned)
-        .collect()
+        .collect::<Vec<_>>();
+    // The stages of an unmerged path without the `--ours`/`--theirs` stage: the path once.
+    vanished.dedup();
+    vanished
 }
 
 /// What the write phase did to the work tree.
@@ -540,7 +586,7 @@ fn record(
                 }
                 Some(&Restored {
                     stat: Some(stat), ..
-                }) if e.stage_raw() == 0 => {
+                }) if e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage => {
                     state.dangerously_push_entry(stat, e.id, e.flags, e.mode, path);
                     continue;
                 }
