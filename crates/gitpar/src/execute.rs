@@ -241,13 +241,10 @@ fn tail(
                 continue;
             }
         }
-        if let Ok(Some(t)) = worker.dirs.file_type(entry.path.as_bstr()) {
-            if t != rustix::fs::FileType::Directory {
-                let _ = worker.dirs.unlink(entry.path.as_bstr());
-            }
-        }
+        // Whatever non-directory collided is replaced by the writer (the last one wins, as in
+        // git); a directory there stays a collision.
         let job = Job {
-            replace: false,
+            replace: true,
             ..job
         };
         match worker.write_entry(entry, job, shared) {

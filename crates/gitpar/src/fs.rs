@@ -50,6 +50,12 @@ pub fn strerror(err: &io::Error) -> String {
     }
 }
 
+/// The leading directories of a repository-relative path, outermost first: `a`, `a/b` for
+/// `a/b/c`.
+pub fn leading_dirs(path: &BStr) -> impl Iterator<Item = &BStr> {
+    path.find_iter("/").map(move |end| path[..end].as_bstr())
+}
+
 /// Split a repository-relative path into its directory and file name.
 pub fn split_path(path: &BStr) -> (&BStr, &BStr) {
     match path.rfind_byte(b'/') {

@@ -1,7 +1,7 @@
 //! **record**: write the index the way git's `write_locked_index` would after `unpack_trees`, so
 //! that what git-par leaves behind is what git would have left behind, extensions included.
 //!
-//! [`commit`] replaces `IndexLock::commit` for every command: it takes the new entries (a
+//! [`commit`] writes the index for every command: it takes the new entries (a
 //! [`gix::index::State`]), the tree they were checked out from and the index being replaced, and
 //! writes into the held `index.lock`:
 //!
@@ -75,9 +75,7 @@ pub fn changed_dirs<'p>(paths: impl IntoIterator<Item = &'p bstr::BStr>) -> Hash
     let mut out = HashSet::new();
     out.insert(BString::default());
     for path in paths {
-        for end in path.find_iter("/") {
-            out.insert(path[..end].into());
-        }
+        out.extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
     }
     out
 }

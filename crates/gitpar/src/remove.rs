@@ -76,11 +76,8 @@ impl<'r> Remover<'r> {
         })?;
         if removed {
             self.removed += 1;
-            let mut p = path;
-            while let Some(pos) = p.rfind_byte(b'/') {
-                p = &p[..pos];
-                self.emptied.insert(p.to_owned());
-            }
+            self.emptied
+                .extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use gix::index::entry::{Flags, Stat};
 
 use crate::checkout::{skeleton_index, Error as CheckoutError, Progress};
 use crate::execute::Job;
-use crate::fs::Root;
+use crate::fs::{leading_dirs, Root};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
@@ -609,11 +609,6 @@ fn record(
     }
     state.sort_entries();
     state
-}
-
-/// The leading directories of `path`, innermost first (`a/b/c` gives `a/b`, then `a`).
-fn leading_dirs(path: &BStr) -> impl Iterator<Item = &BStr> {
-    std::iter::successors(Some(path), |p| p.rfind_byte(b'/').map(|pos| &p[..pos])).skip(1)
 }
 
 /// Make room for the restored entries, as git's forced checkout of paths does: a non-directory

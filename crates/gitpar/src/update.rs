@@ -240,7 +240,7 @@ pub fn update(
     let interrupted = executed.as_ref().is_none_or(|e| e.interrupted);
     let stats = executed.as_ref().map(|e| &e.stats[..]).unwrap_or(&[]);
     if interrupted {
-        state = result_index(repo, &index, &rows, Some((stats, interrupted)));
+        state = result_index(repo, &index, &rows, Some(stats));
     } else {
         // The result index has one entry per row in the result, in row order: fill in the
         // stat data the writers returned (failed entries keep empty stat data).
@@ -497,10 +497,7 @@ fn verify(
     let needed: HashSet<&BStr> = rows
         .iter()
         .filter(|r| matches!(r.action, Action::Write { .. }))
-        .flat_map(|r| {
-            let p = r.path;
-            p.find_iter("/").map(move |i| p[..i].as_bstr())
-        })
+        .flat_map(|r| crate::fs::leading_dirs(r.path))
         .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
     let (untracked, untracked_removed, blockers) =
@@ -668,8 +665,7 @@ fn untracked_in_the_way(
 /// The first leading directory of `path` that is there but is not a real directory (a file or a
 /// symlink), if any. A leading directory that does not exist ends the search: nothing is in the way.
 fn leading_non_dir<'p>(dirs: &mut Dirs<'_>, path: &'p BStr) -> Option<&'p BStr> {
-    for end in path.find_iter("/") {
-        let prefix = path[..end].as_bstr();
+    for prefix in crate::fs::leading_dirs(path) {
         match dirs.file_type(prefix) {
             Ok(Some(rustix::fs::FileType::Directory)) => continue,
             Ok(Some(_)) => return Some(prefix),
@@ -801,20 +797,18 @@ fn in_result(row: &Row<'_>) -> bool {
     matches!(row.action, Action::Keep | Action::Write { .. })
 }
 
-/// The index after the update. Without `done` (before writing: the writers' attribute source),
-/// every row as the update means it. With `done` (the writers' stat data, and whether the run
-/// was interrupted), what is on disk: written entries with their stat data; after an
-/// interruption, the old entries of rows the update did not reach; failed entries with empty
-/// stat data, so that git sees them as changed, as after git's own failed checkout.
+/// The index after the update: every row as the update means it, with empty stat data for the
+/// entries still to be written (the caller fills in the writers' stat data). With `interrupted`
+/// (the stat data of what the writers did write before Ctrl-C), the index of what is on disk
+/// instead: the old entries of rows the update did not reach.
 fn result_index(
     repo: &gix::Repository,
     index: &gix::index::File,
     rows: &[Row<'_>],
-    done: Option<(&[Option<Stat>], bool)>,
+    interrupted: Option<&[Option<Stat>]>,
 ) -> gix::index::State {
     let mut state = gix::index::State::new(repo.object_hash());
     for row in rows {
-        let interrupted = done.is_some_and(|(_, i)| i);
         match row.action {
             Action::Keep => {
                 let c = row.cur.expect("keep has a current entry");
@@ -827,12 +821,11 @@ fn result_index(
                 state.dangerously_push_entry(stat, c.id, c.flags, c.mode, row.path);
             }
             Action::Write { .. } => {
-                let stat = match (done, row.job) {
-                    (Some((stats, _)), Some(j)) => stats.get(j).copied().flatten(),
+                let stat = match (interrupted, row.job) {
+                    (Some(stats), Some(j)) => stats.get(j).copied().flatten(),
                     _ => None,
                 };
-                let untouched = row.job.is_some() && stat.is_none();
-                if interrupted && untouched {
+                if interrupted.is_some() && row.job.is_some() && stat.is_none() {
                     push_old(&mut state, index, row);
                     continue;
                 }
@@ -845,12 +838,8 @@ fn result_index(
                 } else {
                     Flags::SKIP_WORKTREE
                 };
+                // (`record` sets the EXTENDED bit from these when it writes the index.)
                 let flags = row.cur.map_or(Flags::empty(), |c| c.flags & kept);
-                let flags = if flags.intersects(Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD) {
-                    flags | Flags::EXTENDED
-                } else {
-                    flags
-                };
                 state.dangerously_push_entry(
                     stat.unwrap_or_default(),
                     id,
@@ -859,7 +848,7 @@ fn result_index(
                     row.path,
                 );
             }
-            Action::Remove { .. } if interrupted && !row.removed => {
+            Action::Remove { .. } if interrupted.is_some() && !row.removed => {
                 push_old(&mut state, index, row)
             }
             Action::Remove { .. } | Action::Drop | Action::Reject => {}
