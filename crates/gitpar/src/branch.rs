@@ -83,58 +83,7 @@ pub(crate) fn strerror(err: &io::Error) -> String {
     }
 }
 
-/// A repository file rewritten the way git's `lockfile.c` does it: `<file>.lock` is created
-/// exclusively (`O_CREAT|O_EXCL`; an existing one means another process holds the file),
-/// written, and renamed over `<file>`. Dropped without [`FileLock::commit`], the lock file is
-/// removed and `<file>` is left as it was.
-#[derive(Debug)]
-pub struct FileLock {
-    lock_path: PathBuf,
-    target: PathBuf,
-    file: Option<std::fs::File>,
-}
-
-impl FileLock {
-    /// Take the lock on `target` by creating `target.lock` exclusively; the error is the
-    /// system's (`File exists` when held).
-    pub fn acquire(target: &Path) -> io::Result<FileLock> {
-        let mut lock_path = target.as_os_str().to_owned();
-        lock_path.push(".lock");
-        let lock_path = PathBuf::from(lock_path);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock_path)?;
-        Ok(FileLock {
-            lock_path,
-            target: target.to_owned(),
-            file: Some(file),
-        })
-    }
-
-    /// The lock file's path (`<file>.lock`).
-    pub fn lock_path(&self) -> &Path {
-        &self.lock_path
-    }
-
-    /// Write `contents` into the lock file and rename it over the target.
-    pub fn commit(mut self, contents: &[u8]) -> io::Result<()> {
-        let mut file = self.file.take().expect("committed at most once, by value");
-        file.write_all(contents)?;
-        drop(file);
-        std::fs::rename(&self.lock_path, &self.target)?;
-        self.lock_path = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        if !self.lock_path.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.lock_path);
-        }
-    }
-}
+pub use crate::lock::FileLock;
 
 /// Append one line to the reflog of `name` (`HEAD` or a full ref name), as git writes it:
 /// `<old> <new> <committer>\t<message>`.

@@ -8,14 +8,74 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// A held `<index>.lock`. Dropping it without [`IndexLock::commit`] removes the lock file and
-/// leaves the index as it was.
+/// A repository file rewritten the way git's `lockfile.c` does it: `<file>.lock` is created
+/// exclusively (`O_CREAT|O_EXCL`; an existing one means another process holds the file),
+/// written, and renamed over `<file>`. Dropped without a commit, the lock file is removed and
+/// `<file>` is left as it was. The index, config, `HEAD`, `shallow` and reflogs all use it.
 #[derive(Debug)]
-pub struct IndexLock {
+pub struct FileLock {
     lock_path: PathBuf,
-    index_path: PathBuf,
+    target: PathBuf,
     file: Option<File>,
 }
+
+impl FileLock {
+    /// Take the lock on `target` by creating `target.lock` exclusively; the error is the
+    /// system's (`File exists` when held).
+    pub fn acquire(target: &Path) -> io::Result<FileLock> {
+        let mut lock_path = target.as_os_str().to_owned();
+        lock_path.push(".lock");
+        let lock_path = PathBuf::from(lock_path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock_path)?;
+        Ok(FileLock {
+            lock_path,
+            target: target.to_owned(),
+            file: Some(file),
+        })
+    }
+
+    /// The lock file's path (`<file>.lock`).
+    pub fn lock_path(&self) -> &Path {
+        &self.lock_path
+    }
+
+    /// Write `contents` into the lock file and rename it over the target.
+    pub fn commit(self, contents: &[u8]) -> io::Result<()> {
+        self.commit_with(|out| out.write_all(contents))
+    }
+
+    /// Write the new contents with `write` (buffered, streaming into the lock file) and rename
+    /// the lock file over the target.
+    pub fn commit_with(
+        mut self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let file = self.file.take().expect("committed at most once, by value");
+        let mut out = io::BufWriter::with_capacity(256 * 1024, file);
+        write(&mut out)?;
+        out.flush()?;
+        drop(out);
+        std::fs::rename(&self.lock_path, &self.target)?;
+        // Renamed: nothing left for Drop to remove.
+        self.lock_path = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        if !self.lock_path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.lock_path);
+        }
+    }
+}
+
+/// A held `<index>.lock`: a [`FileLock`] whose errors speak git's words for the index.
+#[derive(Debug)]
+pub struct IndexLock(FileLock);
 
 /// Why the lock could not be taken or committed.
 #[derive(Debug, thiserror::Error)]
@@ -45,87 +105,31 @@ pub enum Error {
 impl IndexLock {
     /// Take the lock for `index_path` by creating `index_path.lock` exclusively.
     pub fn acquire(index_path: &Path) -> Result<Self, Error> {
-        let mut lock_path = index_path.as_os_str().to_owned();
-        lock_path.push(".lock");
-        let lock_path = PathBuf::from(lock_path);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock_path)
-        {
-            Ok(file) => Ok(IndexLock {
-                lock_path,
-                index_path: index_path.to_owned(),
-                file: Some(file),
-            }),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(Error::Held(lock_path)),
-            Err(source) => Err(Error::Io {
-                path: lock_path,
-                source,
-            }),
-        }
+        FileLock::acquire(index_path).map(IndexLock).map_err(|err| {
+            let mut lock_path = index_path.as_os_str().to_owned();
+            lock_path.push(".lock");
+            let lock_path = PathBuf::from(lock_path);
+            if err.kind() == io::ErrorKind::AlreadyExists {
+                Error::Held(lock_path)
+            } else {
+                Error::Io {
+                    path: lock_path,
+                    source: err,
+                }
+            }
+        })
     }
 
-    /// Write `index` into the lock file and atomically rename it over the index.
-    pub fn commit(mut self, index: &gix::index::File) -> Result<(), Error> {
-        let io_err = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Error::Io { path, source }
-        };
-        let file = self
-            .file
-            .take()
-            .expect("a lock is committed at most once, by value");
-        let mut out = io::BufWriter::with_capacity(256 * 1024, file);
-        index
-            .write_to(&mut out, gix::index::write::Options::default())
-            .map_err(|err| Error::Io {
-                path: self.lock_path.clone(),
-                source: io::Error::other(err.to_string()),
-            })?;
-        out.flush().map_err(io_err(&self.lock_path))?;
-        let file = out
-            .into_inner()
-            .map_err(|err| io_err(&self.lock_path)(err.into_error()))?;
-        drop(file);
-        std::fs::rename(&self.lock_path, &self.index_path).map_err(io_err(&self.index_path))?;
-        // Renamed: nothing left for Drop to remove.
-        self.lock_path = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl IndexLock {
-    /// Write the index with `write` (into the lock file, buffered) and rename it over the
-    /// index. The writer streams: a 40,000-entry index is never held in memory twice.
+    /// Write the index with `write` into the lock file and rename it over the index; the
+    /// writer streams, so a 40,000-entry index is never held in memory twice.
     pub(crate) fn commit_with(
-        mut self,
+        self,
         write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     ) -> Result<(), Error> {
-        let file = self
-            .file
-            .take()
-            .expect("a lock is committed at most once, by value");
-        let io_err = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Error::Io { path, source }
-        };
-        let mut out = io::BufWriter::with_capacity(256 * 1024, file);
-        write(&mut out)
-            .and_then(|()| out.flush())
-            .map_err(io_err(&self.lock_path))?;
-        drop(out);
-        std::fs::rename(&self.lock_path, &self.index_path).map_err(io_err(&self.index_path))?;
-        self.lock_path = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        if !self.lock_path.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.lock_path);
-        }
+        let path = self.0.lock_path().to_owned();
+        self.0
+            .commit_with(write)
+            .map_err(|source| Error::Io { path, source })
     }
 }
 
