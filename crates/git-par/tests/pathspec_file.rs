@@ -63,7 +63,15 @@ fn run_stdin(program: &str, cwd: &Path, args: &[&str], input: &[u8]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
-    child.stdin.take().unwrap().write_all(input).unwrap();
+    // A command that refuses its arguments exits without reading its input
+    // (git does too): a broken pipe is then expected, not a failure.
+    if let Err(e) = child.stdin.take().unwrap().write_all(input) {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "feeding {program}: {e}"
+        );
+    }
     let out = child.wait_with_output().unwrap();
     Run {
         command: format!("{program} {}", args.join(" ")),
