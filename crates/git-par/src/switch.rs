@@ -433,7 +433,9 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
     let commit = resolve_commit(repo, &target).ok_or_else(|| {
         fatal(format!(
-            "ambiguous argument '{target}': unknown revision or path not in the working tree."
+            "ambiguous argument '{target}': unknown revision or path not in the working tree.\n\
+             Use '--' to separate paths from revisions, like this:\n\
+             'git <command> [<revision>...] -- [<file>...]'"
         ))
     })?;
     let old_tree = head_tree(repo);
@@ -553,6 +555,7 @@ pub(crate) fn update_to_tree(
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }
+            sparse_warnings(&outcome);
             Ok(outcome)
         }
         Err(UpdateError::WouldLose {
@@ -610,6 +613,37 @@ pub(crate) fn update_to_tree(
             Err(crate::interrupt::EXIT_CODE)
         }
         Err(other) => Err(fatal(other)),
+    }
+}
+
+/// git's `display_warning_msgs` for the paths sparse checkout could not apply its patterns to.
+fn sparse_warnings(outcome: &gitpar::update::Outcome) {
+    let lists = [
+        (
+            "The following paths are not up to date and were left despite sparse patterns:",
+            &outcome.sparse_not_uptodate,
+        ),
+        (
+            "The following paths were already present and thus not updated despite sparse patterns:",
+            &outcome.sparse_orphaned,
+        ),
+    ];
+    let mut shown = false;
+    for (message, paths) in lists {
+        if paths.is_empty() {
+            continue;
+        }
+        shown = true;
+        eprintln!("warning: {message}");
+        for p in paths {
+            eprintln!("\t{p}");
+        }
+        eprintln!();
+    }
+    if shown {
+        eprintln!(
+            "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
+        );
     }
 }
 

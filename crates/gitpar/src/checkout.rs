@@ -117,17 +117,55 @@ pub fn checkout(
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
-    let plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
+    let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
     let mut index = skeleton_index(&plan, repo.object_hash());
 
+    // Sparse checkout: entries outside the patterns are recorded with their skip-worktree bit
+    // and not written; only the directories of written entries are created.
+    let excluded = match crate::sparse::Sparse::load(repo)? {
+        Some(sparse) => sparse.excluded(
+            repo.object_hash(),
+            index.entries().iter().map(|e| (e.path(&index), e.mode)),
+        )?,
+        None => vec![false; plan.entries.len()],
+    };
+    let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
+        .filter(|&i| !excluded[i])
+        .map(|entry| crate::execute::Job {
+            entry,
+            replace: false,
+        })
+        .collect();
+    if jobs.len() < plan.entries.len() {
+        let needed: std::collections::HashSet<&bstr::BStr> = jobs
+            .iter()
+            .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
+            .collect();
+        let dirs = std::mem::take(&mut plan.dirs);
+        plan.dirs = dirs
+            .into_iter()
+            .filter(|d| needed.contains(d.as_bstr()))
+            .collect();
+        for (entry, skip) in index.entries_mut().iter_mut().zip(&excluded) {
+            if *skip {
+                entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
+            }
+        }
+    }
+    crate::prefetch::missing_blobs(
+        repo,
+        jobs.iter().map(|j| &plan.entries[j.entry]),
+        should_interrupt,
+    )?;
+
     let (filter, mut attributes) = filters_for(repo, &index)?;
-    refuse_external_filters(repo, &plan, &mut attributes)?;
+    let selection: Vec<usize> = jobs.iter().map(|j| j.entry).collect();
+    refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
 
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    let jobs = crate::execute::Job::all_new(&plan);
     let executed = crate::execute::execute(
         repo,
         &plan,
@@ -154,7 +192,7 @@ pub fn checkout(
         return Err(Error::Entries(executed.errors));
     }
     let outcome = Outcome {
-        entries: plan.entries.len(),
+        entries: jobs.len(),
         bytes_written: executed.bytes_written,
         workers: executed.workers,
         collisions: executed.collisions,
@@ -162,7 +200,8 @@ pub fn checkout(
 
     // Record: the index entries are already in index order; fill in the stat data.
     for (entry, stat) in index.entries_mut().iter_mut().zip(executed.stats) {
-        entry.stat = stat.expect("every entry was either written or reported as an error");
+        // Skip-worktree entries were not written: their stat data stays empty, as git's.
+        entry.stat = stat.unwrap_or_default();
     }
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::record::commit(
@@ -214,19 +253,9 @@ pub(crate) fn skeleton_index(plan: &Plan, object_hash: gix::hash::Kind) -> gix::
     state
 }
 
-/// Refuse the checkout if any entry's `filter` attribute names a configured driver with a
-/// smudge or process command: running external programs is not supported yet, and writing such
-/// a file unconverted would silently produce the wrong content.
-fn refuse_external_filters(
-    repo: &gix::Repository,
-    plan: &Plan,
-    attributes: &mut gix::worktree::Stack,
-) -> Result<(), Error> {
-    let all: Vec<usize> = (0..plan.entries.len()).collect();
-    refuse_external_filters_in(repo, plan, &all, attributes)
-}
-
-/// [`refuse_external_filters`] for the entries of `plan` named by `selection`.
+/// Refuse the checkout if any entry of `plan` named by `selection` has a `filter` attribute that
+/// names a configured driver with a smudge or process command: running external programs is not
+/// supported yet, and writing such a file unconverted would silently produce the wrong content.
 pub(crate) fn refuse_external_filters_in(
     repo: &gix::Repository,
     plan: &Plan,

@@ -28,18 +28,6 @@ pub struct Job {
     pub replace: bool,
 }
 
-impl Job {
-    /// Jobs for every entry of `plan`, none replacing anything (a fresh work tree).
-    pub fn all_new(plan: &Plan) -> Vec<Job> {
-        (0..plan.entries.len())
-            .map(|entry| Job {
-                entry,
-                replace: false,
-            })
-            .collect()
-    }
-}
-
 /// The content conversion the writers apply.
 #[derive(Clone, Copy)]
 pub struct Filters<'a> {

@@ -20,11 +20,13 @@ pub mod fs;
 pub mod lock;
 pub mod options;
 pub mod plan;
+pub mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.
 pub mod record;
 pub mod refresh;
 pub mod remove;
 pub mod restore;
+pub mod sparse;
 pub mod update;
 pub mod worktree;
 

@@ -37,6 +37,19 @@ impl Kind {
             Kind::Gitlink => Mode::COMMIT,
         }
     }
+
+    /// The kind of an index entry with `mode`; `None` for the directory entries of a sparse
+    /// index, which are not files of any kind.
+    pub fn from_index_mode(mode: gix::index::entry::Mode) -> Option<Kind> {
+        use gix::index::entry::Mode;
+        match mode {
+            Mode::FILE => Some(Kind::File),
+            Mode::FILE_EXECUTABLE => Some(Kind::Executable),
+            Mode::SYMLINK => Some(Kind::Symlink),
+            Mode::COMMIT => Some(Kind::Gitlink),
+            _ => None,
+        }
+    }
 }
 
 /// One leaf of the target tree: a path that will exist in the work tree and in the index.

@@ -57,6 +57,14 @@ pub struct Outcome {
     /// written and the index records them; as with git, the caller still moves `HEAD` and
     /// exits non-zero.
     pub errors: Vec<EntryError>,
+    /// Sparse checkout: paths outside the patterns that were left in the work tree because
+    /// they have local changes (git's warning "The following paths are not up to date and were
+    /// left despite sparse patterns").
+    pub sparse_not_uptodate: Vec<BString>,
+    /// Sparse checkout: paths that came into the patterns but were not written because
+    /// something is already there (git's warning "The following paths were already present and
+    /// thus not updated despite sparse patterns").
+    pub sparse_orphaned: Vec<BString>,
 }
 
 /// Why an update was refused or failed.
@@ -116,6 +124,9 @@ enum Action {
     Write { verify: bool, replace: bool },
     /// Remove from index and work tree; `verify` as above.
     Remove { verify: bool },
+    /// In the result with the skip-worktree bit (sparse checkout) and not written; `unlink`
+    /// removes the tracked file the work tree holds now (it left the sparse patterns).
+    Record { unlink: bool },
     /// Not in the result, nothing on disk to do (e.g. a staged deletion that stays deleted).
     Drop,
     /// A staged change that conflicts with the target: refuse.
@@ -141,6 +152,9 @@ struct Row<'a> {
     removed: bool,
     /// Index into the write plan, for rows that are written.
     job: Option<usize>,
+    /// Sparse checkout's verdict: the result entry's skip-worktree bit. `None` when the work
+    /// tree is not sparse (the entry keeps the bits it has, as git's `merged_entry` does).
+    skip: Option<bool>,
 }
 
 /// The untracked files a forced update removes because they are in the way.
@@ -172,19 +186,28 @@ pub fn update(
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
-    let (index, unborn) = read_index(index_path, repo.object_hash())?;
+    let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
+    let sparse = crate::sparse::Sparse::load(repo)?;
+    if crate::sparse::clears_present_files(repo) {
+        crate::sparse::clear_present(&root, &mut index);
+    }
+    let index = index;
     let unmerged = unmerged_paths(&index);
     if mode == Policy::Safe && !unmerged.is_empty() {
         return Err(Error::Unmerged(unmerged));
     }
     let (targets, mut new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
     let mut rows = classify(&index, &targets, mode, unborn);
-    let blockers = verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
+    if let Some(sparse) = &sparse {
+        mark_sparse(repo, sparse, &mut rows)?;
+    }
+    let (blockers, sparse_warnings) =
+        verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
     if should_interrupt.load(Ordering::Relaxed) {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -192,6 +215,8 @@ pub fn update(
     // The write plan, and the result index as the writers' attribute source (git reads
     // attributes from the new index).
     let write_plan = write_plan(&mut rows, new_dirs);
+    // A partial clone lacks blobs: fetch what the writers need in one batch first.
+    crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), should_interrupt)?;
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
@@ -200,7 +225,11 @@ pub fn update(
     crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
 
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        sparse_not_uptodate: sparse_warnings.not_uptodate,
+        sparse_orphaned: sparse_warnings.orphaned,
+        ..Outcome::default()
+    };
     remove(
         &root,
         &mut rows,
@@ -261,7 +290,15 @@ pub fn update(
         let verdicts: Vec<Option<crate::refresh::State>> = rows
             .iter()
             .filter(|r| in_result(r))
-            .map(|r| if r.job.is_some() { None } else { r.state })
+            .map(|r| {
+                // Written entries are what the target says; skip-worktree ones are not
+                // looked at (git's diff-index trusts the bit).
+                if r.job.is_some() || r.skip == Some(true) {
+                    None
+                } else {
+                    r.state
+                }
+            })
             .collect();
         outcome.local_changes = local_changes(repo, new_tree, &state, &verdicts)?;
     }
@@ -417,9 +454,123 @@ fn classify<'a>(
             state: None,
             removed: false,
             job: None,
+            skip: None,
         });
     }
     rows
+}
+
+/// The paths sparse checkout could not apply its patterns to; git warns and goes on.
+#[derive(Debug, Default)]
+struct SparseWarnings {
+    not_uptodate: Vec<BString>,
+    orphaned: Vec<BString>,
+}
+
+/// Sparse checkout, first half (git's `mark_new_skip_worktree`): decide for every entry of the
+/// result whether the patterns leave it out, and settle the rows whose entry stays outside:
+/// they are recorded without touching the work tree, and a removal there leaves the disk alone
+/// (`apply_sparse_checkout` clears `CE_UPDATE`/`CE_WT_REMOVE` for them). Rows whose entry
+/// enters or leaves the patterns are settled by [`apply_sparse`] once the refresh has looked at
+/// their files.
+fn mark_sparse(
+    repo: &gix::Repository,
+    sparse: &crate::sparse::Sparse,
+    rows: &mut [Row<'_>],
+) -> Result<(), Error> {
+    let decided: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.unmerged)
+        .filter(|(_, r)| match r.action {
+            Action::Keep | Action::Write { .. } => true,
+            Action::Remove { .. } => was_skipped(r),
+            _ => false,
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let excluded = sparse.excluded(
+        repo.object_hash(),
+        decided.iter().map(|&k| {
+            let r = &rows[k];
+            let mode = match (r.action, r.new, r.cur) {
+                (Action::Write { .. }, Some((_, kind)), _) => kind.index_mode(),
+                (_, _, Some(c)) => c.mode,
+                (_, Some((_, kind)), None) => kind.index_mode(),
+                (_, None, None) => Mode::FILE,
+            };
+            (r.path, mode)
+        }),
+    )?;
+    for (k, skip) in decided.into_iter().zip(excluded) {
+        let row = &mut rows[k];
+        let was = was_skipped(row);
+        match row.action {
+            Action::Remove { .. } if was && skip => row.action = Action::Drop,
+            Action::Remove { .. } => {}
+            Action::Write { .. } if skip && (was || row.cur.is_none()) => {
+                row.action = Action::Record { unlink: false };
+                row.skip = Some(true);
+            }
+            _ => row.skip = Some(skip),
+        }
+    }
+    Ok(())
+}
+
+/// Whether the row's current index entry has the skip-worktree bit.
+fn was_skipped(row: &Row<'_>) -> bool {
+    row.cur
+        .is_some_and(|c| c.flags.contains(Flags::SKIP_WORKTREE))
+}
+
+/// Sparse checkout, second half (git's `apply_sparse_checkout`), with the refresh's verdicts:
+/// a tracked file that leaves the patterns is removed from the work tree unless it has local
+/// changes that a safe update keeps (then it stays, with a warning, or — when the target
+/// changes it — the update is refused as any local change would be); an entry that enters them
+/// is written unless something is already there (a warning, as git's).
+fn apply_sparse(root: &Root, rows: &mut [Row<'_>], mode: Policy) -> Result<SparseWarnings, Error> {
+    let mut warnings = SparseWarnings::default();
+    let mut dirs = root.dirs();
+    for row in rows.iter_mut() {
+        let Some(skip) = row.skip else { continue };
+        let was = was_skipped(row);
+        let changed = row.state.is_some_and(|s| s.is_changed());
+        let missing = row.state == Some(crate::refresh::State::Missing);
+        let dirty = changed && !missing && mode == Policy::Safe;
+        match (was, skip, row.action) {
+            (false, true, Action::Write { verify: true, .. }) if dirty => {}
+            (false, true, Action::Keep) if dirty => {
+                row.skip = Some(false);
+                warnings.not_uptodate.push(row.path.to_owned());
+            }
+            (false, true, Action::Keep | Action::Write { .. }) => {
+                row.action = Action::Record {
+                    unlink: row.cur.is_some() && !missing,
+                };
+            }
+            (true, false, Action::Keep) => {
+                let there = dirs.file_type(row.path).map_err(|source| Error::Io {
+                    action: "lstat",
+                    path: row.path.to_owned(),
+                    source,
+                })?;
+                let c = row.cur.expect("a kept row has an index entry");
+                let kind = Kind::from_index_mode(c.mode);
+                if let (None, Some(kind)) = (there, kind) {
+                    row.new = Some((c.id, kind));
+                    row.action = Action::Write {
+                        verify: false,
+                        replace: false,
+                    };
+                } else {
+                    warnings.orphaned.push(row.path.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(warnings)
 }
 
 /// Check the work tree against the rows: refresh every tracked entry in parallel (lstat, and a
@@ -434,8 +585,9 @@ fn verify(
     new_dirs: &mut Vec<BString>,
     mode: Policy,
     opts: &Options,
-) -> Result<Blockers, Error> {
+) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
+    let sparse_warnings = apply_sparse(root, rows, mode)?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
@@ -510,7 +662,7 @@ fn verify(
             untracked_removed,
         });
     }
-    Ok(blockers)
+    Ok((blockers, sparse_warnings))
 }
 
 /// Run the refresh over the rows that have a stage-0 index entry and store each verdict in its
@@ -535,7 +687,11 @@ fn refresh_rows(
                     Policy::Safe => Flags::SKIP_WORKTREE | Flags::ASSUME_VALID,
                     Policy::Force => Flags::SKIP_WORKTREE,
                 };
-                !r.unmerged && (!c.flags.intersects(trusted) || r.action != Action::Keep)
+                let leaves_patterns =
+                    r.skip == Some(true) && !c.flags.contains(Flags::SKIP_WORKTREE);
+                !r.unmerged
+                    && r.action != Action::Drop
+                    && (!c.flags.intersects(trusted) || r.action != Action::Keep || leaves_patterns)
             })
         })
         .map(|(k, _)| k)
@@ -587,7 +743,9 @@ fn untracked_in_the_way(
             r.cur.is_some()
                 && matches!(
                     r.action,
-                    Action::Remove { .. } | Action::Write { replace: true, .. }
+                    Action::Remove { .. }
+                        | Action::Write { replace: true, .. }
+                        | Action::Record { unlink: true }
                 )
         })
         .map(|r| r.path)
@@ -720,7 +878,7 @@ fn remove(
         }
         let was_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT);
         let goes = match row.action {
-            Action::Remove { .. } => true,
+            Action::Remove { .. } | Action::Record { unlink: true } => true,
             Action::Write { replace: true, .. } => {
                 was_gitlink && row.new.is_some_and(|(_, k)| k != Kind::Gitlink)
             }
@@ -794,7 +952,10 @@ fn push_old(state: &mut gix::index::State, index: &gix::index::File, row: &Row<'
 
 /// Returns true if and only if the row's path is in the result of a completed update.
 fn in_result(row: &Row<'_>) -> bool {
-    matches!(row.action, Action::Keep | Action::Write { .. })
+    matches!(
+        row.action,
+        Action::Keep | Action::Write { .. } | Action::Record { .. }
+    )
 }
 
 /// The index after the update: every row as the update means it, with empty stat data for the
@@ -818,7 +979,30 @@ fn result_index(
                     Some(crate::refresh::State::RacilyModified) => Stat { size: 0, ..c.stat },
                     _ => c.stat,
                 };
-                state.dangerously_push_entry(stat, c.id, c.flags, c.mode, row.path);
+                state.dangerously_push_entry(
+                    stat,
+                    c.id,
+                    sparse_flags(row, c.flags),
+                    c.mode,
+                    row.path,
+                );
+            }
+            Action::Record { unlink } => {
+                if interrupted.is_some() && unlink && !row.removed {
+                    push_old(&mut state, index, row);
+                    continue;
+                }
+                let (id, mode) = match (row.new, row.cur) {
+                    (Some((id, kind)), _) => (id, kind.index_mode()),
+                    (None, Some(c)) => (c.id, c.mode),
+                    (None, None) => unreachable!("a recorded row has an entry"),
+                };
+                // The same entry keeps its stat data and bits; a new one starts empty.
+                let (stat, flags) = match row.cur {
+                    Some(c) if c.id == id && c.mode == mode => (c.stat, c.flags),
+                    _ => (Stat::default(), Flags::empty()),
+                };
+                state.dangerously_push_entry(stat, id, sparse_flags(row, flags), mode, row.path);
             }
             Action::Write { .. } => {
                 let stat = match (interrupted, row.job) {
@@ -839,7 +1023,7 @@ fn result_index(
                     Flags::SKIP_WORKTREE
                 };
                 // (`record` sets the EXTENDED bit from these when it writes the index.)
-                let flags = row.cur.map_or(Flags::empty(), |c| c.flags & kept);
+                let flags = sparse_flags(row, row.cur.map_or(Flags::empty(), |c| c.flags & kept));
                 state.dangerously_push_entry(
                     stat.unwrap_or_default(),
                     id,
@@ -856,6 +1040,15 @@ fn result_index(
     }
     state
 }
+/// `flags` with the skip-worktree bit that sparse checkout decided for `row`, if it decided.
+fn sparse_flags(row: &Row<'_>, flags: Flags) -> Flags {
+    match row.skip {
+        Some(true) => flags | Flags::SKIP_WORKTREE,
+        Some(false) => flags - Flags::SKIP_WORKTREE,
+        None => flags,
+    }
+}
+
 fn side_of_entry(e: &gix::index::Entry) -> Side {
     Side {
         id: e.id,

@@ -1,0 +1,244 @@
+//! Sparse checkout and partial clones against git: with `core.sparseCheckout`, switches, forced
+//! checkouts and `reset --hard` write only the paths the patterns select, keep or set the
+//! skip-worktree bits as git does, remove what leaves the patterns, and warn where git warns; in a
+//! partial clone the missing blobs are fetched in one batch before writing. Each scenario runs the
+//! same commands with git and with git-par on copies of one repository built by git, and compares
+//! the work trees, `git ls-files -t -s` (the bits), `git status --porcelain`, exit codes and
+//! standard error.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::*;
+
+fn write(root: &Path, path: &str, content: &str) {
+    let p = root.join(path);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, content).unwrap();
+}
+
+/// `main`: `top`, `a/x`, `a/deep/y`, `b/z`, `c/w`; `other`: changes each of them, adds
+/// `a/new`, `b/new`, `d/new` and `top2`, and deletes `c/w`.
+fn history(root: &Path) {
+    fs::create_dir_all(root).unwrap();
+    git_ok(root, ["init", "-q", "-b", "main", "."]);
+    for p in ["top", "a/x", "a/deep/y", "b/z", "c/w"] {
+        write(root, p, &format!("{p} on main\n"));
+    }
+    git_ok(root, ["add", "."]);
+    git_ok(root, ["commit", "-qm", "main"]);
+    git_ok(root, ["checkout", "-qb", "other"]);
+    for p in [
+        "top", "a/x", "a/deep/y", "b/z", "a/new", "b/new", "d/new", "top2",
+    ] {
+        write(root, p, &format!("{p} on other\n"));
+    }
+    git_ok(root, ["rm", "-q", "c/w"]);
+    git_ok(root, ["add", "."]);
+    git_ok(root, ["commit", "-qm", "other"]);
+    git_ok(root, ["checkout", "-q", "main"]);
+}
+
+/// What git says about the index bits and the work tree of `dir`.
+fn state(dir: &Path) -> String {
+    let bits = git_str(dir, ["ls-files", "-t", "-s"]);
+    let status = git_str(dir, ["status", "--porcelain", "--untracked-files=all"]);
+    format!("ls-files -t -s:\n{bits}status:\n{status}")
+}
+
+/// Runs each of `steps` (a command line; `!`-prefixed ones with real git in both copies, to set
+/// the stage) with git in one copy and git-par in the other, comparing after every step.
+#[track_caller]
+fn same_as_git(setup: impl Fn(&Path), steps: &[&str]) {
+    let s = scratch();
+    let (by_git, by_par) = (s.join("git"), s.join("par"));
+    setup(&by_git);
+    copy_repo(&by_git, &by_par);
+    for step in steps {
+        let (both_git, line) = match step.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, *step),
+        };
+        let args: Vec<&str> = line.split_whitespace().collect();
+        if both_git {
+            git(&by_git, &args);
+            git(&by_par, &args);
+            continue;
+        }
+        let expected = git(&by_git, &args);
+        let actual = git_par(&by_par, &args);
+        assert_eq!(
+            expected.status.code(),
+            actual.status.code(),
+            "exit code of {line}:\n{}\n{}",
+            expected.describe(),
+            actual.describe()
+        );
+        assert_eq!(
+            expected.stderr_str(),
+            actual.stderr_str(),
+            "standard error of {line}"
+        );
+        compare_worktrees(&by_git, &by_par);
+        assert_eq!(state(&by_git), state(&by_par), "after {line}");
+    }
+}
+
+/// git's own t1090 scenario: non-cone patterns written by hand, then a return to a full checkout.
+#[test]
+fn non_cone_patterns_written_by_hand() {
+    same_as_git(
+        |root| {
+            history(root);
+            git_ok(root, ["config", "core.sparseCheckout", "true"]);
+            fs::create_dir_all(root.join(".git/info")).unwrap();
+            fs::write(root.join(".git/info/sparse-checkout"), "!/*\n/top\n/a/\n").unwrap();
+        },
+        &[
+            "checkout other",
+            "checkout main",
+            "!-c core.sparseCheckout=false checkout -q other",
+            "checkout main",
+            "reset --hard other",
+        ],
+    );
+}
+
+/// Cone mode set up by `git sparse-checkout set`: switches both ways, a forced checkout and
+/// `reset --hard`, then widening the cone by hand and switching again.
+#[test]
+fn cone_switches_and_resets() {
+    same_as_git(
+        |root| {
+            history(root);
+            git_ok(root, ["sparse-checkout", "set", "--cone", "a/deep", "d"]);
+        },
+        &[
+            "switch other",
+            "switch main",
+            "checkout -f other",
+            "reset --hard main",
+            "!sparse-checkout add b",
+            "switch other",
+            "reset --hard HEAD~1",
+        ],
+    );
+}
+
+/// A file with local changes that leaves the patterns stays, with git's warning; an untracked
+/// file where an entry enters the patterns is left, with git's other warning.
+#[test]
+fn warnings_for_paths_the_patterns_cannot_move() {
+    same_as_git(
+        |root| {
+            history(root);
+            git_ok(root, ["sparse-checkout", "set", "--cone", "b"]);
+            // b/z is in the cone and modified; the next patterns leave it out.
+            write(root, "b/z", "local change\n");
+            fs::write(root.join(".git/info/sparse-checkout"), "/*\n!/*/\n/a/\n").unwrap();
+            // a/x enters the cone, but an untracked file is in its place.
+            write(root, "a/x", "untracked\n");
+        },
+        &["checkout main", "switch other", "reset --hard"],
+    );
+}
+
+/// git's t1091 case: `clone --no-checkout`, sparse patterns, then the first switch (unborn index).
+#[test]
+fn first_checkout_after_clone_no_checkout() {
+    let s = scratch();
+    let src = s.join("src");
+    history(&src);
+    let mut dirs = Vec::new();
+    for (who, name) in [("git", "by-git"), ("par", "by-par")] {
+        let dir = s.join(name);
+        git_ok(
+            s.path(),
+            ["clone", "-q", "--no-checkout", src.to_str().unwrap(), name],
+        );
+        git_ok(&dir, ["sparse-checkout", "set", "--cone", "a"]);
+        let run = if who == "git" {
+            git(&dir, ["switch", "main"])
+        } else {
+            git_par(&dir, ["switch", "main"])
+        };
+        run.assert_success();
+        dirs.push(dir);
+    }
+    compare_worktrees(&dirs[0], &dirs[1]);
+    assert_eq!(state(&dirs[0]), state(&dirs[1]));
+}
+
+/// A blobless clone: a switch fetches the blobs it writes — and only those, with sparse patterns —
+/// in one `git fetch`, as git's checkout does. Counted from git's trace2 events.
+#[test]
+fn partial_clone_fetches_missing_blobs_in_one_batch() {
+    let s = scratch();
+    let server = s.join("server");
+    history(&server);
+    git_ok(&server, ["config", "uploadpack.allowFilter", "true"]);
+    git_ok(&server, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = format!("file://{}", server.display());
+    let mut results = Vec::new();
+    for (who, name) in [("git", "by-git"), ("par", "by-par")] {
+        let dir = s.join(name);
+        git_ok(
+            s.path(),
+            [
+                "clone",
+                "-q",
+                "--filter=blob:none",
+                "--no-checkout",
+                "-b",
+                "main",
+                url.as_str(),
+                name,
+            ],
+        );
+        git_ok(&dir, ["sparse-checkout", "set", "--cone", "a"]);
+        let trace = s.join(format!("{name}.trace"));
+        let program = if who == "git" { "git" } else { GIT_PAR };
+        // The first checkout of main (git's clone would do it), then the switch under trace
+        // (git reads trace2 targets from the environment or global configuration only).
+        run(program, &dir, ["checkout", "-q", "main"]).assert_success();
+        let event = format!("GIT_TRACE2_EVENT={}", trace.display());
+        run(
+            "env",
+            &dir,
+            [event.as_str(), program, "switch", "-q", "other"],
+        )
+        .assert_success();
+        let events = fs::read_to_string(&trace).unwrap_or_default();
+        let fetches = events
+            .lines()
+            .filter(|l| l.contains(r#""event":"start""#) && l.contains(r#""fetch""#))
+            .count();
+        let missing = git_str(
+            &dir,
+            [
+                "rev-list",
+                "--objects",
+                "--all",
+                "--missing=print",
+                "--quiet",
+            ],
+        );
+        let mut missing: Vec<&str> = missing.lines().collect();
+        missing.sort();
+        results.push((dir.clone(), fetches, missing.join("\n")));
+    }
+    compare_worktrees(&results[0].0, &results[1].0);
+    assert_eq!(state(&results[0].0), state(&results[1].0));
+    assert_eq!(results[1].1, 1, "git-par's switch ran one fetch");
+    assert_eq!(results[0].1, results[1].1, "git and git-par fetch as often");
+    assert_eq!(
+        results[0].2, results[1].2,
+        "the same blobs are still missing"
+    );
+    assert!(
+        !results[1].2.is_empty(),
+        "blobs outside the cone stay unfetched"
+    );
+}
