@@ -71,6 +71,10 @@ pub(crate) struct CheckoutArgs {
     /// Do not report progress.
     #[arg(short = 'q', long = "quiet")]
     pub(crate) quiet: bool,
+    /// `--[no-]recurse-submodules` of the commands that take it (`switch::RecurseArgs`);
+    /// `None`: `submodule.recurse` decides.
+    #[arg(skip)]
+    pub(crate) recurse_submodules: Option<bool>,
 }
 
 #[derive(Args, Debug)]

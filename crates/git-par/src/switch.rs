@@ -34,8 +34,46 @@ pub struct SwitchArgs {
     /// Create a new unborn branch NEW from the empty tree (`unborn.rs`).
     #[arg(long = "orphan", value_name = "NEW")]
     orphan: Option<String>,
+    /// `--[no-]recurse-submodules`.
+    #[command(flatten)]
+    recurse: RecurseArgs,
     /// The branch (or, with --detach / -c, the start point) to switch to.
     target: Option<String>,
+}
+
+/// `--recurse-submodules[=<bool>]` / `--no-recurse-submodules`: whether active submodules'
+/// work trees follow the update (git's `option_parse_recurse_submodules_worktree_updater`);
+/// without either, `submodule.recurse` decides.
+#[derive(Args, Debug, Default)]
+pub struct RecurseArgs {
+    /// Update the work trees of active submodules too.
+    #[arg(long = "recurse-submodules", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true",
+          value_parser = parse_bool_arg)]
+    recurse_submodules: Option<bool>,
+    /// Leave submodules' work trees alone.
+    #[arg(long = "no-recurse-submodules")]
+    no_recurse_submodules: bool,
+}
+
+impl RecurseArgs {
+    /// The choice made on the command line, if any (the last one wins, as with git).
+    fn choice(&self) -> Option<bool> {
+        if self.no_recurse_submodules {
+            Some(false)
+        } else {
+            self.recurse_submodules
+        }
+    }
+}
+
+/// git's boolean words for an option value.
+fn parse_bool_arg(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(format!("bad boolean value '{v}'")),
+    }
 }
 
 /// `git par checkout` (the branch-switching form).
@@ -67,6 +105,9 @@ pub struct CheckoutCmdArgs {
     /// `--overlay` (the default) / `--no-overlay` for the paths form.
     #[command(flatten)]
     overlay: crate::pathspec_file::OverlayArgs,
+    /// `--[no-]recurse-submodules`.
+    #[command(flatten)]
+    recurse: RecurseArgs,
     /// The branch or commit to check out (or, with paths, the source of their content).
     target: Option<String>,
     /// Paths after the revision without `--` (or every argument, when the first is no
@@ -120,6 +161,9 @@ pub struct ResetArgs {
     /// Reset the index and the work tree (the only mode git-par implements).
     #[arg(long = "hard", required = true)]
     hard: bool,
+    /// `--[no-]recurse-submodules`.
+    #[command(flatten)]
+    recurse: RecurseArgs,
     /// The commit to reset to (default HEAD).
     target: Option<String>,
 }
@@ -277,7 +321,8 @@ fn switch_target(
 }
 
 /// Run `git par switch`.
-pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
+    args.checkout.recurse_submodules = args.recurse.choice();
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -316,7 +361,8 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 }
 
 /// Run `git par checkout` (branch form).
-pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
+    args.checkout.recurse_submodules = args.recurse.choice();
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -423,7 +469,8 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
 }
 
 /// Run `git par reset --hard`.
-pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
+    args.checkout.recurse_submodules = args.recurse.choice();
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     let _ = args.hard;
@@ -527,6 +574,11 @@ pub(crate) fn update_to_tree(
     let workdir = opened.require_workdir()?.to_owned();
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
+    opts.recurse_submodules = args.recurse_submodules.unwrap_or_else(|| {
+        repo.config_snapshot()
+            .boolean("submodule.recurse")
+            .unwrap_or(false)
+    });
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let index_path = opened.index_path.clone();
@@ -594,6 +646,18 @@ pub(crate) fn update_to_tree(
                 println!("{p}: needs merge");
             }
             eprintln!("error: you need to resolve your current index first");
+            Err(1)
+        }
+        Err(UpdateError::Submodules { messages, paths }) => {
+            for m in &messages {
+                eprintln!("{m}");
+            }
+            eprintln!("error: Cannot update submodule:");
+            for p in &paths {
+                eprintln!("\t{p}");
+            }
+            eprintln!();
+            eprintln!("Aborting");
             Err(1)
         }
         Err(UpdateError::NotUptodate(paths)) => {

@@ -134,8 +134,11 @@ pub fn append_reflog(
         .trim()
         .write_to(&mut line)
         .map_err(|e| e.to_string())?;
-    line.push(b'\t');
-    line.extend_from_slice(message.as_bytes());
+    // git writes the tab only before a message (`update-ref` without `-m` logs none).
+    if !message.is_empty() {
+        line.push(b'\t');
+        line.extend_from_slice(message.as_bytes());
+    }
     line.push(b'\n');
     // git appends the reflog while it holds the ref's lock (`<ref>.lock`); so do we, so that a
     // concurrent git never interleaves its own line with ours.
@@ -555,6 +558,42 @@ pub fn set_tracking(
     config.write_to(&mut out).map_err(|e| other(&e))?;
     lock.commit(&out)
         .map_err(|e| ConfigError::Other(format!("{}: {e}", path.display())))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Submodule git directories
+
+/// Set (or with `None` remove) `core.worktree` in a git directory's own config (a submodule's,
+/// under `.git/modules`), under `config.lock` as git's `git_config_set_in_file` does.
+pub fn set_core_worktree(git_dir: &Path, value: Option<&Path>) -> Result<(), String> {
+    let path = git_dir.join("config");
+    let lock = FileLock::acquire(&path)
+        .map_err(|e| format!("could not lock config file {}: {e}", path.display()))?;
+    let mut config =
+        gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+            .map_err(|e| e.to_string())?;
+    match value {
+        Some(v) => {
+            let v = v.to_string_lossy();
+            config
+                .set_raw_value("core.worktree", v.as_bytes().as_bstr())
+                .map_err(|e| e.to_string())?;
+        }
+        None => {
+            if let Ok(mut values) = config.raw_values_mut("core.worktree") {
+                values.delete_all();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    config.write_to(&mut out).map_err(|e| e.to_string())?;
+    lock.commit(&out)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Create `path` and its missing parents inside a git directory (`.git/modules/...`).
+pub fn create_git_dirs(path: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]

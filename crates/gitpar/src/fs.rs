@@ -304,6 +304,30 @@ impl<'r> Dirs<'r> {
         Ok(rustix::fs::readlinkat(fd, <&[u8]>::from(name), Vec::new())?.into_bytes())
     }
 
+    /// Move the entry at `path` out of the work tree to `dest`, an absolute path outside it (in
+    /// a git directory): git's `absorb_git_dir_into_superproject` moving a submodule's `.git`
+    /// directory under `.git/modules`. `path` is resolved without following symlinks.
+    pub fn rename_out(&mut self, path: &BStr, dest: &Path) -> io::Result<()> {
+        self.forget();
+        let (fd, name) = self.parent(path)?;
+        Ok(rustix::fs::renameat(
+            fd,
+            <&[u8]>::from(name),
+            rustix::fs::CWD,
+            dest,
+        )?)
+    }
+
+    /// Replace whatever file or symlink is at `path` by a regular file holding `data` (a
+    /// submodule's gitfile); the parent directory must exist.
+    pub fn write_file(&mut self, path: &BStr, data: &[u8]) -> io::Result<()> {
+        self.unlink(path)?;
+        let (fd, name) = self.parent(path)?;
+        create_file_at(fd, name, data, false)
+            .map(|_| ())
+            .map_err(|e| io::Error::new(e.io().kind(), e.io().to_string()))
+    }
+
     /// Open the regular file at `path` for reading, refusing a symlink in its place.
     pub fn open_read(&mut self, path: &BStr) -> io::Result<File> {
         let (fd, name) = self.parent(path)?;

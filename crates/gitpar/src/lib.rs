@@ -27,6 +27,7 @@ pub mod refresh;
 pub mod remove;
 pub mod restore;
 pub mod sparse;
+pub mod submodule;
 pub mod update;
 pub mod worktree;
 

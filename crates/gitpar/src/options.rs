@@ -27,6 +27,9 @@ pub struct Options {
     /// After a safe update, list the local changes carried over (git's `M\tpath` lines). It
     /// costs a walk of the whole target tree, so only callers that print it ask for it.
     pub report_local_changes: bool,
+    /// `--recurse-submodules` / `submodule.recurse`: the work trees of active, populated
+    /// submodules follow their gitlinks ([`crate::submodule`]).
+    pub recurse_submodules: bool,
 }
 
 impl Default for Options {
@@ -38,6 +41,7 @@ impl Default for Options {
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
             report_local_changes: false,
+            recurse_submodules: false,
         }
     }
 }

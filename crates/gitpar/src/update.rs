@@ -105,6 +105,16 @@ pub enum Error {
     /// The index could not be read.
     #[error("unable to read the index: {0}")]
     Index(String),
+    /// Submodules the update would move cannot follow (a missing commit, local changes in
+    /// them); nothing was changed. git: each submodule's messages, then "Cannot update
+    /// submodule:" and the paths.
+    #[error("Cannot update submodule: {}", .paths.first().map(ToString::to_string).unwrap_or_default())]
+    Submodules {
+        /// What went wrong in each submodule, as git's messages (`error: ...`, `fatal: ...`).
+        messages: Vec<String>,
+        /// The submodules' paths.
+        paths: Vec<BString>,
+    },
 }
 
 /// One side's view of a path: object id and index mode.
@@ -185,6 +195,58 @@ pub fn update(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
+    run(
+        repo,
+        old_tree,
+        new_tree,
+        (worktree, index_path),
+        mode,
+        opts,
+        progress,
+        should_interrupt,
+        false,
+    )
+}
+
+/// [`update`] without changing anything: the refusals it would make (git's `read-tree -n`),
+/// used to check a submodule before its superproject moves.
+#[allow(clippy::too_many_arguments)]
+pub fn check(
+    repo: &gix::Repository,
+    old_tree: Option<ObjectId>,
+    new_tree: ObjectId,
+    worktree: &Path,
+    index_path: &Path,
+    mode: Policy,
+    opts: &Options,
+    should_interrupt: &AtomicBool,
+) -> Result<(), Error> {
+    run(
+        repo,
+        old_tree,
+        new_tree,
+        (worktree, index_path),
+        mode,
+        opts,
+        &Progress::default(),
+        should_interrupt,
+        true,
+    )
+    .map(|_| ())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    repo: &gix::Repository,
+    old_tree: Option<ObjectId>,
+    new_tree: ObjectId,
+    (worktree, index_path): (&Path, &Path),
+    mode: Policy,
+    opts: &Options,
+    progress: &Progress,
+    should_interrupt: &AtomicBool,
+    dry_run: bool,
+) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     let root = Root::open(worktree).map_err(|source| Error::Io {
@@ -208,6 +270,15 @@ pub fn update(
     }
     let (blockers, sparse_warnings) =
         verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
+    let moves = if opts.recurse_submodules {
+        submodule_moves(&rows, mode)
+    } else {
+        Vec::new()
+    };
+    crate::submodule::check(repo, &root, &moves, mode, opts)?;
+    if dry_run {
+        return Ok(Outcome::default());
+    }
     if should_interrupt.load(Ordering::Relaxed) {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -230,11 +301,26 @@ pub fn update(
         sparse_orphaned: sparse_warnings.orphaned,
         ..Outcome::default()
     };
+    // Submodules that go are taken down before the superproject removes their gitlinks.
+    if !moves.is_empty() {
+        let modules = crate::submodule::Modules::load(&root);
+        for m in moves.iter().filter(|m| m.new.is_none()) {
+            if let Err(message) =
+                crate::submodule::take_down(repo, &root, &modules, m.path.as_bstr(), opts)
+            {
+                outcome.errors.push(EntryError {
+                    path: m.path.clone(),
+                    message,
+                });
+            }
+        }
+    }
     remove(
         &root,
         &mut rows,
         &blockers,
         &write_plan,
+        mode,
         should_interrupt,
         &mut outcome,
     )?;
@@ -284,7 +370,30 @@ pub fn update(
         outcome.written = executed.stats.iter().filter(|s| s.is_some()).count();
         outcome.workers = executed.workers;
         outcome.collisions = executed.collisions;
-        outcome.errors = executed.errors;
+        outcome.errors.extend(executed.errors);
+    }
+    // Submodules that appear or move follow once the superproject's files are written (its
+    // `.gitmodules` included).
+    if !interrupted && moves.iter().any(|m| m.new.is_some()) {
+        let modules = crate::submodule::Modules::load(&root);
+        for m in moves.iter().filter(|m| m.new.is_some()) {
+            if let Err(message) = crate::submodule::bring(repo, &root, &modules, m, mode, opts) {
+                // The caller prints "error: " before the message, as for every entry.
+                let details = message.strip_prefix("error: ").unwrap_or(&message);
+                let message = if details.is_empty() {
+                    format!("Submodule '{}' could not be updated.", m.path)
+                } else {
+                    format!(
+                        "{details}\nerror: Submodule '{}' could not be updated.",
+                        m.path
+                    )
+                };
+                outcome.errors.push(EntryError {
+                    path: m.path.clone(),
+                    message,
+                });
+            }
+        }
     }
     if opts.report_local_changes && mode == Policy::Safe && !interrupted {
         let verdicts: Vec<Option<crate::refresh::State>> = rows
@@ -367,6 +476,9 @@ fn targets(
         return Ok((changes, Vec::new()));
     }
     if mode == Policy::Safe && !unborn {
+        // The empty tree need not be in the object database: diffing from it is diffing from
+        // nothing.
+        let old_tree = old_tree.filter(|t| !t.is_empty_tree());
         let d = plan::diff(&repo.objects, old_tree, new_tree, opts.protect)
             .map_err(CheckoutError::from)?;
         return Ok((d.changes, d.new_dirs));
@@ -458,6 +570,37 @@ fn classify<'a>(
         });
     }
     rows
+}
+
+/// The submodules a recursive update moves, from its rows: gitlinks that go or turn into
+/// something else, gitlinks that appear or change commit, and — in a forced update — every
+/// gitlink that stays (git resets their work trees).
+fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::submodule::Move> {
+    let mut out = Vec::new();
+    for row in rows.iter().filter(|r| !r.unmerged) {
+        let old = row
+            .cur
+            .filter(|c| c.mode == Mode::COMMIT && !c.flags.contains(Flags::SKIP_WORKTREE))
+            .map(|c| c.id);
+        let new = row
+            .new
+            .filter(|(_, kind)| *kind == Kind::Gitlink)
+            .map(|(id, _)| id);
+        let (old, new) = match row.action {
+            Action::Remove { .. } => (old, None),
+            Action::Write { .. } => (old, new),
+            Action::Keep if mode == Policy::Force => (old, old),
+            _ => continue,
+        };
+        if old.is_some() || new.is_some() {
+            out.push(crate::submodule::Move {
+                path: row.path.to_owned(),
+                old,
+                new,
+            });
+        }
+    }
+    out
 }
 
 /// The paths sparse checkout could not apply its patterns to; git warns and goes on.
@@ -863,6 +1006,7 @@ fn remove(
     rows: &mut [Row<'_>],
     blockers: &Blockers,
     plan: &Plan,
+    mode: Policy,
     should_interrupt: &AtomicBool,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
@@ -885,7 +1029,14 @@ fn remove(
             _ => false,
         };
         if goes {
-            remover.entry(row.path, was_gitlink).map_err(io)?;
+            // A forced update clears what a submodule left in a directory that a file replaces.
+            let clear_dir =
+                was_gitlink && mode == Policy::Force && matches!(row.action, Action::Write { .. });
+            if clear_dir {
+                remover.all(row.path).map_err(io)?;
+            } else {
+                remover.entry(row.path, was_gitlink).map_err(io)?;
+            }
             if let Action::Write { replace, .. } = &mut row.action {
                 *replace = false;
             }

@@ -1,0 +1,226 @@
+//! `--recurse-submodules` and `submodule.recurse` against git, on copies of a superproject built
+//! by git in the shape of git's own lib-submodule-update.sh (`tests/fixtures/make_submodules.sh`):
+//! submodules that appear, move, go, nest, turn into files or directories, or point at a missing
+//! commit; safe and forced. After every step the two copies must show the same files, the same
+//! superproject index and status, the same submodule `HEAD`s, status and `core.worktree`
+//! settings, and the same exit code and messages.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+/// Two fresh copies (git's, git-par's) of the fixture's superproject, with the submodules'
+/// index stat data refreshed (a copy changes every inode, which a later `read-tree -m` in git
+/// would take for local changes).
+fn copies() -> (Scratch, PathBuf, PathBuf) {
+    let s = scratch();
+    let src = fixture_named("submodules");
+    // The superproject, its .git (with modules/) and the upstream repositories it names.
+    copy_repo(src, &s.join("fx"));
+    let (by_git, by_par) = (s.join("git"), s.join("par"));
+    copy_repo(&s.join("fx/super"), &by_git);
+    copy_repo(&s.join("fx/super"), &by_par);
+    for dir in [&by_git, &by_par] {
+        git(&dir.join("sub1"), ["update-index", "-q", "--refresh"]);
+    }
+    (s, by_git, by_par)
+}
+
+/// What both sides must agree on after a step.
+fn state(dir: &Path) -> String {
+    let opt = |cwd: &Path, args: &[&str]| {
+        let r = git(cwd, args);
+        format!("{}{}", r.stdout_str(), r.status.code().unwrap_or(-1))
+    };
+    let mut out = String::new();
+    out += &format!("files:\n{}\n", files(dir));
+    out += &format!("index:\n{}\n", opt(dir, &["ls-files", "-s"]));
+    out += &format!(
+        "status:\n{}\n",
+        opt(dir, &["status", "--porcelain", "--ignore-submodules=none"])
+    );
+    let sub1 = dir.join("sub1");
+    if sub1.join(".git").exists() {
+        out += &format!("sub1 HEAD: {}\n", opt(&sub1, &["rev-parse", "HEAD"]));
+        out += &format!(
+            "sub1 branch: {}\n",
+            opt(&sub1, &["symbolic-ref", "-q", "HEAD"])
+        );
+        out += &format!("sub1 status:\n{}\n", opt(&sub1, &["status", "--porcelain"]));
+    }
+    // Where git replaces a submodule by a file it leaves `core.worktree` pointing at that file
+    // (see `ignored_files_go_with_a_submodule_replaced_by_a_file`); compared everywhere else.
+    if !sub1.is_file() {
+        out += &format!(
+            "sub1 core.worktree: {}\n",
+            core_worktree(dir, "sub1/config")
+        );
+        out += &format!(
+            "sub2 core.worktree: {}\n",
+            core_worktree(dir, "sub1/modules/sub2/config")
+        );
+    }
+    out
+}
+
+/// `core.worktree` in the config file `.git/modules/<config>`, read from the superproject.
+fn core_worktree(dir: &Path, config: &str) -> String {
+    let file = dir.join(".git/modules").join(config);
+    let r = git(
+        dir,
+        ["config", "--file", file.to_str().unwrap(), "core.worktree"],
+    );
+    format!("{}{}", r.stdout_str(), r.status.code().unwrap_or(-1))
+}
+
+/// Every path of the work tree outside `.git` directories and files, with file contents.
+fn files(dir: &Path) -> String {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if name == ".git" {
+                continue;
+            }
+            let child = rel.join(&name);
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                out.push(format!("{}/", child.display()));
+                stack.push(child);
+            } else {
+                let content = std::fs::read(dir.join(&child)).unwrap_or_default();
+                out.push(format!(
+                    "{} {}",
+                    child.display(),
+                    String::from_utf8_lossy(&content).trim_end()
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.join("\n")
+}
+
+/// Runs each step with git in one copy and git-par in the other and compares after each.
+#[track_caller]
+fn same_as_git(prepare: impl Fn(&Path), steps: &[&[&str]]) {
+    let (_s, by_git, by_par) = copies();
+    prepare(&by_git);
+    prepare(&by_par);
+    for args in steps {
+        let expected = git(&by_git, *args);
+        let actual = git_par(&by_par, *args);
+        assert_eq!(
+            (expected.status.code(), expected.stderr_str()),
+            (actual.status.code(), actual.stderr_str()),
+            "exit code and messages of {args:?}:\n{}\n{}",
+            expected.describe(),
+            actual.describe()
+        );
+        assert_eq!(state(&by_git), state(&by_par), "after {args:?}");
+    }
+}
+
+#[test]
+fn safe_switches_move_populate_and_remove_submodules() {
+    same_as_git(
+        |_| {},
+        &[
+            &["checkout", "--recurse-submodules", "invalid_sub1"],
+            &["checkout", "--recurse-submodules", "modify_sub1"],
+            &["checkout", "--recurse-submodules", "remove_sub1"],
+            &[
+                "checkout",
+                "--recurse-submodules",
+                "modify_sub1_recursively",
+            ],
+            &["switch", "--recurse-submodules", "no_submodule"],
+            &["checkout", "--recurse-submodules", "replace_file_with_sub1"],
+            &[
+                "checkout",
+                "--recurse-submodules",
+                "replace_sub1_with_directory",
+            ],
+        ],
+    );
+}
+
+#[test]
+fn forced_updates_reset_submodule_work_trees() {
+    same_as_git(
+        |dir| {
+            // Local damage in the submodule that a forced update repairs.
+            std::fs::write(dir.join("sub1/file1"), "local\n").unwrap();
+            std::fs::remove_file(dir.join("sub1/dir/f")).unwrap();
+        },
+        &[
+            &["checkout", "-f", "--recurse-submodules", "HEAD"],
+            &[
+                "checkout",
+                "-f",
+                "--recurse-submodules",
+                "modify_sub1_recursively",
+            ],
+            &["reset", "--hard", "--recurse-submodules", "add_sub1"],
+            &[
+                "checkout",
+                "-f",
+                "--recurse-submodules",
+                "replace_sub1_with_file",
+            ],
+        ],
+    );
+}
+
+#[test]
+fn submodule_recurse_config_and_its_override() {
+    same_as_git(
+        |dir| {
+            git_ok(dir, ["config", "submodule.recurse", "true"]);
+        },
+        &[
+            &["switch", "--no-recurse-submodules", "modify_sub1"],
+            &["switch", "add_sub1"],
+            &["checkout", "modify_sub1"],
+        ],
+    );
+}
+
+#[test]
+fn a_submodule_branch_is_kept_and_head_detached() {
+    same_as_git(
+        |dir| {
+            git_ok(&dir.join("sub1"), ["checkout", "-q", "-b", "keep_branch"]);
+        },
+        &[&["checkout", "--recurse-submodules", "modify_sub1"]],
+    );
+}
+
+/// A submodule replaced by a file, with only files its own rules ignore left in it: the
+/// directory goes, as with git. One deliberate difference: git leaves `core.worktree` in the
+/// submodule's git directory pointing at what is now a file (every later `git -C` there fails
+/// with "cannot chdir"); git-par takes the submodule down properly and unsets it.
+#[test]
+fn ignored_files_go_with_a_submodule_replaced_by_a_file() {
+    let (_s, by_git, by_par) = copies();
+    for dir in [&by_git, &by_par] {
+        let info = dir.join(".git/modules/sub1/info");
+        std::fs::create_dir_all(&info).unwrap();
+        std::fs::write(info.join("exclude"), "ignored\n").unwrap();
+        std::fs::write(dir.join("sub1/ignored"), "").unwrap();
+    }
+    let args = ["checkout", "--recurse-submodules", "replace_sub1_with_file"];
+    let expected = git(&by_git, args);
+    let actual = git_par(&by_par, args);
+    assert_eq!(expected.status.code(), actual.status.code());
+    assert_eq!(expected.stderr_str(), actual.stderr_str());
+    assert_eq!(state(&by_git), state(&by_par));
+    assert_eq!(core_worktree(&by_git, "sub1/config"), "../../../sub1\n0");
+    assert_eq!(core_worktree(&by_par, "sub1/config"), "1");
+}

@@ -1,0 +1,525 @@
+//! Submodules in a recursive update (`--recurse-submodules`, `submodule.recurse`): when the
+//! superproject's update moves a gitlink, the submodule's own work tree, index and `HEAD` follow,
+//! as git's `submodule_move_head` makes them follow — but through this engine (an in-process
+//! [`crate::update::update`] of the submodule, itself recursive) rather than a `git read-tree`
+//! child per submodule.
+//!
+//! Which submodules take part is git's rule: the gitlink's path is named in `.gitmodules` and the
+//! submodule is active (`submodule.<name>.active`, else `submodule.active`, else a configured
+//! `submodule.<name>.url`); a submodule that is not populated (no `.git` in its directory) is
+//! left alone when it moves or goes, and populated from `.git/modules/<name>` when it appears.
+//! The order is git's `check_updates`: submodules that go are taken down before the
+//! superproject's removals, submodules that appear or move are brought to their commit after
+//! the superproject's files are written.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use bstr::{BStr, BString, ByteSlice};
+use gix::hash::ObjectId;
+
+use crate::fs::{Dirs, Root};
+use crate::options::Options;
+use crate::update::{Error, Policy};
+
+/// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`
+/// (`None`: it goes). A forced update also lists unchanged gitlinks (`old == new`): their work
+/// trees are reset, as git's `oneway_merge` marks them for update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The gitlink's path in the superproject.
+    pub path: BString,
+    /// The commit the superproject's index records now.
+    pub old: Option<ObjectId>,
+    /// The commit the update records.
+    pub new: Option<ObjectId>,
+}
+
+/// The submodules `.gitmodules` names, by path: the superproject's `submodule_from_path`.
+#[derive(Debug, Default)]
+pub struct Modules {
+    names: HashMap<BString, String>,
+}
+
+impl Modules {
+    /// Read `.gitmodules` from the work tree (through the path-safe layer; a symlinked
+    /// `.gitmodules` is not followed, as git refuses one). Missing or unreadable: no submodules.
+    pub fn load(root: &Root) -> Modules {
+        let mut bytes = Vec::new();
+        let read = root
+            .dirs()
+            .open_read(b".gitmodules".as_bstr())
+            .and_then(|mut f| f.read_to_end(&mut bytes));
+        if read.is_err() {
+            return Modules::default();
+        }
+        let Ok(file) = gix::config::File::from_bytes_no_includes(
+            &bytes,
+            gix::config::file::Metadata::from(gix::config::Source::Worktree),
+            Default::default(),
+        ) else {
+            return Modules::default();
+        };
+        let mut names = HashMap::new();
+        for section in file.sections_by_name("submodule").into_iter().flatten() {
+            let Some(name) = section.header().subsection_name() else {
+                continue;
+            };
+            if let Some(path) = section.value("path") {
+                names.entry(path).or_insert_with(|| name.to_string());
+            }
+        }
+        Modules { names }
+    }
+
+    /// The name of the submodule at `path` if it takes part in recursive updates: named in
+    /// `.gitmodules` and active, git's `is_submodule_active`.
+    pub fn active(&self, repo: &gix::Repository, path: &BStr) -> Option<&str> {
+        let name = self.names.get(path)?;
+        let config = repo.config_snapshot();
+        if let Some(active) = config.boolean(format!("submodule.{name}.active").as_str()) {
+            return active.then_some(name.as_str());
+        }
+        let specs = config
+            .plumbing()
+            .strings("submodule.active")
+            .unwrap_or_default();
+        if !specs.is_empty() {
+            let matched = specs.iter().any(|spec| {
+                let spec = spec.as_bstr();
+                spec == path
+                    || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
+                    || gix::glob::wildmatch(spec, path, gix::glob::wildmatch::Mode::empty())
+            });
+            return matched.then_some(name.as_str());
+        }
+        config
+            .string(format!("submodule.{name}.url").as_str())
+            .is_some()
+            .then_some(name.as_str())
+    }
+}
+
+/// The submodule's git directory in the superproject: `<common dir>/modules/<name>`.
+fn module_git_dir(repo: &gix::Repository, name: &str) -> PathBuf {
+    repo.common_dir().join("modules").join(name)
+}
+
+/// The populated submodule at `path`: its directory is a real directory (no symlink on the
+/// way) with a `.git` that opens as a repository whose work tree is that directory.
+fn open_populated(root: &Root, path: &BStr) -> Option<gix::Repository> {
+    let mut dirs = root.dirs();
+    let dot_git = join(path, ".git");
+    dirs.file_type(dot_git.as_bstr()).ok().flatten()?;
+    if !dirs.has_dirs_only_path(dot_git.as_bstr()) {
+        return None;
+    }
+    let workdir = root.path().join(path.to_path().ok()?);
+    let repo = gix::open(&workdir).ok()?;
+    repo.workdir()?;
+    Some(repo)
+}
+
+fn join(dir: &BStr, name: &str) -> BString {
+    let mut p = dir.to_owned();
+    p.push(b'/');
+    p.extend_from_slice(name.as_bytes());
+    p
+}
+
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// git's `connect_work_tree_and_git_dir`: the submodule directory's `.git` file names its git
+/// directory, and the git directory's `core.worktree` names the directory, both relative.
+fn connect(root: &Root, path: &BStr, git_dir: &Path) -> Result<(), String> {
+    let workdir = root.path().join(path.to_path().map_err(|e| e.to_string())?);
+    let git_dir = gix::path::realpath(git_dir).map_err(|e| e.to_string())?;
+    let workdir_real = gix::path::realpath(&workdir).map_err(|e| e.to_string())?;
+    let link = format!(
+        "gitdir: {}\n",
+        relative(&workdir_real, &git_dir).to_string_lossy()
+    );
+    root.dirs()
+        .write_file(join(path, ".git").as_bstr(), link.as_bytes())
+        .map_err(|e| format!("could not write {path}/.git: {e}"))?;
+    crate::branch::set_core_worktree(&git_dir, Some(&relative(&git_dir, &workdir_real)))
+}
+
+/// The tree of `HEAD` in `repo`, if it has one.
+fn head_tree(repo: &gix::Repository) -> Option<ObjectId> {
+    repo.head_commit()
+        .ok()
+        .and_then(|c| c.tree_id().ok())
+        .map(gix::Id::detach)
+}
+
+/// The tree of `commit` in the submodule, or git's read-tree message when it has no such commit.
+fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, String> {
+    repo.find_commit(commit)
+        .ok()
+        .and_then(|c| c.tree_id().ok())
+        .map(gix::Id::detach)
+        .ok_or_else(|| format!("fatal: failed to unpack tree object {commit}"))
+}
+
+/// `git update-ref --no-deref HEAD <new>` in the submodule: a detached `HEAD`, with the
+/// message-less reflog line git writes for it.
+fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), String> {
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+    let old = repo.head_id().ok().map(gix::Id::detach);
+    crate::branch::without_reflog(repo)
+        .edit_reference(RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "".into(),
+                },
+                expected: PreviousValue::Any,
+                new: gix::refs::Target::Object(new),
+            },
+            name: "HEAD".try_into().expect("valid"),
+            deref: false,
+        })
+        .map_err(|e| e.to_string())?;
+    crate::branch::append_reflog(repo, "HEAD", old, new, "")
+}
+
+/// Whether the submodule's index differs from its `HEAD` tree (git's `submodule_has_dirty_index`,
+/// which refuses a safe move).
+fn has_dirty_index(repo: &gix::Repository) -> bool {
+    let Ok(index) = repo.index_or_empty() else {
+        return true;
+    };
+    let Some(tree) = head_tree(repo) else {
+        return !index.entries().is_empty();
+    };
+    let Ok(plan) = crate::plan::from_tree(&repo.objects, tree, crate::options::default_protect())
+    else {
+        return true;
+    };
+    let staged: Vec<_> = index
+        .entries()
+        .iter()
+        .map(|e| (e.path(&index), e.id, e.mode, e.stage_raw()))
+        .collect();
+    staged.len() != plan.entries.len()
+        || staged
+            .iter()
+            .zip(&plan.entries)
+            .any(|((p, id, mode, stage), e)| {
+                *stage != 0 || *p != e.path.as_bstr() || *id != e.id || *mode != e.kind.index_mode()
+            })
+}
+
+/// Check, before the superproject changes anything, that every populated submodule the update
+/// moves can follow: the target commit exists, a safe update finds no staged changes in it and
+/// no local changes the move would lose (a dry run of the submodule's own update). Removing a
+/// submodule is refused when its work tree has local changes, in a safe update (git's forced
+/// removal would discard them). A refusal is [`Error::Submodules`]; nothing is changed.
+pub fn check(
+    repo: &gix::Repository,
+    root: &Root,
+    moves: &[Move],
+    mode: Policy,
+    opts: &Options,
+) -> Result<(), Error> {
+    let modules = Modules::load(root);
+    let mut messages = Vec::new();
+    let mut paths = Vec::new();
+    for m in moves {
+        let Some(old) = m.old else { continue };
+        if modules.active(repo, m.path.as_bstr()).is_none() {
+            continue;
+        }
+        let Some(sub) = open_populated(root, m.path.as_bstr()) else {
+            continue;
+        };
+        let refusal = check_one(&sub, m, old, mode, opts);
+        if let Err(message) = refusal {
+            messages.extend(message);
+            messages.push(format!(
+                "error: Submodule '{}' could not be updated.",
+                m.path
+            ));
+            paths.push(m.path.clone());
+        }
+    }
+    if paths.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Submodules { messages, paths })
+    }
+}
+
+fn check_one(
+    sub: &gix::Repository,
+    m: &Move,
+    old: ObjectId,
+    mode: Policy,
+    opts: &Options,
+) -> Result<(), Option<String>> {
+    let Some(workdir) = sub.workdir().map(Path::to_owned) else {
+        return Ok(());
+    };
+    if mode == Policy::Safe && has_dirty_index(sub) {
+        return Err(Some(format!(
+            "error: submodule '{}' has dirty index",
+            m.path
+        )));
+    }
+    let new_tree = match m.new {
+        Some(new) => tree_of(sub, new).map_err(Some)?,
+        None if mode == Policy::Safe => ObjectId::empty_tree(sub.object_hash()),
+        None => return Ok(()),
+    };
+    let _ = old;
+    let interrupt = AtomicBool::new(false);
+    crate::update::check(
+        sub,
+        head_tree(sub),
+        new_tree,
+        &workdir,
+        &sub.index_path(),
+        mode,
+        opts,
+        &interrupt,
+    )
+    .map_err(|e| describe(&e))
+}
+
+/// The messages a refused submodule update prints before git's "could not be updated".
+fn describe(err: &Error) -> Option<String> {
+    match err {
+        Error::WouldLose { local, .. } if !local.is_empty() => Some(
+            local
+                .iter()
+                .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Error::NotUptodate(paths) => Some(
+            paths
+                .iter()
+                .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Error::Submodules { messages, .. } => Some(messages.join("\n")),
+        _ => Some(format!("error: {err}")),
+    }
+}
+
+/// Take down the submodule of a gitlink that goes (git's `unlink_entry` → `submodule_move_head`
+/// to nothing, always forced): its `.git` directory is absorbed into `.git/modules` if it is
+/// not there already, its tracked files are removed by a forced update to the empty tree, its
+/// `.git` file is removed, its directory too if that left it empty, and `core.worktree` is
+/// unset in its git directory.
+pub fn take_down(
+    repo: &gix::Repository,
+    root: &Root,
+    modules: &Modules,
+    path: &BStr,
+    opts: &Options,
+) -> Result<(), String> {
+    let Some(name) = modules.active(repo, path) else {
+        return Ok(());
+    };
+    let mut dirs = root.dirs();
+    let dot_git = join(path, ".git");
+    if dirs.file_type(dot_git.as_bstr()).ok().flatten() == Some(rustix::fs::FileType::Directory) {
+        absorb(repo, root, &mut dirs, path, name)?;
+    }
+    let Some(sub) = open_populated(root, path) else {
+        return Ok(());
+    };
+    let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
+    let interrupt = AtomicBool::new(false);
+    crate::update::update(
+        &sub,
+        head_tree(&sub),
+        ObjectId::empty_tree(sub.object_hash()),
+        &workdir,
+        &sub.index_path(),
+        Policy::Force,
+        opts,
+        &crate::checkout::Progress::default(),
+        &interrupt,
+    )
+    .map_err(|e| format!("error: {e}"))?;
+    let git_dir = sub.git_dir().to_owned();
+    let expendable = only_ignored_left(&sub, root, path);
+    drop(sub);
+    dirs.unlink(dot_git.as_bstr())
+        .map_err(|e| format!("unable to unlink '{dot_git}': {e}"))?;
+    // What the submodule's ignore rules call expendable goes with it; anything else stays, and
+    // so does the directory.
+    if expendable {
+        let _ = dirs.remove_all(path);
+    } else {
+        let _ = dirs.rmdir(path);
+    }
+    crate::branch::set_core_worktree(&git_dir, None)
+}
+
+/// Whether every file left in the submodule's directory (its `.git` aside) is ignored by the
+/// submodule's own rules (`.gitignore`, `info/exclude`, `core.excludesFile`).
+fn only_ignored_left(sub: &gix::Repository, root: &Root, path: &BStr) -> bool {
+    let Ok(index) = sub.index_or_empty() else {
+        return false;
+    };
+    let Ok(excludes) = sub.excludes(
+        &index,
+        None,
+        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+    ) else {
+        return false;
+    };
+    let mut excludes = excludes.detach();
+    let mut dirs = root.dirs();
+    let mut stack = vec![BString::default()];
+    while let Some(rel) = stack.pop() {
+        let dir = if rel.is_empty() {
+            path.to_owned()
+        } else {
+            let mut d = path.to_owned();
+            d.push(b'/');
+            d.extend_from_slice(&rel);
+            d
+        };
+        let Ok(entries) = dirs.read_dir(dir.as_bstr()) else {
+            return false;
+        };
+        for (name, is_dir) in entries {
+            if rel.is_empty() && name == ".git" {
+                continue;
+            }
+            let mut child = rel.clone();
+            if !child.is_empty() {
+                child.push(b'/');
+            }
+            child.extend_from_slice(&name);
+            let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
+            let ignored = excludes
+                .at_entry(child.as_bstr(), mode, &sub.objects)
+                .is_ok_and(|p| p.is_excluded());
+            if ignored {
+                continue;
+            }
+            if is_dir {
+                stack.push(child);
+            } else {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// git's `absorb_git_dir_into_superproject`: move the submodule's `.git` directory to
+/// `.git/modules/<name>` and connect the two.
+fn absorb(
+    repo: &gix::Repository,
+    root: &Root,
+    dirs: &mut Dirs<'_>,
+    path: &BStr,
+    name: &str,
+) -> Result<(), String> {
+    let target = module_git_dir(repo, name);
+    if target.exists() {
+        return Err(format!(
+            "fatal: refusing to move '{path}/.git' into an existing git dir"
+        ));
+    }
+    if let Some(parent) = target.parent() {
+        crate::branch::create_git_dirs(parent)?;
+    }
+    dirs.rename_out(join(path, ".git").as_bstr(), &target)
+        .map_err(|e| format!("could not migrate git directory from '{path}/.git': {e}"))?;
+    connect(root, path, &target)
+}
+
+/// Bring the submodule of a gitlink that appears or moves to its commit (git's
+/// `checkout_entry` for a gitlink): a populated submodule is updated from its `HEAD` to the
+/// commit (safe or forced, as the superproject's update); one that is not populated is
+/// connected to `.git/modules/<name>` (if that exists), its stale index cleared, and checked
+/// out; then its `HEAD` is detached at the commit.
+pub fn bring(
+    repo: &gix::Repository,
+    root: &Root,
+    modules: &Modules,
+    m: &Move,
+    mode: Policy,
+    opts: &Options,
+) -> Result<(), String> {
+    let Some(new) = m.new else { return Ok(()) };
+    let Some(name) = modules.active(repo, m.path.as_bstr()) else {
+        return Ok(());
+    };
+    let interrupt = AtomicBool::new(false);
+    let progress = crate::checkout::Progress::default();
+    let run = |sub: &gix::Repository, old: Option<ObjectId>, tree: ObjectId, policy: Policy| {
+        let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
+        crate::update::update(
+            sub,
+            old,
+            tree,
+            &workdir,
+            &sub.index_path(),
+            policy,
+            opts,
+            &progress,
+            &interrupt,
+        )
+        .map_err(|e| describe(&e).unwrap_or_default())
+        .and_then(|outcome| match outcome.errors.first() {
+            Some(e) => Err(format!("error: {e}")),
+            None => Ok(()),
+        })
+    };
+    let sub = match open_populated(root, m.path.as_bstr()) {
+        Some(sub) => {
+            let tree = tree_of(&sub, new)?;
+            run(&sub, head_tree(&sub), tree, mode)?;
+            sub
+        }
+        None => {
+            let git_dir = module_git_dir(repo, name);
+            if !git_dir.is_dir() {
+                return Ok(());
+            }
+            let mut dirs = root.dirs();
+            if let Ok(Some(kind)) = dirs.file_type(m.path.as_bstr()) {
+                if kind != rustix::fs::FileType::Directory {
+                    let _ = dirs.unlink(m.path.as_bstr());
+                }
+            }
+            dirs.mkdir_all(m.path.as_bstr(), false)
+                .map_err(|e| format!("unable to create directory '{}': {e}", m.path))?;
+            connect(root, m.path.as_bstr(), &git_dir)?;
+            let sub = open_populated(root, m.path.as_bstr())
+                .ok_or_else(|| format!("fatal: not a git repository: {}", git_dir.display()))?;
+            let empty = ObjectId::empty_tree(sub.object_hash());
+            // git's `submodule_reset_index`, then `read-tree -u -m <empty> <new>`.
+            run(&sub, None, empty, Policy::Force)?;
+            let tree = tree_of(&sub, new)?;
+            run(&sub, Some(empty), tree, Policy::Safe)?;
+            sub
+        }
+    };
+    detach_head(&sub, new)
+}
