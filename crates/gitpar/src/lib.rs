@@ -18,12 +18,14 @@ pub mod convert;
 pub mod execute;
 pub mod fs;
 pub mod lock;
+pub mod merge;
 pub mod options;
 pub mod plan;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.
 pub mod record;
 pub mod refresh;
 pub mod remove;
+pub mod resolve_undo;
 pub mod restore;
 pub mod update;
 pub mod worktree;
