@@ -1175,11 +1175,21 @@ impl CheckoutCmdArgs {
 pub struct MergeArgs {
     /// Three-way merge: recreate conflicts of unmerged paths, or merge local changes into the
     /// branch switched to.
-    #[arg(short = 'm', long = "merge")]
+    #[arg(short = 'm', long = "merge", overrides_with = "no_merge")]
     merge: bool,
+    /// Do not merge (the last of --merge, --no-merge and --conflict wins, as in git).
+    #[arg(long = "no-merge", overrides_with_all = ["merge", "conflict"])]
+    no_merge: bool,
     /// Conflict markers in this style (merge, diff3 or zdiff3); implies --merge.
-    #[arg(long = "conflict", value_name = "STYLE")]
+    #[arg(
+        long = "conflict",
+        value_name = "STYLE",
+        overrides_with_all = ["no_conflict", "no_merge"]
+    )]
     conflict: Option<String>,
+    /// Forget an earlier --conflict.
+    #[arg(long = "no-conflict", overrides_with = "conflict")]
+    no_conflict: bool,
 }
 
 /// A branch switch with `-m`: the conflict style and the name git labels the new side with

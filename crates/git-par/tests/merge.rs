@@ -216,6 +216,65 @@ fn conflict_styles_come_from_the_option_or_the_configuration() {
 }
 
 #[test]
+fn the_last_of_merge_no_merge_conflict_and_no_conflict_wins() {
+    for (args, code) in [
+        (
+            [
+                "checkout",
+                "--conflict=diff3",
+                "--no-merge",
+                "--",
+                "both.txt",
+            ]
+            .as_slice(),
+            1,
+        ),
+        (
+            &[
+                "checkout",
+                "--no-merge",
+                "--conflict=diff3",
+                "--",
+                "both.txt",
+            ],
+            0,
+        ),
+        (&["restore", "-m", "--no-conflict", "both.txt"], 0),
+        (
+            &["restore", "--conflict=diff3", "--no-conflict", "both.txt"],
+            1,
+        ),
+        (&["checkout", "-m", "--no-merge", "--", "both.txt"], 1),
+    ] {
+        let pair = Pair::new(conflicted);
+        assert_eq!(pair.same(args), Some(code), "{args:?}");
+    }
+}
+
+#[test]
+fn a_custom_merge_driver_that_reports_a_conflict_still_writes_its_result() {
+    let pair = Pair::new(|root| {
+        conflicted(root);
+        // git's `ll_ext_merge`: a non-zero exit is a conflict, the file is the result.
+        write(root, "driver.sh", "#!/bin/sh\n{ echo driver; cat \"$2\" \"$3\"; } >\"$2.new\"\nmv \"$2.new\" \"$2\"\nexit 1\n");
+        git_ok(root, ["update-index", "--chmod=+x", "--add", "driver.sh"]);
+        fs::set_permissions(
+            root.join("driver.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        git_ok(
+            root,
+            ["config", "merge.mine.driver", "./driver.sh %O %A %B"],
+        );
+        write(root, ".git/info/attributes", "both.txt merge=mine\n");
+    });
+    assert_eq!(pair.same(&["checkout", "-m", "--", "both.txt"]), Some(0));
+    let text = fs::read_to_string(pair.by_par.join("both.txt")).unwrap();
+    assert!(text.starts_with("driver\n"), "{text}");
+}
+
+#[test]
 fn a_path_without_both_sides_is_refused() {
     for args in [
         ["restore", "--merge", "gone.txt"].as_slice(),

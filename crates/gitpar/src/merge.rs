@@ -194,16 +194,42 @@ impl<'r> BlobMerger<'r> {
             current: Some("ours".into()),
             other: Some("theirs".into()),
         };
-        let (pick, resolution) = prepared
-            .merge(&mut self.buf, labels, &self.context)
-            .map_err(|e| Error::Merge(format!("path '{path}': cannot merge: {e}")))?;
-        let id = prepared
-            .id_by_pick(pick, &self.buf, |data| {
-                self.repo.write_blob(data).map(gix::Id::detach)
-            })
-            .map_err(merge_err("writing the merge result"))?
-            .ok_or_else(|| Error::Merge(format!("path '{path}': cannot merge")))?;
-        let conflict = resolution == gix::merge::blob::Resolution::Conflict;
+        let failed =
+            |e: &dyn std::fmt::Display| Error::Merge(format!("path '{path}': cannot merge: {e}"));
+        let (id, conflict) = match prepared.configured_driver() {
+            Ok(driver) => {
+                // git's `ll_ext_merge`: a driver that exits non-zero reports a conflict, and
+                // what it left in the file of our side is the result all the same (gix's
+                // `merge()` treats the exit status as a failure instead).
+                use std::io::Read;
+                let mut cmd = prepared
+                    .prepare_external_driver(driver.command.clone(), labels, self.context.clone())
+                    .map_err(|e| failed(&e))?;
+                let status = cmd.status().map_err(|e| failed(&e))?;
+                self.buf.clear();
+                cmd.open_result_file()
+                    .and_then(|mut f| f.read_to_end(&mut self.buf))
+                    .map_err(|e| failed(&e))?;
+                let id = self
+                    .repo
+                    .write_blob(&self.buf)
+                    .map_err(merge_err("writing the merge result"))?
+                    .detach();
+                (id, !status.success())
+            }
+            Err(_) => {
+                let (pick, resolution) = prepared
+                    .merge(&mut self.buf, labels, &self.context)
+                    .map_err(|e| failed(&e))?;
+                let id = prepared
+                    .id_by_pick(pick, &self.buf, |data| {
+                        self.repo.write_blob(data).map(gix::Id::detach)
+                    })
+                    .map_err(merge_err("writing the merge result"))?
+                    .ok_or_else(|| Error::Merge(format!("path '{path}': cannot merge")))?;
+                (id, resolution == gix::merge::blob::Resolution::Conflict)
+            }
+        };
         // A text conflict writes markers; a binary one keeps our side as it is.
         let binary = conflict && id == ours.0;
         Ok(MergedBlob {
