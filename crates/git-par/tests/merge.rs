@@ -37,7 +37,8 @@ impl Pair {
         fs::create_dir_all(&src).unwrap();
         git_ok(&src, ["init", "-q", "-b", "main"]);
         setup(&src);
-        let (by_git, by_par) = (s.join("git/repo"), s.join("par/repo"));
+        // A space in the path: merge drivers get their file names through a shell.
+        let (by_git, by_par) = (s.join("git/the repo"), s.join("par/the repo"));
         copy_repo(&src, &by_git);
         copy_repo(&src, &by_par);
         Pair {

@@ -121,6 +121,8 @@ pub struct MergedBlob {
 /// attributes: the state (attribute stack, filters, drivers) is set up once for many paths.
 pub struct BlobMerger<'r> {
     repo: &'r gix::Repository,
+    /// The work tree: custom merge drivers run at its top, on temporary files created there.
+    root: Root,
     platform: gix::merge::blob::Platform,
     options: gix::merge::blob::platform::merge::Options,
     context: gix::command::Context,
@@ -128,9 +130,14 @@ pub struct BlobMerger<'r> {
 }
 
 impl<'r> BlobMerger<'r> {
-    /// A merger for `repo` that marks conflicts in `style` (the marker size comes from each
-    /// path's `conflict-marker-size` attribute, the driver from its `merge` attribute).
-    pub fn new(repo: &'r gix::Repository, style: Style) -> Result<Self, Error> {
+    /// A merger for `repo` with its work tree at `worktree` that marks conflicts in `style`
+    /// (the marker size comes from each path's `conflict-marker-size` attribute, the driver from
+    /// its `merge` attribute).
+    pub fn new(repo: &'r gix::Repository, worktree: &Path, style: Style) -> Result<Self, Error> {
+        let root = Root::open(worktree).map_err(|source| Error::Read {
+            path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+            source,
+        })?;
         let platform = repo
             .merge_resource_cache(Default::default())
             .map_err(merge_err("setting up the blob merge"))?;
@@ -148,6 +155,7 @@ impl<'r> BlobMerger<'r> {
             .map_err(merge_err("setting up merge drivers"))?;
         Ok(BlobMerger {
             repo,
+            root,
             platform,
             options,
             context,
@@ -198,24 +206,24 @@ impl<'r> BlobMerger<'r> {
             |e: &dyn std::fmt::Display| Error::Merge(format!("path '{path}': cannot merge: {e}"));
         let (id, conflict) = match prepared.configured_driver() {
             Ok(driver) => {
-                // git's `ll_ext_merge`: a driver that exits non-zero reports a conflict, and
-                // what it left in the file of our side is the result all the same (gix's
-                // `merge()` treats the exit status as a failure instead).
-                use std::io::Read;
-                let mut cmd = prepared
-                    .prepare_external_driver(driver.command.clone(), labels, self.context.clone())
-                    .map_err(|e| failed(&e))?;
-                let status = cmd.status().map_err(|e| failed(&e))?;
-                self.buf.clear();
-                cmd.open_result_file()
-                    .and_then(|mut f| f.read_to_end(&mut self.buf))
-                    .map_err(|e| failed(&e))?;
+                let command = driver.command.clone();
+                let marker_size = prepared
+                    .options
+                    .text
+                    .conflict
+                    .marker_size()
+                    .unwrap_or(Conflict::DEFAULT_MARKER_SIZE);
+                let sides = [&prepared.ancestor, &prepared.current, &prepared.other]
+                    .map(|side| side.data.as_slice().unwrap_or_default().to_vec());
+                let (result, conflict) =
+                    run_driver(&self.root, command.as_bstr(), path, marker_size, &sides)
+                        .map_err(|e| failed(&e))?;
                 let id = self
                     .repo
-                    .write_blob(&self.buf)
+                    .write_blob(&result)
                     .map_err(merge_err("writing the merge result"))?
                     .detach();
-                (id, !status.success())
+                (id, conflict)
             }
             Err(_) => {
                 let (pick, resolution) = prepared
@@ -238,6 +246,98 @@ impl<'r> BlobMerger<'r> {
             binary,
         })
     }
+}
+
+/// git's `ll_ext_merge` for `checkout -m`: the three sides go to temporary files at the top of
+/// the work tree (`.merge_file_*`, created exclusively through the path-safe layer, relative
+/// names as git's), the driver's command runs there through `sh -c` with `%O %A %B` (the files),
+/// `%L` (marker size), `%P` (the path), `%S %X %Y` (the labels "base", "ours", "theirs")
+/// substituted, shell-quoted; what it leaves in `%A` is the result, and a non-zero exit means
+/// a conflict. gix's own driver runner passes unquoted absolute paths (a work tree with spaces
+/// breaks) and treats a non-zero exit as a failure, so the driver is run here.
+fn run_driver(
+    root: &Root,
+    command: &BStr,
+    path: &BStr,
+    marker_size: u8,
+    sides: &[Vec<u8>; 3],
+) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    let mut dirs = root.dirs();
+    let mut names: Vec<BString> = Vec::new();
+    let cleanup = |dirs: &mut crate::fs::Dirs<'_>, names: &[BString]| {
+        for name in names {
+            let _ = dirs.unlink(name.as_bstr());
+        }
+    };
+    let pid = std::process::id();
+    let mut attempt = 0u32;
+    for data in sides {
+        loop {
+            attempt += 1;
+            let name = BString::from(format!(".merge_file_{pid}_{attempt}"));
+            let dir = dirs.dir(BStr::new(""))?;
+            match crate::fs::create_file_at(dir, name.as_bstr(), data, false) {
+                Ok(_) => {
+                    names.push(name);
+                    break;
+                }
+                Err(crate::fs::CreateError::Create(e))
+                    if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {}
+                Err(e) => {
+                    let err = std::io::Error::new(e.io().kind(), e.io().to_string());
+                    cleanup(&mut dirs, &names);
+                    return Err(err);
+                }
+            }
+        }
+    }
+    let quote = |s: &[u8]| {
+        let mut out = Vec::from(&b"'"[..]);
+        for &b in s {
+            if b == b'\'' {
+                out.extend_from_slice(b"'\\''");
+            } else {
+                out.push(b);
+            }
+        }
+        out.push(b'\'');
+        out
+    };
+    let mut cmd: Vec<u8> = Vec::new();
+    let mut bytes = command.iter().copied().peekable();
+    while let Some(b) = bytes.next() {
+        if b != b'%' {
+            cmd.push(b);
+            continue;
+        }
+        match bytes.next() {
+            Some(b'O') => cmd.extend(quote(&names[0])),
+            Some(b'A') => cmd.extend(quote(&names[1])),
+            Some(b'B') => cmd.extend(quote(&names[2])),
+            Some(b'L') => cmd.extend_from_slice(marker_size.to_string().as_bytes()),
+            Some(b'P') => cmd.extend(quote(path)),
+            Some(b'S') => cmd.extend(quote(b"base")),
+            Some(b'X') => cmd.extend(quote(b"ours")),
+            Some(b'Y') => cmd.extend(quote(b"theirs")),
+            Some(b'%') => cmd.push(b'%'),
+            Some(other) => cmd.extend_from_slice(&[b'%', other]),
+            None => cmd.push(b'%'),
+        }
+    }
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(std::ffi::OsStr::from_bytes(&cmd))
+        .current_dir(root.path())
+        .status();
+    let result = status.and_then(|status| {
+        let mut out = Vec::new();
+        dirs.open_read(names[1].as_bstr())?.read_to_end(&mut out)?;
+        Ok((out, !status.success()))
+    });
+    cleanup(&mut dirs, &names);
+    result
 }
 
 /// The names git puts on the conflict markers of a branch switch with `-m`.

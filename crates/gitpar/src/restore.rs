@@ -147,7 +147,7 @@ pub fn restore(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
-    let (lock, index, source, merged) = read(repo, index_path, req, opts)?;
+    let (lock, index, source, merged) = read(repo, worktree, index_path, req, opts)?;
     let selection = select(&index, source, req)?;
     let mut outcome = Outcome {
         recreated: merged.recreated,
@@ -233,6 +233,7 @@ struct Merged {
 /// selected unmerged path with stages 2 and 3 is merged: the merge result is its source entry.
 fn read(
     repo: &gix::Repository,
+    worktree: &Path,
     index_path: &Path,
     req: &Request,
     opts: &Options,
@@ -265,7 +266,7 @@ fn read(
             let mut entries: Vec<plan::Entry> = Vec::new();
             if let Some(style) = req.merge {
                 unmerge(&mut index, index_path, repo.object_hash(), req);
-                let (found, done) = merge_unmerged(repo, &index, req, style)?;
+                let (found, done) = merge_unmerged(repo, worktree, &index, req, style)?;
                 entries = found;
                 merged = done;
             }
@@ -340,6 +341,7 @@ fn unmerge(index: &mut gix::index::File, index_path: &Path, hash: gix::hash::Kin
 /// out, so [`select`] finds them unresolved and refuses.
 fn merge_unmerged(
     repo: &gix::Repository,
+    worktree: &Path,
     index: &gix::index::File,
     req: &Request,
     style: crate::merge::Style,
@@ -362,7 +364,7 @@ fn merge_unmerged(
         };
         let merger = match &mut merger {
             Some(m) => m,
-            None => merger.insert(crate::merge::BlobMerger::new(repo, style)?),
+            None => merger.insert(crate::merge::BlobMerger::new(repo, worktree, style)?),
         };
         let result = merger.merge(path, base, ours, theirs)?;
         if result.binary {
