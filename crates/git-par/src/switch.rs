@@ -37,6 +37,9 @@ pub struct SwitchArgs {
     /// `--[no-]recurse-submodules`.
     #[command(flatten)]
     recurse: RecurseArgs,
+    /// `-m/--merge`, `--conflict=STYLE` (`MergeArgs`).
+    #[command(flatten)]
+    merge: MergeArgs,
     /// The branch (or, with --detach / -c, the start point) to switch to.
     target: Option<String>,
 }
@@ -117,6 +120,9 @@ pub struct CheckoutCmdArgs {
     /// `--ours`/`--theirs` (`StageArgs`).
     #[command(flatten)]
     stage: StageArgs,
+    /// `-m/--merge`, `--conflict=STYLE` (`MergeArgs`).
+    #[command(flatten)]
+    merge: MergeArgs,
     /// Paths to restore instead of switching branches (after `--`).
     #[arg(last = true, value_name = "PATHSPEC")]
     paths: Vec<String>,
@@ -142,6 +148,9 @@ pub struct RestoreArgs {
     /// `--ours`/`--theirs` (`StageArgs`).
     #[command(flatten)]
     stage: StageArgs,
+    /// `-m/--merge`, `--conflict=STYLE` (`MergeArgs`).
+    #[command(flatten)]
+    merge: MergeArgs,
     /// `--pathspec-from-file`, `--pathspec-file-nul` (`pathspec_file.rs`).
     #[command(flatten)]
     pathspec_file: crate::pathspec_file::PathspecFileArgs,
@@ -323,6 +332,7 @@ fn switch_target(
 /// Run `git par switch`.
 pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
+    args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -349,12 +359,16 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
         &args.branch,
     )?;
     let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, true)?;
+    let merge = args
+        .merge
+        .for_switch(repo, args.force, args.target.as_deref())?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
         head,
         commit,
         args.force,
+        merge,
         &args.checkout,
         "checkout",
     )
@@ -363,6 +377,7 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 /// Run `git par checkout` (branch form).
 pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
+    args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -401,8 +416,9 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
                 "git checkout: --detach does not take a path argument '{first}'"
             )));
         }
-        if args.stage.get().is_some() && args.force {
-            return Err(fatal("git checkout: --ours/--theirs, --force and --merge are incompatible when\nchecking out of the index."));
+        let given = [args.stage.get().is_some(), args.force, args.merge.given()];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(MergeArgs::refuse_incompatible());
         }
     }
     let paths = args.pathspec_file.pathspecs(paths, args.detach)?;
@@ -425,7 +441,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
             Parsed::Rev(target, _) => Some(target.tree),
             _ => None,
         };
-        if source.is_some() && args.stage.get().is_some() {
+        if source.is_some() && (args.stage.get().is_some() || args.merge.given()) {
             return Err(StageArgs::refuse_tree());
         }
         return restore_paths(
@@ -439,6 +455,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
             &args.checkout,
             !words.dash_dash && !before.is_empty(),
             args.stage.get(),
+            args.merge.style(repo),
         );
     }
     if args.overlay.given() {
@@ -457,12 +474,16 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         return Err(fatal(format!("'--ours/--theirs' {what}")));
     }
     let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
+    let merge = args
+        .merge
+        .for_switch(repo, args.force, args.target.as_deref())?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
         head,
         commit,
         args.force,
+        merge,
         &args.checkout,
         "checkout",
     )
@@ -550,6 +571,80 @@ fn edit_refs(repo: &gix::Repository, edits: Vec<RefEdit>) -> Result<(), u8> {
         .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
 }
 
+/// `checkout -m`/`switch -m`: the two-way update, and where it refuses because of local
+/// changes, git's `merge_working_tree`: the local changes are merged into the new tree
+/// (`gitpar::merge::switch`), conflicts stay in the index and the work tree, and the switch
+/// goes on. Untracked files in the way stop it as they stop git's reset to the new tree
+/// (exit 128); so do changes staged against `HEAD`.
+fn update_merging(
+    opened: &Opened,
+    commit: gix::ObjectId,
+    style: gitpar::merge::Style,
+    labels: &gitpar::merge::SwitchLabels,
+    args: &CheckoutArgs,
+) -> Result<gitpar::update::Outcome, u8> {
+    let repo = &opened.repo;
+    let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
+    let old_tree = head_tree(repo);
+    let result = engine_update(opened, old_tree, new_tree, Policy::Safe, args)?;
+    let (
+        Some(old_tree),
+        Err(UpdateError::WouldLose {
+            untracked,
+            untracked_removed,
+            ..
+        }),
+    ) = (old_tree, &result)
+    else {
+        return report_update(result);
+    };
+    if !untracked.is_empty() || !untracked_removed.is_empty() {
+        for p in untracked {
+            eprintln!("error: Untracked working tree file '{p}' would be overwritten by merge.");
+        }
+        for p in untracked_removed {
+            eprintln!("error: Updating '{p}' would lose untracked files in it");
+        }
+        return Err(FATAL);
+    }
+    let workdir = opened.require_workdir()?.to_owned();
+    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let progress = gitpar::Progress::default();
+    let merged = progress::show_while(
+        &progress,
+        "Updating files",
+        !args.quiet,
+        || {
+            gitpar::merge::switch(
+                repo,
+                old_tree,
+                new_tree,
+                &workdir,
+                &opened.index_path,
+                labels,
+                style,
+                &opts,
+                &progress,
+                &crate::interrupt::INTERRUPTED,
+            )
+        },
+        Result::is_ok,
+    );
+    match merged {
+        Ok(merged) => {
+            let mut outcome = report_update(Ok(merged.update))?;
+            outcome.local_changes = if args.quiet {
+                Vec::new()
+            } else {
+                merged.local_changes
+            };
+            Ok(outcome)
+        }
+        Err(gitpar::merge::Error::Update(err)) => report_update(Err(err)),
+        Err(err) => Err(fatal(err)),
+    }
+}
+
 /// Run the engine's update with progress, and print git's refusal lists.
 fn update_worktree(
     opened: &Opened,
@@ -570,6 +665,18 @@ pub(crate) fn update_to_tree(
     policy: Policy,
     args: &CheckoutArgs,
 ) -> Result<gitpar::update::Outcome, u8> {
+    let result = engine_update(opened, old_tree, new_tree, policy, args)?;
+    report_update(result)
+}
+
+/// The engine's update with progress on standard error; nothing is printed about its result.
+fn engine_update(
+    opened: &Opened,
+    old_tree: Option<gix::ObjectId>,
+    new_tree: gix::ObjectId,
+    policy: Policy,
+    args: &CheckoutArgs,
+) -> Result<Result<gitpar::update::Outcome, UpdateError>, u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
@@ -601,6 +708,14 @@ pub(crate) fn update_to_tree(
         },
         Result::is_ok,
     );
+    Ok(result)
+}
+
+/// Print an update's result as git does (its refusal lists, per-path errors) and map it to
+/// git's exit code.
+fn report_update(
+    result: Result<gitpar::update::Outcome, UpdateError>,
+) -> Result<gitpar::update::Outcome, u8> {
     match result {
         Ok(outcome) => {
             // git reports each path it could not write, still moves HEAD, and exits 1.
@@ -711,12 +826,14 @@ fn sparse_warnings(outcome: &gitpar::update::Outcome) {
     }
 }
 
-/// The common tail of `switch` and `checkout`: update, move HEAD, say what happened.
+/// The common tail of `switch` and `checkout`: update (with `-m`, merging local changes the
+/// update would lose), move HEAD, say what happened.
 fn run(
     opened: &Opened,
     head: NewHead,
     commit: gix::ObjectId,
     force: bool,
+    merge: Option<SwitchMerge>,
     args: &CheckoutArgs,
     verb: &str,
 ) -> Result<(), u8> {
@@ -732,10 +849,27 @@ fn run(
     // git's `only_merge_on_switching_branches`: `switch -c NEW` and `checkout -b NEW` without a
     // start point leave the index and work tree exactly as they are (`branches.rs`).
     let skip = matches!(&head, NewHead::NewBranch(nb) if !nb.update);
-    let outcome = if skip {
-        gitpar::update::Outcome::default()
-    } else {
-        update_worktree(opened, head_tree(repo), commit, policy, args)?
+    let outcome = match merge {
+        _ if skip => gitpar::update::Outcome::default(),
+        Some(merge) => {
+            let labels = gitpar::merge::SwitchLabels {
+                ancestor: old_head_name.as_ref().map_or_else(
+                    || {
+                        old_commit
+                            .map(|c| crate::short(repo, c))
+                            .unwrap_or_default()
+                    },
+                    |n| n.shorten().to_str_lossy().into_owned(),
+                ),
+                ours: match &head {
+                    NewHead::Branch(b) => b.clone(),
+                    NewHead::Detached(name, _) => name.clone(),
+                    NewHead::NewBranch(_) | NewHead::Unchanged => merge.target,
+                },
+            };
+            update_merging(opened, commit, merge.style, &labels, args)?
+        }
+        None => update_worktree(opened, head_tree(repo), commit, policy, args)?,
     };
     for (status, path) in &outcome.local_changes {
         println!("{status}\t{}", crate::quote_path(path.as_ref()));
@@ -847,6 +981,7 @@ fn run(
 
 /// Run `git par restore`.
 pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
+    args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     let worktree = args.worktree || !args.staged;
@@ -859,7 +994,26 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
     if paths.is_empty() {
         return Err(fatal("you must specify path(s) to restore"));
     }
-    // git's `checkout_paths`: `--ours`/`--theirs` write from the index's stages only.
+    if args.stage.get().is_some() && args.merge.given() {
+        return Err(MergeArgs::refuse_incompatible());
+    }
+    // git's `checkout_paths`: `--merge` and `--ours`/`--theirs` write from the index's stages
+    // only.
+    if args.merge.given() {
+        if args.ignore_unmerged {
+            return Err(fatal(
+                "options '--ignore-unmerged' and '-m' cannot be used together",
+            ));
+        }
+        if args.staged {
+            return Err(fatal(
+                "'--merge' or '--conflict' cannot be used with --staged",
+            ));
+        }
+        if source.is_some() {
+            return Err(StageArgs::refuse_tree());
+        }
+    }
     if args.stage.get().is_some() {
         if args.staged {
             return Err(fatal("'--ours' or '--theirs' cannot be used with --staged"));
@@ -879,6 +1033,7 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         &args.checkout,
         false,
         args.stage.get(),
+        args.merge.style(repo),
     )
 }
 
@@ -924,6 +1079,7 @@ fn restore_paths(
     args: &CheckoutArgs,
     count_paths: bool,
     stage: Option<u8>,
+    merge: Option<gitpar::merge::Style>,
 ) -> Result<(), u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
@@ -938,6 +1094,7 @@ fn restore_paths(
         overlay,
         ignore_unmerged,
         stage,
+        merge,
     };
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     let progress = gitpar::Progress::default();
@@ -966,15 +1123,24 @@ fn restore_paths(
                     eprintln!("warning: path '{path}' is unmerged");
                 }
             }
+            for path in &outcome.binary {
+                eprintln!("warning: Cannot merge binary files: {path} (ours vs. theirs)");
+            }
             for e in &outcome.errors {
                 eprintln!("error: {e}");
             }
             if count_paths && !args.quiet {
-                // git's `checkout <rev> <paths>` without `--`: "Updated N paths from …".
-                eprintln!(
-                    "{}",
-                    crate::revision::updated_paths(repo, source, outcome.written)
-                );
+                // git's `checkout <rev> <paths>` without `--`: "Updated N paths from …", after
+                // "Recreated N merge conflicts" for `-m`.
+                let recreated = outcome.recreated;
+                if recreated > 0 {
+                    let s = if recreated == 1 { "" } else { "s" };
+                    eprintln!("Recreated {recreated} merge conflict{s}");
+                }
+                let written = outcome.written.saturating_sub(recreated);
+                if source.is_some() || recreated == 0 || written > 0 {
+                    eprintln!("{}", crate::revision::updated_paths(repo, source, written));
+                }
             }
             let status = if outcome.errors.is_empty() {
                 Ok(())
@@ -994,6 +1160,12 @@ fn restore_paths(
             let whose = if stage == 2 { "our" } else { "their" };
             for path in &paths {
                 eprintln!("error: path '{path}' does not have {whose} version");
+            }
+            Err(1)
+        }
+        Err(gitpar::restore::Error::MissingStages(paths)) => {
+            for path in &paths {
+                eprintln!("error: path '{path}' does not have all necessary versions");
             }
             Err(1)
         }
@@ -1090,6 +1262,93 @@ impl CheckoutCmdArgs {
             paths: !self.paths.is_empty(),
             checkout: &self.checkout,
         }
+    }
+}
+
+/// `-m/--merge` and `--conflict=STYLE` of `checkout`, `switch` and `restore`: with paths,
+/// recreate the conflicts of unmerged paths in the work tree (`gitpar::restore`); on a branch
+/// switch that local changes would block, merge them into the new branch
+/// (`gitpar::merge::switch`). `--conflict` implies `--merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Three-way merge: recreate conflicts of unmerged paths, or merge local changes into the
+    /// branch switched to.
+    #[arg(short = 'm', long = "merge", overrides_with = "no_merge")]
+    merge: bool,
+    /// Do not merge (the last of --merge, --no-merge and --conflict wins, as in git).
+    #[arg(long = "no-merge", overrides_with_all = ["merge", "conflict"])]
+    no_merge: bool,
+    /// Conflict markers in this style (merge, diff3 or zdiff3); implies --merge.
+    #[arg(
+        long = "conflict",
+        value_name = "STYLE",
+        overrides_with_all = ["no_conflict", "no_merge"]
+    )]
+    conflict: Option<String>,
+    /// Forget an earlier --conflict.
+    #[arg(long = "no-conflict", overrides_with = "conflict")]
+    no_conflict: bool,
+}
+
+/// A branch switch with `-m`: the conflict style and the name git labels the new side with
+/// when the argument creates a branch (its start point, as given).
+struct SwitchMerge {
+    style: gitpar::merge::Style,
+    target: String,
+}
+
+impl MergeArgs {
+    /// Whether `-m`, `--merge` or `--conflict` was given.
+    fn given(&self) -> bool {
+        self.merge || self.conflict.is_some()
+    }
+
+    /// git's `parse_opt_conflict`: an unknown style is a usage error (exit 129), found before
+    /// anything else is looked at.
+    fn check_style(&self) -> Result<(), u8> {
+        match &self.conflict {
+            Some(name) if gitpar::merge::Style::parse(name).is_none() => {
+                eprintln!("error: unknown conflict style '{name}'");
+                Err(129)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The style to merge with: `--conflict`, else `merge.conflictStyle`; `None` without
+    /// `-m`/`--conflict`.
+    fn style(&self, repo: &gix::Repository) -> Option<gitpar::merge::Style> {
+        if !self.given() {
+            return None;
+        }
+        let explicit = self
+            .conflict
+            .as_deref()
+            .and_then(gitpar::merge::Style::parse);
+        Some(explicit.unwrap_or_else(|| gitpar::merge::Style::configured(repo)))
+    }
+
+    /// The merge of a branch switch, refusing `-f` with `-m` as git does (exit 128). `target`
+    /// is the branch argument as given.
+    fn for_switch(
+        &self,
+        repo: &gix::Repository,
+        force: bool,
+        target: Option<&str>,
+    ) -> Result<Option<SwitchMerge>, u8> {
+        if force && self.given() {
+            return Err(fatal("'-f' cannot be used with '-m'"));
+        }
+        Ok(self.style(repo).map(|style| SwitchMerge {
+            style,
+            target: target.unwrap_or("HEAD").to_owned(),
+        }))
+    }
+
+    /// git's refusal of more than one of `--ours/--theirs`, `--force` and `--merge` for paths
+    /// (exit 128).
+    fn refuse_incompatible() -> u8 {
+        fatal("git checkout: --ours/--theirs, --force and --merge are incompatible when\nchecking out of the index.")
     }
 }
 

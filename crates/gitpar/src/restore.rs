@@ -47,6 +47,12 @@ pub struct Request {
     /// `--ours` (2) / `--theirs` (3): unmerged paths are written to the work tree from this
     /// stage of the index, whose conflict stages stay (git's `checkout_stage`). Index source only.
     pub stage: Option<u8>,
+    /// `checkout -m -- paths`, `restore --merge`, `--conflict=<style>`: selected unmerged paths
+    /// are written as the three-way merge of their stages 2 and 3 over stage 1, with conflict
+    /// markers in this style, and keep their stages in the index (git's `checkout_merged`);
+    /// paths git recorded as resolved (the index's resolve-undo records) get their conflict
+    /// stages back first (git's `unmerge_index`). Index source only.
+    pub merge: Option<crate::merge::Style>,
 }
 
 /// What a restore did.
@@ -61,6 +67,12 @@ pub struct Outcome {
     pub errors: Vec<crate::checkout::EntryError>,
     /// Unmerged paths left alone under [`Request::ignore_unmerged`] (git warns about each).
     pub unmerged: Vec<BString>,
+    /// With [`Request::merge`]: the unmerged paths whose merge was written to the work tree
+    /// (git's "Recreated N merge conflicts").
+    pub recreated: usize,
+    /// With [`Request::merge`]: the paths whose sides are binary and differ; our side was
+    /// written (git warns `Cannot merge binary files: <path> (ours vs. theirs)`).
+    pub binary: Vec<BString>,
 }
 
 /// Why a restore failed.
@@ -83,6 +95,14 @@ pub enum Error {
         /// The selected unmerged paths without it, in index order.
         paths: Vec<BString>,
     },
+    /// [`Request::merge`]: selected unmerged paths lack stage 2 or 3, so there is nothing to
+    /// merge; nothing was changed. git: `error: path '<path>' does not have all necessary
+    /// versions`, exit 1.
+    #[error("path '{}' does not have all necessary versions", .0.first().map(ToString::to_string).unwrap_or_default())]
+    MissingStages(Vec<BString>),
+    /// [`Request::merge`]: a blob merge failed.
+    #[error(transparent)]
+    Merge(#[from] crate::merge::Error),
     /// Planning, writing or recording failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
@@ -127,9 +147,13 @@ pub fn restore(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
-    let (lock, index, source) = read(repo, index_path, req, opts)?;
+    let (lock, index, source, merged) = read(repo, worktree, index_path, req, opts)?;
     let selection = select(&index, source, req)?;
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        recreated: merged.recreated,
+        binary: merged.binary,
+        ..Outcome::default()
+    };
     let mut stats = vec![None; selection.plan.entries.len()];
     if req.worktree {
         let written = write(
@@ -195,17 +219,27 @@ impl Request {
     }
 }
 
+/// The merges [`read`] made for [`Request::merge`].
+#[derive(Default)]
+struct Merged {
+    recreated: usize,
+    binary: Vec<BString>,
+}
+
 /// **read**: take `index.lock`, then read the index (a missing one is empty) and the entries of
 /// the source. Skip-worktree entries are not restored from the index (git's
-/// `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose.
+/// `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose. With
+/// [`Request::merge`], selected resolved paths get their recorded conflict back first, and each
+/// selected unmerged path with stages 2 and 3 is merged: the merge result is its source entry.
 fn read(
     repo: &gix::Repository,
+    worktree: &Path,
     index_path: &Path,
     req: &Request,
     opts: &Options,
-) -> Result<(IndexLock, gix::index::File, Vec<plan::Entry>), Error> {
+) -> Result<(IndexLock, gix::index::File, Vec<plan::Entry>, Merged), Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
-    let index = gix::index::File::at(
+    let mut index = gix::index::File::at(
         index_path,
         repo.object_hash(),
         false,
@@ -221,27 +255,129 @@ fn read(
             ))
         }
     })?;
+    let mut merged = Merged::default();
     let source = match req.source {
         Source::Tree(tree) => {
             plan::from_tree(&repo.objects, tree, opts.protect)
                 .map_err(CheckoutError::from)?
                 .entries
         }
-        Source::Index => index
-            .entries()
-            .iter()
-            .filter(|e| {
-                (e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage)
-                    && !e.flags.contains(Flags::SKIP_WORKTREE)
-            })
-            .map(|e| plan::Entry {
-                path: e.path(&index).to_owned(),
-                id: e.id,
-                kind: kind_of(e.mode),
-            })
-            .collect(),
+        Source::Index => {
+            let mut entries: Vec<plan::Entry> = Vec::new();
+            if let Some(style) = req.merge {
+                unmerge(&mut index, index_path, repo.object_hash(), req);
+                let (found, done) = merge_unmerged(repo, worktree, &index, req, style)?;
+                entries = found;
+                merged = done;
+            }
+            entries.extend(
+                index
+                    .entries()
+                    .iter()
+                    .filter(|e| {
+                        (e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage)
+                            && !e.flags.contains(Flags::SKIP_WORKTREE)
+                    })
+                    .map(|e| plan::Entry {
+                        path: e.path(&index).to_owned(),
+                        id: e.id,
+                        kind: kind_of(e.mode),
+                    }),
+            );
+            if req.merge.is_some() {
+                entries.sort_by(|a, b| a.path.cmp(&b.path));
+            }
+            entries
+        }
     };
-    Ok((lock, index, source))
+    Ok((lock, index, source, merged))
+}
+
+/// git's `unmerge_index`: every selected path with a resolve-undo record that is not unmerged
+/// now gets the recorded stages back (its stage-0 entry, if any, goes).
+fn unmerge(index: &mut gix::index::File, index_path: &Path, hash: gix::hash::Kind, req: &Request) {
+    let records: Vec<crate::resolve_undo::ResolvedPath> =
+        crate::resolve_undo::read(index_path, hash)
+            .into_iter()
+            .filter(|r| req.selects(r.path.as_bstr()))
+            .collect();
+    if records.is_empty() {
+        return;
+    }
+    let unmerged: HashSet<BString> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(index).to_owned())
+        .collect();
+    let records: Vec<_> = records
+        .into_iter()
+        .filter(|r| !unmerged.contains(&r.path))
+        .collect();
+    let replaced: HashSet<&BStr> = records.iter().map(|r| r.path.as_bstr()).collect();
+    index.remove_entries(|_, path, e| e.stage_raw() == 0 && replaced.contains(path));
+    for r in &records {
+        for (n, stage) in r.stages.iter().enumerate() {
+            let Some((mode, id)) = stage else { continue };
+            let stage = [
+                gix::index::entry::Stage::Base,
+                gix::index::entry::Stage::Ours,
+                gix::index::entry::Stage::Theirs,
+            ][n];
+            index.dangerously_push_entry(
+                Stat::default(),
+                *id,
+                Flags::from_stage(stage),
+                gix::index::entry::Mode::from_bits_truncate(*mode),
+                r.path.as_bstr(),
+            );
+        }
+    }
+    index.sort_entries();
+}
+
+/// The merge of each selected unmerged path of `index` that has stages 2 and 3, as a source
+/// entry with stage 2's mode (git's `checkout_merged`). Paths without both stages are left
+/// out, so [`select`] finds them unresolved and refuses.
+fn merge_unmerged(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index: &gix::index::File,
+    req: &Request,
+    style: crate::merge::Style,
+) -> Result<(Vec<plan::Entry>, Merged), Error> {
+    let mut stages: BTreeMap<&BStr, [Option<(ObjectId, gix::index::entry::Mode)>; 3]> =
+        BTreeMap::new();
+    for e in index.entries() {
+        let path = e.path(index);
+        let stage = e.stage_raw() as usize;
+        if stage != 0 && req.selects(path) {
+            stages.entry(path).or_default()[stage - 1] = Some((e.id, e.mode));
+        }
+    }
+    let mut entries = Vec::new();
+    let mut merged = Merged::default();
+    let mut merger = None;
+    for (path, [base, ours, theirs]) in stages {
+        let (Some(ours), Some(theirs)) = (ours, theirs) else {
+            continue;
+        };
+        let merger = match &mut merger {
+            Some(m) => m,
+            None => merger.insert(crate::merge::BlobMerger::new(repo, worktree, style)?),
+        };
+        let result = merger.merge(path, base, ours, theirs)?;
+        if result.binary {
+            merged.binary.push(path.to_owned());
+        }
+        merged.recreated += 1;
+        entries.push(plan::Entry {
+            path: path.to_owned(),
+            id: result.id,
+            kind: kind_of(ours.1),
+        });
+    }
+    Ok((entries, merged))
 }
 
 /// What a restore touches, decided before anything is.
@@ -287,6 +423,10 @@ fn select(
             paths: unmerged,
         });
     }
+    if req.merge.is_some() && !unmerged.is_empty() {
+        // git's `check_stages`: a path to merge needs both stage 2 and stage 3.
+        return Err(Error::MissingStages(unmerged));
+    }
     let unmerged = if req.stage.is_some() {
         Vec::new()
     } else {
@@ -328,8 +468,12 @@ fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> 
         return Vec::new();
     }
     // With `--ours`/`--theirs`, the index source resolves the paths that have the stage.
+    // With `--merge`, the merged paths are in the source too.
     let from_tree: HashSet<&BStr> = match (req.source, req.stage) {
         (Source::Tree(_), _) | (Source::Index, Some(_)) => {
+            source.iter().map(|e| e.path.as_bstr()).collect()
+        }
+        (Source::Index, None) if req.merge.is_some() => {
             source.iter().map(|e| e.path.as_bstr()).collect()
         }
         (Source::Index, None) => HashSet::new(),

@@ -20,6 +20,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ("record.rs", "writes the index through the lock"),
     ("branch.rs", "config and reflogs, inside the git directory"),
     (
+        "resolve_undo.rs",
+        "reads the index file (its REUC extension), inside the git directory",
+    ),
+    (
         "clone.rs",
         "sets up the new repository's git directory before any checkout",
     ),
