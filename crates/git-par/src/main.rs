@@ -71,6 +71,11 @@ pub(crate) struct CheckoutArgs {
     /// Do not report progress.
     #[arg(short = 'q', long = "quiet")]
     pub(crate) quiet: bool,
+    /// `switch`/`checkout --no-overwrite-ignore` (set from `branches::BranchOpts`): ignored
+    /// files in the way refuse the update like untracked ones. Not an option of its own here,
+    /// since `clone`, `restore` and `reset` have no such option in git.
+    #[arg(skip)]
+    pub(crate) preserve_ignored: bool,
 }
 
 #[derive(Args, Debug)]

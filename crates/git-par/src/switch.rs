@@ -49,6 +49,9 @@ pub struct CheckoutCmdArgs {
     /// Create or reset branch NEW at REV and check it out (`branches.rs`).
     #[arg(short = 'B', value_name = "NEW")]
     force_create: Option<String>,
+    /// `-l`: create the new branch's reflog even where `core.logAllRefUpdates` would not.
+    #[arg(short = 'l')]
+    reflog: bool,
     /// `--track`, `--no-track`, `--guess`, `--ignore-other-worktrees` (`branches.rs`).
     #[command(flatten)]
     branch: crate::branches::BranchOpts,
@@ -277,7 +280,8 @@ fn switch_target(
 }
 
 /// Run `git par switch`.
-pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
+    args.checkout.preserve_ignored = args.branch.preserve_ignored();
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -316,7 +320,8 @@ pub fn switch(args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 }
 
 /// Run `git par checkout` (branch form).
-pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
+    args.checkout.preserve_ignored = args.branch.preserve_ignored();
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
@@ -410,8 +415,11 @@ pub fn checkout(args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
         };
         return Err(fatal(format!("'--ours/--theirs' {what}")));
     }
-    let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
+    let (mut head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
+    if let NewHead::NewBranch(nb) = &mut head {
+        nb.reflog = args.reflog;
+    }
     run(
         &opened,
         head,
@@ -527,6 +535,7 @@ pub(crate) fn update_to_tree(
     let workdir = opened.require_workdir()?.to_owned();
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
+    opts.overwrite_ignore = !args.preserve_ignored;
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let index_path = opened.index_path.clone();

@@ -27,6 +27,10 @@ pub struct Options {
     /// After a safe update, list the local changes carried over (git's `M\tpath` lines). It
     /// costs a walk of the whole target tree, so only callers that print it ask for it.
     pub report_local_changes: bool,
+    /// Ignored files in the way of a safe update are expendable and removed (git's default,
+    /// `--overwrite-ignore`); when false (`--no-overwrite-ignore`) they refuse the update like
+    /// untracked files (git's `preserve_ignored`).
+    pub overwrite_ignore: bool,
 }
 
 impl Default for Options {
@@ -38,6 +42,7 @@ impl Default for Options {
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
             report_local_changes: false,
+            overwrite_ignore: true,
         }
     }
 }

@@ -1,0 +1,243 @@
+//! Smaller points of git's behaviour that `git par` must reproduce exactly: `checkout -l`,
+//! `--[no-]overwrite-ignore`, pathspec magic in `checkout -- paths` and `restore`, and the
+//! `reference-transaction` hook. Each case runs git and git-par side by side on two copies of
+//! one repository and compares what they leave: exit code, messages, work tree, index,
+//! `git status`, reflogs, and what a hook received.
+
+mod support;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::*;
+
+/// Two copies of one repository: git's (`git/repo`) and git-par's (`par/repo`).
+struct Pair {
+    _s: Scratch,
+    by_git: PathBuf,
+    by_par: PathBuf,
+}
+
+impl Pair {
+    /// A repository built by `setup` (run once, with git, in an empty directory), copied twice.
+    fn new(setup: impl FnOnce(&Path)) -> Pair {
+        let s = scratch();
+        let src = s.join("src");
+        fs::create_dir_all(&src).unwrap();
+        git_ok(&src, ["init", "-q", "-b", "main"]);
+        setup(&src);
+        let by_git = s.join("git/repo");
+        let by_par = s.join("par/repo");
+        copy_repo(&src, &by_git);
+        copy_repo(&src, &by_par);
+        Pair {
+            _s: s,
+            by_git,
+            by_par,
+        }
+    }
+
+    /// `git ARGS` in git's copy, `git-par ARGS` in git-par's, both in `subdir` of the work tree
+    /// with `env` added; exit codes, standard error and standard output must be equal.
+    #[track_caller]
+    fn run_in(&self, subdir: &str, env: &[(&str, &str)], args: &[&str]) -> (Run, Run) {
+        let g = run_env("git", &self.by_git.join(subdir), env, args);
+        let p = run_env(GIT_PAR, &self.by_par.join(subdir), env, args);
+        let show = || format!("--- git:\n{}\n--- git-par:\n{}", g.describe(), p.describe());
+        assert_eq!(
+            g.status.code(),
+            p.status.code(),
+            "exit codes differ\n{}",
+            show()
+        );
+        assert_eq!(g.stderr_str(), p.stderr_str(), "stderr differs\n{}", show());
+        assert_eq!(g.stdout_str(), p.stdout_str(), "stdout differs\n{}", show());
+        (g, p)
+    }
+
+    /// [`Pair::run_in`] at the top of the work tree, without extra environment.
+    #[track_caller]
+    fn run(&self, args: &[&str]) -> (Run, Run) {
+        self.run_in("", &[], args)
+    }
+
+    /// Panics unless both sides look the same to git: work tree files, index, status, HEAD.
+    #[track_caller]
+    fn assert_same(&self) {
+        compare_worktrees(&self.by_git, &self.by_par);
+        for args in [
+            &["ls-files", "-s"][..],
+            &["status", "--porcelain", "--ignored"],
+            &["symbolic-ref", "-q", "HEAD"],
+            &["rev-parse", "HEAD"],
+        ] {
+            let [g, p] = [&self.by_git, &self.by_par].map(|d| git(d, args).stdout_str());
+            assert_eq!(g, p, "`git {args:?}` differs (git, then git-par)");
+        }
+    }
+}
+
+/// Runs `program args` in `cwd` with the tests' clean environment plus `env`.
+fn run_env(program: impl AsRef<OsStr>, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let mut cmd = Command::new(program.as_ref());
+    clean_env(&mut cmd).current_dir(cwd).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run");
+    Run {
+        command: format!(
+            "{} {args:?} {env:?} (in {})",
+            program.as_ref().to_string_lossy(),
+            cwd.display()
+        ),
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+/// Writes `content` to `dir/path`, creating its directories.
+fn write(dir: &Path, path: &str, content: &str) {
+    let p = dir.join(path);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, content).unwrap();
+}
+
+/// A reflog as `OLD NEW\tMESSAGE` lines (no identity, no time), or that there is none.
+fn reflog(dir: &Path, name: &str) -> String {
+    let Ok(text) = fs::read_to_string(dir.join(".git/logs").join(name)) else {
+        return format!("<no reflog for {name}>");
+    };
+    text.lines()
+        .map(|line| {
+            let (head, message) = line.split_once('\t').unwrap_or((line, ""));
+            let ids: Vec<&str> = head.splitn(3, ' ').take(2).collect();
+            format!("{}\t{message}\n", ids.join(" "))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// checkout -l
+
+#[test]
+fn checkout_l_creates_the_reflog_even_with_log_all_ref_updates_off() {
+    let pair = Pair::new(|dir| {
+        git_ok(dir, ["config", "core.logAllRefUpdates", "false"]);
+        write(dir, "a", "a\n");
+        git_ok(dir, ["add", "a"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+    });
+    pair.run(&["checkout", "-l", "-b", "logged"]);
+    pair.run(&["checkout", "-b", "unlogged", "main"]);
+    pair.assert_same();
+    for name in ["refs/heads/logged", "refs/heads/unlogged", "HEAD"] {
+        let [g, p] = [&pair.by_git, &pair.by_par].map(|d| reflog(d, name));
+        assert_eq!(g, p, "reflog of {name} (git, then git-par)");
+    }
+    assert!(reflog(&pair.by_par, "refs/heads/logged").contains("branch: Created from HEAD"));
+    assert!(reflog(&pair.by_par, "refs/heads/unlogged").starts_with("<no reflog"));
+}
+
+#[test]
+fn checkout_l_with_capital_b_and_default_logging_matches_git() {
+    let pair = Pair::new(|dir| {
+        write(dir, "a", "a\n");
+        git_ok(dir, ["add", "a"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        git_ok(dir, ["branch", "old"]);
+        write(dir, "a", "b\n");
+        git_ok(dir, ["commit", "-q", "-a", "-m", "two"]);
+    });
+    pair.run(&["checkout", "-l", "-B", "old", "main"]);
+    pair.assert_same();
+    let [g, p] = [&pair.by_git, &pair.by_par].map(|d| reflog(d, "refs/heads/old"));
+    assert_eq!(g, p);
+    assert!(p.contains("branch: Reset to main"), "{p}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// --overwrite-ignore / --no-overwrite-ignore
+
+/// `main` has `keep`; `side` adds `d/f` and `ig.o`, which the work tree on `main` holds as
+/// ignored files (`*.o`, `d/`), with other content.
+fn ignored_in_the_way() -> Pair {
+    Pair::new(|dir| {
+        write(dir, "keep", "keep\n");
+        git_ok(dir, ["add", "keep"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        git_ok(dir, ["checkout", "-q", "-b", "side"]);
+        write(dir, "d/f", "tracked\n");
+        write(dir, "ig.o", "tracked\n");
+        git_ok(dir, ["add", "-f", "d/f", "ig.o"]);
+        git_ok(dir, ["commit", "-q", "-m", "two"]);
+        git_ok(dir, ["checkout", "-q", "main"]);
+        write(dir, ".git/info/exclude", "*.o\nd/\n");
+        write(dir, "d/f", "local\n");
+        write(dir, "ig.o", "local\n");
+    })
+}
+
+#[test]
+fn no_overwrite_ignore_refuses_like_untracked_files() {
+    for cmd in ["checkout", "switch"] {
+        let pair = ignored_in_the_way();
+        let (_, p) = pair.run(&[cmd, "--no-overwrite-ignore", "side"]);
+        assert_eq!(p.status.code(), Some(1));
+        assert!(p.stderr_str().contains("\tig.o\n"), "{}", p.describe());
+        pair.assert_same();
+        assert_eq!(
+            fs::read_to_string(pair.by_par.join("ig.o")).unwrap(),
+            "local\n"
+        );
+    }
+}
+
+#[test]
+fn overwrite_ignore_is_the_default_and_the_last_flag_wins() {
+    for args in [
+        &["checkout", "side"][..],
+        &["checkout", "--overwrite-ignore", "side"],
+        &[
+            "switch",
+            "--no-overwrite-ignore",
+            "--overwrite-ignore",
+            "side",
+        ],
+        &["checkout", "-f", "--no-overwrite-ignore", "side"],
+    ] {
+        let pair = ignored_in_the_way();
+        let (_, p) = pair.run(args);
+        assert!(p.success(), "{}", p.describe());
+        pair.assert_same();
+        assert_eq!(
+            fs::read_to_string(pair.by_par.join("ig.o")).unwrap(),
+            "tracked\n"
+        );
+    }
+}
+
+#[test]
+fn no_overwrite_ignore_counts_ignored_files_in_a_directory_in_the_way() {
+    // `side` has a file `d` where the work tree holds a directory of ignored files.
+    let pair = Pair::new(|dir| {
+        write(dir, "keep", "keep\n");
+        git_ok(dir, ["add", "keep"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        git_ok(dir, ["checkout", "-q", "-b", "side"]);
+        write(dir, "d", "file\n");
+        git_ok(dir, ["add", "d"]);
+        git_ok(dir, ["commit", "-q", "-m", "two"]);
+        git_ok(dir, ["checkout", "-q", "main"]);
+        write(dir, ".git/info/exclude", "*.o\n");
+        write(dir, "d/x.o", "ignored\n");
+    });
+    let (_, p) = pair.run(&["checkout", "--no-overwrite-ignore", "side"]);
+    assert_eq!(p.status.code(), Some(1));
+    pair.assert_same();
+    pair.run(&["checkout", "side"]);
+    pair.assert_same();
+}
