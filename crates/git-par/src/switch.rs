@@ -836,25 +836,16 @@ fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<gix::ObjectId, u8> 
         .ok_or_else(|| fatal(format!("invalid reference: {rev}")))
 }
 
-/// Pathspecs are relative to the current directory: make them relative to the work tree root.
-/// `prefix` is where the current directory is in the work tree (see [`Opened::prefix`]).
-fn repo_relative(prefix: &std::path::Path, specs: &[String]) -> Result<Vec<bstr::BString>, u8> {
-    let mut out = Vec::new();
-    for spec in specs {
-        let joined = prefix.join(spec);
-        let mut parts: Vec<String> = Vec::new();
-        for c in joined.components() {
-            match c {
-                std::path::Component::ParentDir if parts.pop().is_none() => {
-                    return Err(fatal(format!("{spec}: '{spec}' is outside repository")));
-                }
-                std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
-                _ => {}
-            }
-        }
-        out.push(parts.join("/").into());
-    }
-    Ok(out)
+/// The pathspecs as git's `parse_pathspec` reads them: magic, `GIT_*_PATHSPECS`, relative to
+/// the current directory (`Opened::prefix`), absolute ones against the top of the work tree.
+fn pathspec(
+    opened: &Opened,
+    workdir: &std::path::Path,
+    specs: &[String],
+) -> Result<gitpar::pathspec::Pathspec, u8> {
+    let defaults = gitpar::pathspec::defaults_from_environment().map_err(fatal)?;
+    let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
+    gitpar::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
 }
 
 #[allow(clippy::too_many_arguments)] // each flag is one of git's options for the two commands
@@ -877,7 +868,7 @@ fn restore_paths(
             gitpar::restore::Source::Index,
             gitpar::restore::Source::Tree,
         ),
-        pathspecs: repo_relative(&opened.prefix, specs)?,
+        pathspec: pathspec(opened, &workdir, specs)?,
         worktree,
         staged,
         overlay,
@@ -942,8 +933,10 @@ fn restore_paths(
             }
             Err(1)
         }
-        Err(gitpar::restore::Error::NoMatch(spec)) => {
-            eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+        Err(gitpar::restore::Error::NoMatch(specs)) => {
+            for spec in &specs {
+                eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+            }
             Err(1)
         }
         Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Entries(errors))) => {

@@ -52,7 +52,10 @@ impl Pair {
             "exit codes differ\n{}",
             show()
         );
-        assert_eq!(g.stderr_str(), p.stderr_str(), "stderr differs\n{}", show());
+        // Messages that name the work tree name each side's own.
+        let [gs, ps] = [(&g, &self.by_git), (&p, &self.by_par)]
+            .map(|(r, dir)| r.stderr_str().replace(&*dir.to_string_lossy(), "<repo>"));
+        assert_eq!(gs, ps, "stderr differs\n{}", show());
         assert_eq!(g.stdout_str(), p.stdout_str(), "stdout differs\n{}", show());
         (g, p)
     }
@@ -240,4 +243,174 @@ fn no_overwrite_ignore_counts_ignored_files_in_a_directory_in_the_way() {
     pair.assert_same();
     pair.run(&["checkout", "side"]);
     pair.assert_same();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pathspec magic
+
+/// Files in nested directories, a `.gitattributes` for `:(attr:...)`, names with glob
+/// characters; every tracked file then modified in the work tree, so that what a command
+/// restores shows in `git status`.
+fn pathspec_repo() -> Pair {
+    Pair::new(|dir| {
+        for f in [
+            "a.c",
+            "b.c",
+            "A.C",
+            "sub/x.c",
+            "sub/y.h",
+            "sub/deep/z.c",
+            "other/o.c",
+            "star*",
+            "q?",
+        ] {
+            write(dir, f, &format!("{f}\n"));
+        }
+        write(dir, ".gitattributes", "*.h diff=h\n");
+        git_ok(dir, ["add", "-A"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        for f in [
+            "a.c",
+            "b.c",
+            "A.C",
+            "sub/x.c",
+            "sub/y.h",
+            "sub/deep/z.c",
+            "other/o.c",
+            "star*",
+            "q?",
+        ] {
+            write(dir, f, "changed\n");
+        }
+    })
+}
+
+/// Runs `args` (in `subdir`, with `env`) on a fresh [`pathspec_repo`] with git and git-par,
+/// and compares everything; returns git-par's run.
+#[track_caller]
+fn pathspec_case(subdir: &str, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let pair = pathspec_repo();
+    let (_, p) = pair.run_in(subdir, env, args);
+    pair.assert_same();
+    p
+}
+
+/// The paths `git status` reports as modified after a run: what was *not* restored.
+fn still_modified(run_dir: &Path) -> String {
+    git(run_dir, ["status", "--porcelain"]).stdout_str()
+}
+
+#[test]
+fn glob_exclude_icase_literal_and_top_magic_select_as_in_git() {
+    for args in [
+        &["checkout", "--", ":(glob)**/*.c"][..],
+        &["checkout", "--", "*.c"],
+        &["checkout", "--", ".", ":!*.c"],
+        &["checkout", "--", ".", ":^sub"],
+        &["checkout", "--", ":(exclude)sub", "."],
+        &["checkout", "--", ":(icase)*.C"],
+        &["checkout", "--", ":(icase)SUB"],
+        &["checkout", "--", ":(literal)q?"],
+        &["checkout", "--", ":(glob)q?"],
+        &["checkout", "--", "q?"],
+        &["checkout", "--", ":(attr:diff=h)"],
+        &["checkout", "HEAD", "--", ":!*.h"],
+        &["restore", "--", ":!*.c"],
+        &["restore", "--", "sub/", ":(exclude,glob)**/z.c"],
+        &[
+            "restore",
+            "--source",
+            "HEAD",
+            "--staged",
+            "--worktree",
+            ".",
+            ":!sub",
+        ],
+    ] {
+        let p = pathspec_case("", &[], args);
+        assert!(p.success(), "{}", p.describe());
+    }
+    // One that could fail: the exclusion really keeps `a.c` modified.
+    let pair = pathspec_repo();
+    pair.run(&["checkout", "--", ".", ":!a.c"]);
+    assert_eq!(still_modified(&pair.by_par), " M a.c\n");
+}
+
+#[test]
+fn pathspecs_from_a_subdirectory_are_relative_to_it_unless_top() {
+    for args in [
+        &["checkout", "--", "."][..],
+        &["checkout", "--", ".."],
+        &["checkout", "--", "*.c"],
+        &["checkout", "--", ":!deep"],
+        &["checkout", "--", ":/a.c"],
+        &["checkout", "--", ":(top)other"],
+        &["checkout", "--", "../a.c"],
+        &["restore", "--", ":/"],
+    ] {
+        let p = pathspec_case("sub", &[], args);
+        assert!(p.success(), "{}", p.describe());
+    }
+    let p = pathspec_case("sub", &[], &["checkout", "--", "../../x"]);
+    assert_eq!(p.status.code(), Some(128));
+    assert!(
+        p.stderr_str().contains("is outside repository"),
+        "{}",
+        p.describe()
+    );
+}
+
+#[test]
+fn pathspec_environment_variables_change_the_defaults() {
+    for (env, spec) in [
+        ("GIT_LITERAL_PATHSPECS", "star*"),
+        ("GIT_LITERAL_PATHSPECS", "*.c"),
+        ("GIT_GLOB_PATHSPECS", "*.c"),
+        ("GIT_NOGLOB_PATHSPECS", "*.c"),
+        ("GIT_ICASE_PATHSPECS", "SUB/*.C"),
+    ] {
+        pathspec_case("", &[(env, "1")], &["checkout", "--", spec]);
+    }
+    // Literal: `*.c` names no file, which is an error there.
+    let p = pathspec_case(
+        "",
+        &[("GIT_LITERAL_PATHSPECS", "1")],
+        &["checkout", "--", "*.c"],
+    );
+    assert_eq!(p.status.code(), Some(1));
+}
+
+#[test]
+fn each_unmatched_pathspec_is_reported_and_excludes_only_without_positive_matches() {
+    let p = pathspec_case("", &[], &["checkout", "--", "nope", "also-nope", "a.c"]);
+    assert_eq!(p.status.code(), Some(1));
+    assert_eq!(p.stderr_str().lines().count(), 2, "{}", p.describe());
+    // No positive match at all: the exclude pathspec is reported too, as git does.
+    let p = pathspec_case("", &[], &["checkout", "--", ":!a.c", "nope"]);
+    assert!(p.stderr_str().contains("':!a.c'"), "{}", p.describe());
+    for args in [
+        &["checkout", "--", ":!a.c", ":!b.c"][..],
+        &["checkout", "HEAD", "--", ":!a.c", "nope"],
+        &["restore", "--", ".", ":!not-there"],
+        &["checkout", "--", ""],
+        &["checkout", "--", ":(bogus)a"],
+        &["checkout", "--", ":(glob,literal)a"],
+        &["checkout", "--", ":(glob"],
+    ] {
+        pathspec_case("", &[], args);
+    }
+}
+
+#[test]
+fn pathspec_from_file_takes_magic_too() {
+    for cmd in ["checkout", "restore"] {
+        let pair = pathspec_repo();
+        for dir in [&pair.by_git, &pair.by_par] {
+            fs::write(dir.join("../list"), ":(glob)**/*.c\n:!sub\n").unwrap();
+        }
+        let (_, p) = pair.run(&[cmd, "--pathspec-from-file=../list"]);
+        assert!(p.success(), "{}", p.describe());
+        pair.assert_same();
+        assert!(still_modified(&pair.by_par).contains("sub/x.c"));
+    }
 }

@@ -19,6 +19,7 @@ pub mod execute;
 pub mod fs;
 pub mod lock;
 pub mod options;
+pub mod pathspec;
 pub mod plan;
 pub mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.
