@@ -530,15 +530,30 @@ pub(crate) fn create(
         .committer()
         .transpose()
         .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    repo.edit_references_as([edit], committer)
-        .map_err(|e| fatal(format!("cannot lock ref '{full}': {e}")))?;
-    // gix writes no reflog at all with `core.logAllRefUpdates=false`; `-l` wants one.
-    if nb.reflog && repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
-        gitpar::branch::force_reflog(repo, &full, None, commit, &message).map_err(fatal)?;
-    }
+    // The hook sees the branch, and HEAD's log-only update when HEAD is on it (`reftx.rs`).
+    let mut updates = vec![crate::reftx::Update::to(
+        full.clone(),
+        crate::reftx::Value::Id(commit),
+    )];
     if head_on_it {
-        gitpar::branch::append_reflog(repo, "HEAD", old_value, commit, &message).map_err(fatal)?;
+        updates.push(crate::reftx::Update::to(
+            "HEAD",
+            crate::reftx::Value::Id(commit),
+        ));
     }
+    crate::reftx::transaction(repo, &updates, || {
+        repo.edit_references_as([edit], committer)
+            .map_err(|e| fatal(format!("cannot lock ref '{full}': {e}")))?;
+        // gix writes no reflog at all with `core.logAllRefUpdates=false`; `-l` wants one.
+        if nb.reflog && repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
+            gitpar::branch::force_reflog(repo, &full, None, commit, &message).map_err(fatal)?;
+        }
+        if head_on_it {
+            gitpar::branch::append_reflog(repo, "HEAD", old_value, commit, &message)
+                .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
 
     match real_ref {
         Some(real) if nb.track != Track::Never => setup_tracking(repo, nb, &real, quiet),

@@ -13,6 +13,7 @@ mod interrupt;
 mod patch;
 mod pathspec_file;
 mod progress;
+mod reftx;
 mod repo;
 mod revision;
 mod state;

@@ -7,6 +7,7 @@ use gitpar::update::{Error as UpdateError, Policy};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+use crate::reftx::{Update, Value};
 use crate::repo::Opened;
 use crate::revision::{parse_branchname_arg, Parsed, Words};
 use crate::{fatal, jobs, progress, CheckoutArgs, FATAL};
@@ -144,7 +145,10 @@ enum NewHead {
 /// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
 /// `GIT_INDEX_FILE`, `core.worktree`, `safe.directory`, ...).
 pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
-    crate::repo::open(overrides)
+    let opened = crate::repo::open(overrides)?;
+    // The `reference-transaction` hook runs from wherever refs move (`reftx.rs`).
+    crate::hooks::remember(&opened);
+    Ok(opened)
 }
 
 fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
@@ -451,21 +455,42 @@ pub fn reset(args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let message = crate::state::reset_reflog_message("updating HEAD", Some(&target));
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let branch = repo.head_name().ok().flatten();
-    crate::state::update_orig_head(repo, old_commit);
+    crate::state::update_orig_head(repo, old_commit)?;
     let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
-    // git logs the reset even when nothing moves; gix skips such entries, so write them here.
-    edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
-    gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
-    if let Some(branch) = branch.filter(|_| old_commit != Some(commit)) {
-        gitpar::branch::append_reflog(
-            repo,
-            &branch.as_bstr().to_str_lossy(),
-            old_commit,
-            commit,
-            &message,
-        )
-        .map_err(fatal)?;
-    }
+    // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
+    // with HEAD's log-only update first.
+    let old = old_commit.map_or(Value::Null, Value::Id);
+    let updates = match &branch {
+        Some(b) => vec![
+            Update::to("HEAD", Value::Id(commit)),
+            Update {
+                old,
+                new: Value::Id(commit),
+                name: b.as_bstr().to_str_lossy().into_owned(),
+            },
+        ],
+        None => vec![Update {
+            old,
+            new: Value::Id(commit),
+            name: "HEAD".into(),
+        }],
+    };
+    crate::reftx::transaction(repo, &updates, || {
+        // git logs the reset even when nothing moves; gix skips such entries, so write them here.
+        edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
+        gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+        if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
+            gitpar::branch::append_reflog(
+                repo,
+                &branch.as_bstr().to_str_lossy(),
+                old_commit,
+                commit,
+                &message,
+            )
+            .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);
     }
@@ -720,13 +745,31 @@ fn run(
     let stays_detached = matches!(head, NewHead::Detached(..))
         && old_head_name.is_none()
         && old_commit == Some(commit);
-    if !edits.is_empty() && !stays_detached {
-        // What HEAD names now: a branch `-B` just reset under it has moved already.
-        let head_was = repo.head_id().ok().map(gix::Id::detach);
-        edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
-        let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-        gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message).map_err(fatal)?;
-    }
+    // git's `update_refs_for_switch` runs its transaction (and the hook) for a detached HEAD
+    // that stays where it is too; only the files backend then writes nothing.
+    let updates = match &head {
+        NewHead::Branch(b) => vec![Update::to(
+            "HEAD",
+            Value::Symbolic(format!("refs/heads/{b}")),
+        )],
+        NewHead::NewBranch(nb) => vec![Update::to(
+            "HEAD",
+            Value::Symbolic(format!("refs/heads/{}", nb.name)),
+        )],
+        NewHead::Detached(..) => vec![Update::to("HEAD", Value::Id(commit))],
+        NewHead::Unchanged => Vec::new(),
+    };
+    crate::reftx::transaction(repo, &updates, || {
+        if !edits.is_empty() && !stays_detached {
+            // What HEAD names now: a branch `-B` just reset under it has moved already.
+            let head_was = repo.head_id().ok().map(gix::Id::detach);
+            edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
+            let message = format!("{verb}: moving from {old_desc} to {new_desc}");
+            gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message)
+                .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
 
     // Paths that could not be written were reported; git still switches, and exits 1.
     let status = if outcome.errors.is_empty() {

@@ -8,6 +8,7 @@ mod support;
 
 use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -413,4 +414,132 @@ fn pathspec_from_file_takes_magic_too() {
         pair.assert_same();
         assert!(still_modified(&pair.by_par).contains("sub/x.c"));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference-transaction hook
+
+/// A `reference-transaction` hook that appends its argument and standard input to `hooklog`
+/// beside the repository (hooks run at the top of the work tree), and fails in `prepared` while
+/// a file `fail` is there.
+const LOGGING_HOOK: &str = "#!/bin/sh\n\
+echo \"== $*\" >> ../hooklog\n\
+cat >> ../hooklog\n\
+test \"$1\" = prepared && test -f ../fail && exit 1\n\
+exit 0\n";
+
+/// Two commits on `main`, `other` at the first; the hook installed in `hooks_dir` (relative to
+/// the repository; `.git/hooks` or a `core.hooksPath`).
+fn hooked_repo(hooks_dir: &str) -> Pair {
+    let hooks_dir = hooks_dir.to_owned();
+    Pair::new(move |dir| {
+        write(dir, "a", "a\n");
+        git_ok(dir, ["add", "a"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        write(dir, "a", "b\n");
+        git_ok(dir, ["commit", "-q", "-a", "-m", "two"]);
+        git_ok(dir, ["branch", "other", "HEAD~1"]);
+        let hook = dir.join(&hooks_dir).join("reference-transaction");
+        write(
+            dir,
+            &format!("{hooks_dir}/reference-transaction"),
+            LOGGING_HOOK,
+        );
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    })
+}
+
+/// Runs each command on both sides, noting it in the hook logs, and compares the logs.
+#[track_caller]
+fn assert_same_hook_lines(pair: &Pair, commands: &[&[&str]]) -> String {
+    for args in commands {
+        for dir in [&pair.by_git, &pair.by_par] {
+            let log = dir.join("../hooklog");
+            let mut text = fs::read_to_string(&log).unwrap_or_default();
+            text.push_str(&format!("### {args:?}\n"));
+            fs::write(&log, text).unwrap();
+        }
+        pair.run(args);
+    }
+    pair.assert_same();
+    let [g, p] = [&pair.by_git, &pair.by_par]
+        .map(|d| fs::read_to_string(d.join("../hooklog")).unwrap_or_default());
+    assert_eq!(g, p, "hook lines (git, then git-par)");
+    p
+}
+
+#[test]
+fn reference_transaction_sees_what_git_passes_for_switches_branches_and_resets() {
+    let pair = hooked_repo(".git/hooks");
+    let log = assert_same_hook_lines(
+        &pair,
+        &[
+            &["checkout", "other"],
+            &["checkout", "main"],
+            &["checkout", "main"],
+            &["checkout", "--detach"],
+            &["checkout", "--detach"],
+            &["checkout", "HEAD~1"],
+            &["reset", "--hard", "main"],
+            &["checkout", "main"],
+            &["checkout", "-b", "new"],
+            &["checkout", "-B", "new", "main~1"],
+            &["checkout", "-B", "new2"],
+            &["reset", "--hard", "main"],
+            &["reset", "--hard"],
+            &["checkout", "-l", "-b", "logged"],
+            &["switch", "-c", "x", "other"],
+            &["checkout", "HEAD"],
+            &["switch", "-C", "main", "main"],
+            &["checkout", "main", "--", "."],
+            &["restore", "."],
+            &["switch", "--detach", "other"],
+            &["checkout", "-f", "main"],
+            &["switch", "--orphan", "o2"],
+        ],
+    );
+    // Symbolic HEAD updates are shown as git 2.47 shows them.
+    assert!(log.contains(" ref:refs/heads/other HEAD\n"), "{log}");
+    assert!(log.contains("== aborted\n"), "{log}");
+}
+
+#[test]
+fn reference_transaction_cleanup_of_sequencer_state_and_hooks_path() {
+    let pair = hooked_repo("hooks");
+    for dir in [&pair.by_git, &pair.by_par] {
+        git_ok(dir, ["config", "core.hooksPath", "hooks"]);
+        let head = git_str(dir, ["rev-parse", "HEAD"]);
+        fs::write(dir.join(".git/CHERRY_PICK_HEAD"), format!("{head}\n")).unwrap();
+        fs::write(dir.join(".git/REVERT_HEAD"), format!("{head}\n")).unwrap();
+    }
+    let log = assert_same_hook_lines(&pair, &[&["checkout", "-f", "other"], &["reset", "--hard"]]);
+    assert!(log.contains(" CHERRY_PICK_HEAD\n"), "{log}");
+}
+
+#[test]
+fn reference_transaction_refusing_in_prepared_aborts_the_update() {
+    let pair = hooked_repo(".git/hooks");
+    for dir in [&pair.by_git, &pair.by_par] {
+        fs::write(dir.join("../fail"), "").unwrap();
+    }
+    let log = assert_same_hook_lines(
+        &pair,
+        &[
+            &["checkout", "other"],
+            &["checkout", "-b", "zz"],
+            &["reset", "--hard", "other"],
+            &["switch", "--detach", "other"],
+        ],
+    );
+    assert!(log.contains("== aborted\n"), "{log}");
+    assert_eq!(
+        git_str(&pair.by_par, ["symbolic-ref", "HEAD"]),
+        "refs/heads/main"
+    );
+    assert!(!git(&pair.by_par, ["rev-parse", "--verify", "-q", "zz"]).success());
+    let (_, p) = pair.run(&["checkout", "other"]);
+    assert_eq!(p.status.code(), Some(128));
+    assert!(p
+        .stderr_str()
+        .contains("fatal: ref updates aborted by hook"));
 }
