@@ -561,6 +561,25 @@ pub(crate) fn create(
     }
 }
 
+/// `checkout -l --orphan NEW`: git's `update_refs_for_switch` creates the unborn branch's
+/// reflog (empty) when `core.logAllRefUpdates` would not create one, so that its first commit
+/// is logged.
+pub(crate) fn orphan_reflog(repo: &gix::Repository, name: &str) -> Result<(), String> {
+    if repo.refs.write_reflog != gix::refs::store::WriteReflog::Disable {
+        return Ok(());
+    }
+    let path = repo.common_dir().join("logs/refs/heads").join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map(drop)
+        .map_err(|e| format!("Can not do reflog for '{name}': {e}"))
+}
+
 /// git's `dwim_branch_start`: the ref the start point names, when it is a branch or a
 /// remote-tracking branch (what tracking can follow); with `--track`, anything else is refused.
 fn dwim_branch_start(repo: &gix::Repository, nb: &NewBranch) -> Result<Option<String>, u8> {

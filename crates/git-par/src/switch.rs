@@ -329,6 +329,9 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
+        if let (Ok(()), true, Some(name)) = (&done, args.reflog, args.orphan.as_deref()) {
+            crate::branches::orphan_reflog(repo, name).map_err(fatal)?;
+        }
         return done;
     }
     // git's `parse_branchname_arg`: a revision (`-`, `@{-N}`, `A...B`, `@`) and paths, a

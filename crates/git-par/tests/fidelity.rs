@@ -163,6 +163,32 @@ fn checkout_l_with_capital_b_and_default_logging_matches_git() {
     assert!(p.contains("branch: Reset to main"), "{p}");
 }
 
+#[test]
+fn checkout_l_orphan_prepares_a_reflog_that_the_first_commit_fills() {
+    let pair = Pair::new(|dir| {
+        git_ok(dir, ["config", "core.logAllRefUpdates", "false"]);
+        write(dir, "a", "a\n");
+        git_ok(dir, ["add", "a"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+    });
+    pair.run(&["checkout", "-l", "--orphan", "zeta"]);
+    pair.assert_same();
+    for dir in [&pair.by_git, &pair.by_par] {
+        git_ok(dir, ["commit", "-q", "-m", "Zeta"]);
+    }
+    let [g, p] = [&pair.by_git, &pair.by_par].map(|d| reflog(d, "refs/heads/zeta"));
+    assert_eq!(g, p);
+    assert!(p.contains("commit (initial): Zeta"), "{p}");
+    // An orphan left before its first commit loses its reflog again, as in git.
+    pair.run(&["checkout", "-l", "--orphan", "eta"]);
+    pair.run(&["checkout", "main"]);
+    assert!(reflog(&pair.by_par, "refs/heads/eta").starts_with("<no reflog"));
+    assert_eq!(
+        reflog(&pair.by_git, "refs/heads/eta"),
+        reflog(&pair.by_par, "refs/heads/eta")
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // --overwrite-ignore / --no-overwrite-ignore
 
