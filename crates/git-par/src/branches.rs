@@ -43,6 +43,12 @@ pub(crate) struct BranchOpts {
     /// Switch even to a branch that another work tree has checked out.
     #[arg(long = "ignore-other-worktrees")]
     ignore_other_worktrees: bool,
+    /// Silently overwrite ignored files in the way (the default).
+    #[arg(long = "overwrite-ignore", overrides_with = "no_overwrite_ignore")]
+    overwrite_ignore: bool,
+    /// Refuse to overwrite ignored files in the way, as untracked ones.
+    #[arg(long = "no-overwrite-ignore", overrides_with = "overwrite_ignore")]
+    no_overwrite_ignore: bool,
 }
 
 /// Which command asks: their rules differ slightly (git's `accept_pathspec`, `-b` vs `-c`).
@@ -92,6 +98,9 @@ pub(crate) struct NewBranch {
     /// Whether the work tree is updated at all: git skips it for `switch -c NEW` and
     /// `checkout -b NEW` without a start point (`only_merge_on_switching_branches`).
     pub(crate) update: bool,
+    /// `checkout -l`: git's `REF_FORCE_CREATE_REFLOG`, a reflog for the branch even when
+    /// `core.logAllRefUpdates` is off.
+    pub(crate) reflog: bool,
 }
 
 impl NewBranch {
@@ -136,6 +145,12 @@ fn configured_track(repo: &gix::Repository) -> Track {
 }
 
 impl BranchOpts {
+    /// `--no-overwrite-ignore` was the last of the pair given (git's `preserve_ignored`, for a
+    /// switch that is not forced).
+    pub(crate) fn preserve_ignored(&self) -> bool {
+        self.no_overwrite_ignore
+    }
+
     /// `-t`/`--track`/`--no-track` was given (git's `track != BRANCH_TRACK_UNSPECIFIED`).
     pub(crate) fn track_given(&self) -> bool {
         self.track.is_some() || self.no_track
@@ -330,6 +345,7 @@ pub(crate) fn new_branch(create: &Create, start: Option<&str>) -> NewBranch {
         exists: create.exists,
         track: create.track,
         update,
+        reflog: false,
     }
 }
 
@@ -352,6 +368,7 @@ pub(crate) fn guess(
                 exists: false,
                 track: opts.track(repo),
                 update: true,
+                reflog: false,
             },
             commit,
         ))),
@@ -481,7 +498,7 @@ pub(crate) fn create(
         change: Change::Update {
             log: LogChange {
                 mode: RefLog::AndReference,
-                force_create_reflog: false,
+                force_create_reflog: nb.reflog,
                 message: message.clone().into(),
             },
             expected: if nb.exists {
@@ -513,16 +530,54 @@ pub(crate) fn create(
         .committer()
         .transpose()
         .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    repo.edit_references_as([edit], committer)
-        .map_err(|e| fatal(format!("cannot lock ref '{full}': {e}")))?;
+    // The hook sees the branch, and HEAD's log-only update when HEAD is on it (`reftx.rs`).
+    let mut updates = vec![crate::reftx::Update::to(
+        full.clone(),
+        crate::reftx::Value::Id(commit),
+    )];
     if head_on_it {
-        gitpar::branch::append_reflog(repo, "HEAD", old_value, commit, &message).map_err(fatal)?;
+        updates.push(crate::reftx::Update::to(
+            "HEAD",
+            crate::reftx::Value::Id(commit),
+        ));
     }
+    crate::reftx::transaction(repo, &updates, || {
+        repo.edit_references_as([edit], committer)
+            .map_err(|e| fatal(format!("cannot lock ref '{full}': {e}")))?;
+        // gix writes no reflog at all with `core.logAllRefUpdates=false`; `-l` wants one.
+        if nb.reflog && repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
+            gitpar::branch::force_reflog(repo, &full, None, commit, &message).map_err(fatal)?;
+        }
+        if head_on_it {
+            gitpar::branch::append_reflog(repo, "HEAD", old_value, commit, &message)
+                .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
 
     match real_ref {
         Some(real) if nb.track != Track::Never => setup_tracking(repo, nb, &real, quiet),
         _ => Ok(()),
     }
+}
+
+/// `checkout -l --orphan NEW`: git's `update_refs_for_switch` creates the unborn branch's
+/// reflog (empty) when `core.logAllRefUpdates` would not create one, so that its first commit
+/// is logged.
+pub(crate) fn orphan_reflog(repo: &gix::Repository, name: &str) -> Result<(), String> {
+    if repo.refs.write_reflog != gix::refs::store::WriteReflog::Disable {
+        return Ok(());
+    }
+    let path = repo.common_dir().join("logs/refs/heads").join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map(drop)
+        .map_err(|e| format!("Can not do reflog for '{name}': {e}"))
 }
 
 /// git's `dwim_branch_start`: the ref the start point names, when it is a branch or a
@@ -623,6 +678,7 @@ pub(crate) fn worktree_track(
         exists: false,
         track: configured_track(repo),
         update: true,
+        reflog: false,
     };
     match dwim_branch_start(repo, &nb)? {
         Some(real) if nb.track != Track::Never => setup_tracking(repo, &nb, &real, quiet),

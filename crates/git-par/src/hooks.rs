@@ -63,6 +63,15 @@ fn find(repo: &gix::Repository, name: &str, launch: &Launch<'_>) -> Option<PathB
         return Some(named);
     }
     let denied = std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES);
+    // git gives the hint once per hook and process (`advise_given`), however often it looks.
+    static ADVISED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut advised = ADVISED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if advised.iter().any(|n| n == name) {
+        return None;
+    }
+    advised.push(name.to_owned());
     let advise = repo
         .config_snapshot()
         .boolean("advice.ignoredHook")
@@ -86,6 +95,18 @@ fn shown<'a>(path: &'a Path, git_cwd: &Path) -> &'a Path {
 /// `run_hooks_opt` returns it: the exit code, 128 + the signal for a killed hook, 1 when it
 /// cannot be started (with git's message).
 pub(crate) fn run(repo: &gix::Repository, name: &str, args: &[String], launch: &Launch<'_>) -> i32 {
+    run_with_input(repo, name, args, launch, None)
+}
+
+/// [`run`], with `input` on the hook's standard input instead of `/dev/null` (git's
+/// `proc.in = -1`); a hook that does not read it all is no error (git ignores `EPIPE`).
+fn run_with_input(
+    repo: &gix::Repository,
+    name: &str,
+    args: &[String],
+    launch: &Launch<'_>,
+    input: Option<&[u8]>,
+) -> i32 {
     let Some(path) = find(repo, name, launch) else {
         return 0;
     };
@@ -97,7 +118,11 @@ pub(crate) fn run(repo: &gix::Repository, name: &str, args: &[String], launch: &
             cmd.arg(script);
         }
         cmd.args(args)
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::from(std::io::stderr()));
         cmd.current_dir(launch.dir.unwrap_or(&launch.git_cwd));
         for (key, value) in &launch.env {
@@ -106,7 +131,12 @@ pub(crate) fn run(repo: &gix::Repository, name: &str, args: &[String], launch: &
                 None => cmd.env_remove(key),
             };
         }
-        cmd.status()
+        let mut child = cmd.spawn()?;
+        if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+            // EPIPE (the hook did not read it all) is ignored, as git ignores it.
+            let _ = stdin.write_all(input);
+        }
+        child.wait()
     };
     let status = match spawn(&path, None) {
         // git's `execve` retries a script without `#!` with the shell.
@@ -193,6 +223,55 @@ fn git_dir_env(opened: &Opened, top: &Path) -> Option<OsString> {
         return None;
     }
     Some(git_dir.as_os_str().to_owned())
+}
+
+/// The launch of [`in_worktree`] for the repository this process works on, remembered by
+/// [`remember`] so that the ref-moving code, which has only a `gix::Repository`, runs
+/// `reference-transaction` as git would: from the top of the work tree, with git's environment.
+static WORKTREE_LAUNCH: std::sync::OnceLock<Launch<'static>> = std::sync::OnceLock::new();
+
+/// Remember how hooks of `opened` are launched (see [`WORKTREE_LAUNCH`]); the first call wins.
+pub(crate) fn remember(opened: &Opened) {
+    let _ = WORKTREE_LAUNCH.set(in_worktree(opened).into_owned());
+}
+
+impl Launch<'_> {
+    /// The same launch, owning what it borrowed (only the directory, which [`in_worktree`]
+    /// never sets).
+    fn into_owned(self) -> Launch<'static> {
+        Launch {
+            dir: None,
+            git_cwd: self.dir.map_or(self.git_cwd, Path::to_owned),
+            relative_git_dir: self.relative_git_dir,
+            env: self.env,
+        }
+    }
+}
+
+/// Run the `reference-transaction` hook with `state` (`prepared`, `committed`, `aborted`) and
+/// the updates (`<old> SP <new> SP <ref> LF` lines) on its standard input, as git's
+/// `run_transaction_hook`; its exit status (0 when there is no hook).
+pub(crate) fn reference_transaction(repo: &gix::Repository, state: &str, updates: &[u8]) -> i32 {
+    let fallback;
+    let launch = match WORKTREE_LAUNCH.get() {
+        Some(l) => l,
+        None => {
+            let top = repo
+                .workdir()
+                .map(Path::to_owned)
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_default();
+            fallback = Launch {
+                dir: None,
+                git_cwd: top,
+                relative_git_dir: false,
+                env: Vec::new(),
+            };
+            &fallback
+        }
+    };
+    let args = [state.to_owned()];
+    run_with_input(repo, "reference-transaction", &args, launch, Some(updates))
 }
 
 /// `post-checkout` after a branch switch (`flag` 1) or a path checkout (`flag` 0), with the

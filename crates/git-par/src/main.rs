@@ -13,6 +13,7 @@ mod interrupt;
 mod patch;
 mod pathspec_file;
 mod progress;
+mod reftx;
 mod repo;
 mod revision;
 mod state;
@@ -75,6 +76,11 @@ pub(crate) struct CheckoutArgs {
     /// `None`: `submodule.recurse` decides.
     #[arg(skip)]
     pub(crate) recurse_submodules: Option<bool>,
+    /// `switch`/`checkout --no-overwrite-ignore` (set from `branches::BranchOpts`): ignored
+    /// files in the way refuse the update like untracked ones. Not an option of its own here,
+    /// since `clone`, `restore` and `reset` have no such option in git.
+    #[arg(skip)]
+    pub(crate) preserve_ignored: bool,
 }
 
 #[derive(Args, Debug)]

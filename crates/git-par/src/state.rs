@@ -26,13 +26,13 @@ pub(crate) fn remove_branch_state(repo: &gix::Repository, verbose: bool) {
         ("REVERT_HEAD", "cancelling a revert in progress"),
     ] {
         if dir.join(name).is_file() {
-            if delete_pseudoref(dir, name) && verbose {
+            if delete_pseudoref(repo, name) && verbose {
                 eprintln!("warning: {what}");
             }
             need_cleanup = true;
         }
     }
-    delete_pseudoref(dir, "AUTO_MERGE");
+    delete_pseudoref(repo, "AUTO_MERGE");
     if need_cleanup && have_finished_the_last_pick(dir) {
         let seq = dir.join("sequencer");
         if seq.exists() && std::fs::remove_dir_all(&seq).is_err() {
@@ -51,7 +51,7 @@ pub(crate) fn remove_merge_branch_state(repo: &gix::Repository) {
     for name in ["MERGE_HEAD", "MERGE_RR", "MERGE_MSG", "MERGE_MODE"] {
         unlink(&dir.join(name));
     }
-    delete_pseudoref(dir, "AUTO_MERGE");
+    delete_pseudoref(repo, "AUTO_MERGE");
     save_autostash(repo, "MERGE_AUTOSTASH");
 }
 
@@ -61,13 +61,17 @@ fn unlink(path: &Path) {
 }
 
 /// Delete the pseudo-ref `name` of the work tree's git directory and its reflog, as git's
-/// `refs_delete_ref(…, REF_NO_DEREF)` does with the files backend. `true` when it existed.
-fn delete_pseudoref(dir: &Path, name: &str) -> bool {
-    let existed = std::fs::remove_file(dir.join(name)).is_ok();
-    if existed {
-        unlink(&dir.join("logs").join(name));
-    }
-    existed
+/// `refs_delete_ref(…, REF_NO_DEREF)` does with the files backend, `reference-transaction`
+/// hook included (`reftx.rs`). `true` when it existed.
+fn delete_pseudoref(repo: &gix::Repository, name: &str) -> bool {
+    let dir = repo.git_dir();
+    crate::reftx::deletion(repo, name, crate::reftx::Value::Null, || {
+        let existed = std::fs::remove_file(dir.join(name)).is_ok();
+        if existed {
+            unlink(&dir.join("logs").join(name));
+        }
+        existed
+    })
 }
 
 /// git's `have_finished_the_last_pick`: the sequencer's `todo` has at most one line left.
@@ -107,7 +111,7 @@ fn save_autostash(repo: &gix::Repository, name: &str) {
     } else {
         eprintln!("error: cannot store {oid}");
     }
-    delete_pseudoref(repo.git_dir(), name);
+    delete_pseudoref(repo, name);
 }
 
 /// The reflog message of `reset` (`set_reflog_message`): `$GIT_REFLOG_ACTION: <action>` when
@@ -122,8 +126,18 @@ pub(crate) fn reset_reflog_message(action: &str, rev: Option<&str>) -> String {
 
 /// `reset_refs`' first half: `ORIG_HEAD` records the commit `HEAD` was at before the reset
 /// (`old_head`); when `HEAD` did not resolve, an existing `ORIG_HEAD` is deleted. Errors are
-/// reported as git's `UPDATE_REFS_MSG_ON_ERR` reports them and do not stop the reset.
-pub(crate) fn update_orig_head(repo: &gix::Repository, old_head: Option<gix::ObjectId>) {
+/// reported as git's `UPDATE_REFS_MSG_ON_ERR` reports them and do not stop the reset; a
+/// `reference-transaction` hook refusing the update does (git dies, 128).
+pub(crate) fn update_orig_head(
+    repo: &gix::Repository,
+    old_head: Option<gix::ObjectId>,
+) -> Result<(), u8> {
+    // git passes ORIG_HEAD's current value as the expected old one.
+    let orig = repo
+        .try_find_reference("ORIG_HEAD")
+        .ok()
+        .flatten()
+        .and_then(|mut r| r.peel_to_id().ok().map(gix::Id::detach));
     let change = match old_head {
         Some(old) => Change::Update {
             log: LogChange {
@@ -138,7 +152,12 @@ pub(crate) fn update_orig_head(repo: &gix::Repository, old_head: Option<gix::Obj
             expected: PreviousValue::Any,
             log: RefLog::AndReference,
         },
-        None => return,
+        None => return Ok(()),
+    };
+    let update = crate::reftx::Update {
+        old: orig.map_or(crate::reftx::Value::Null, crate::reftx::Value::Id),
+        new: old_head.map_or(crate::reftx::Value::Null, crate::reftx::Value::Id),
+        name: "ORIG_HEAD".into(),
     };
     let edit = RefEdit {
         change,
@@ -149,12 +168,19 @@ pub(crate) fn update_orig_head(repo: &gix::Repository, old_head: Option<gix::Obj
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: unable to determine the committer: {e}");
-            return;
+            return Ok(());
         }
     };
-    if let Err(e) = repo.edit_references_as([edit], committer) {
-        eprintln!("error: cannot update ref 'ORIG_HEAD': {e}");
+    let apply = || {
+        if let Err(e) = repo.edit_references_as([edit], committer) {
+            eprintln!("error: cannot update ref 'ORIG_HEAD': {e}");
+        }
+        Ok(())
+    };
+    if old_head.is_none() {
+        return crate::reftx::deletion(repo, "ORIG_HEAD", update.old, apply);
     }
+    crate::reftx::transaction(repo, &[update], apply)
 }
 
 /// The end of every branch switch of `switch`/`checkout` after `HEAD` moved, in git's order

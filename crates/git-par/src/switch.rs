@@ -7,6 +7,7 @@ use gitpar::update::{Error as UpdateError, Policy};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+use crate::reftx::{Update, Value};
 use crate::repo::Opened;
 use crate::revision::{parse_branchname_arg, Parsed, Words};
 use crate::{fatal, jobs, progress, CheckoutArgs, FATAL};
@@ -90,6 +91,9 @@ pub struct CheckoutCmdArgs {
     /// Create or reset branch NEW at REV and check it out (`branches.rs`).
     #[arg(short = 'B', value_name = "NEW")]
     force_create: Option<String>,
+    /// `-l`: create the new branch's reflog even where `core.logAllRefUpdates` would not.
+    #[arg(short = 'l')]
+    reflog: bool,
     /// `--track`, `--no-track`, `--guess`, `--ignore-other-worktrees` (`branches.rs`).
     #[command(flatten)]
     branch: crate::branches::BranchOpts,
@@ -194,7 +198,10 @@ enum NewHead {
 /// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
 /// `GIT_INDEX_FILE`, `core.worktree`, `safe.directory`, ...).
 pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
-    crate::repo::open(overrides)
+    let opened = crate::repo::open(overrides)?;
+    // The `reference-transaction` hook runs from wherever refs move (`reftx.rs`).
+    crate::hooks::remember(&opened);
+    Ok(opened)
 }
 
 fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
@@ -332,6 +339,7 @@ fn switch_target(
 /// Run `git par switch`.
 pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
+    args.checkout.preserve_ignored = args.branch.preserve_ignored();
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
@@ -377,10 +385,14 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
 /// Run `git par checkout` (branch form).
 pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
+    args.checkout.preserve_ignored = args.branch.preserve_ignored();
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
+        if let (Ok(()), true, Some(name)) = (&done, args.reflog, args.orphan.as_deref()) {
+            crate::branches::orphan_reflog(repo, name).map_err(fatal)?;
+        }
         return done;
     }
     // git's `parse_branchname_arg`: a revision (`-`, `@{-N}`, `A...B`, `@`) and paths, a
@@ -473,11 +485,14 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         };
         return Err(fatal(format!("'--ours/--theirs' {what}")));
     }
-    let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
+    let (mut head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
     let merge = args
         .merge
         .for_switch(repo, args.force, args.target.as_deref())?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
+    if let NewHead::NewBranch(nb) = &mut head {
+        nb.reflog = args.reflog;
+    }
     run(
         &opened,
         head,
@@ -511,21 +526,42 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let message = crate::state::reset_reflog_message("updating HEAD", Some(&target));
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let branch = repo.head_name().ok().flatten();
-    crate::state::update_orig_head(repo, old_commit);
+    crate::state::update_orig_head(repo, old_commit)?;
     let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
-    // git logs the reset even when nothing moves; gix skips such entries, so write them here.
-    edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
-    gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
-    if let Some(branch) = branch.filter(|_| old_commit != Some(commit)) {
-        gitpar::branch::append_reflog(
-            repo,
-            &branch.as_bstr().to_str_lossy(),
-            old_commit,
-            commit,
-            &message,
-        )
-        .map_err(fatal)?;
-    }
+    // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
+    // with HEAD's log-only update first.
+    let old = old_commit.map_or(Value::Null, Value::Id);
+    let updates = match &branch {
+        Some(b) => vec![
+            Update::to("HEAD", Value::Id(commit)),
+            Update {
+                old,
+                new: Value::Id(commit),
+                name: b.as_bstr().to_str_lossy().into_owned(),
+            },
+        ],
+        None => vec![Update {
+            old,
+            new: Value::Id(commit),
+            name: "HEAD".into(),
+        }],
+    };
+    crate::reftx::transaction(repo, &updates, || {
+        // git logs the reset even when nothing moves; gix skips such entries, so write them here.
+        edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
+        gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
+        if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
+            gitpar::branch::append_reflog(
+                repo,
+                &branch.as_bstr().to_str_lossy(),
+                old_commit,
+                commit,
+                &message,
+            )
+            .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);
     }
@@ -686,6 +722,7 @@ fn engine_update(
             .boolean("submodule.recurse")
             .unwrap_or(false)
     });
+    opts.overwrite_ignore = !args.preserve_ignored;
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let index_path = opened.index_path.clone();
@@ -909,13 +946,31 @@ fn run(
     let stays_detached = matches!(head, NewHead::Detached(..))
         && old_head_name.is_none()
         && old_commit == Some(commit);
-    if !edits.is_empty() && !stays_detached {
-        // What HEAD names now: a branch `-B` just reset under it has moved already.
-        let head_was = repo.head_id().ok().map(gix::Id::detach);
-        edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
-        let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-        gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message).map_err(fatal)?;
-    }
+    // git's `update_refs_for_switch` runs its transaction (and the hook) for a detached HEAD
+    // that stays where it is too; only the files backend then writes nothing.
+    let updates = match &head {
+        NewHead::Branch(b) => vec![Update::to(
+            "HEAD",
+            Value::Symbolic(format!("refs/heads/{b}")),
+        )],
+        NewHead::NewBranch(nb) => vec![Update::to(
+            "HEAD",
+            Value::Symbolic(format!("refs/heads/{}", nb.name)),
+        )],
+        NewHead::Detached(..) => vec![Update::to("HEAD", Value::Id(commit))],
+        NewHead::Unchanged => Vec::new(),
+    };
+    crate::reftx::transaction(repo, &updates, || {
+        if !edits.is_empty() && !stays_detached {
+            // What HEAD names now: a branch `-B` just reset under it has moved already.
+            let head_was = repo.head_id().ok().map(gix::Id::detach);
+            edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
+            let message = format!("{verb}: moving from {old_desc} to {new_desc}");
+            gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message)
+                .map_err(fatal)?;
+        }
+        Ok(())
+    })?;
 
     // Paths that could not be written were reported; git still switches, and exits 1.
     let status = if outcome.errors.is_empty() {
@@ -1046,25 +1101,16 @@ fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<gix::ObjectId, u8> 
         .ok_or_else(|| fatal(format!("invalid reference: {rev}")))
 }
 
-/// Pathspecs are relative to the current directory: make them relative to the work tree root.
-/// `prefix` is where the current directory is in the work tree (see [`Opened::prefix`]).
-fn repo_relative(prefix: &std::path::Path, specs: &[String]) -> Result<Vec<bstr::BString>, u8> {
-    let mut out = Vec::new();
-    for spec in specs {
-        let joined = prefix.join(spec);
-        let mut parts: Vec<String> = Vec::new();
-        for c in joined.components() {
-            match c {
-                std::path::Component::ParentDir if parts.pop().is_none() => {
-                    return Err(fatal(format!("{spec}: '{spec}' is outside repository")));
-                }
-                std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
-                _ => {}
-            }
-        }
-        out.push(parts.join("/").into());
-    }
-    Ok(out)
+/// The pathspecs as git's `parse_pathspec` reads them: magic, `GIT_*_PATHSPECS`, relative to
+/// the current directory (`Opened::prefix`), absolute ones against the top of the work tree.
+fn pathspec(
+    opened: &Opened,
+    workdir: &std::path::Path,
+    specs: &[String],
+) -> Result<gitpar::pathspec::Pathspec, u8> {
+    let defaults = gitpar::pathspec::defaults_from_environment().map_err(fatal)?;
+    let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
+    gitpar::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
 }
 
 #[allow(clippy::too_many_arguments)] // each flag is one of git's options for the two commands
@@ -1088,7 +1134,7 @@ fn restore_paths(
             gitpar::restore::Source::Index,
             gitpar::restore::Source::Tree,
         ),
-        pathspecs: repo_relative(&opened.prefix, specs)?,
+        pathspec: pathspec(opened, &workdir, specs)?,
         worktree,
         staged,
         overlay,
@@ -1169,8 +1215,10 @@ fn restore_paths(
             }
             Err(1)
         }
-        Err(gitpar::restore::Error::NoMatch(spec)) => {
-            eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+        Err(gitpar::restore::Error::NoMatch(specs)) => {
+            for spec in &specs {
+                eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+            }
             Err(1)
         }
         Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Entries(errors))) => {

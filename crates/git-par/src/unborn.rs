@@ -96,6 +96,7 @@ fn new_branch_ref(repo: &gix::Repository, name: &str, may_exist: bool) -> Result
 /// Point `HEAD` at `full` (which does not exist yet). git writes no reflog entry for a
 /// symbolic ref whose target does not resolve.
 fn point_head_at(repo: &gix::Repository, full: FullName) -> Result<(), u8> {
+    let target = crate::reftx::Value::Symbolic(full.as_bstr().to_string());
     let edit = RefEdit {
         change: Change::Update {
             log: LogChange {
@@ -114,10 +115,12 @@ fn point_head_at(repo: &gix::Repository, full: FullName) -> Result<(), u8> {
         .committer()
         .transpose()
         .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    quiet
-        .edit_references_as([edit], committer)
-        .map(|_| ())
-        .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
+    crate::reftx::transaction(repo, &[crate::reftx::Update::to("HEAD", target)], || {
+        quiet
+            .edit_references_as([edit], committer)
+            .map(|_| ())
+            .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
+    })
 }
 
 /// git's `switch_unborn_to_new_branch`: on an unborn `HEAD`, `-b NEW`/`-c NEW`/`--orphan NEW`

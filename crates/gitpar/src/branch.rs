@@ -102,13 +102,39 @@ pub fn append_reflog(
     if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
         return Ok(());
     }
+    write_reflog_line(repo, name, old, new, message, false)
+}
+
+/// Append one line to the reflog of `name`, creating the reflog whatever
+/// `core.logAllRefUpdates` says: git's `REF_FORCE_CREATE_REFLOG`, which `checkout -l -b NEW`
+/// asks for. gix writes no reflog at all when the setting is off, so the line is written here.
+pub fn force_reflog(
+    repo: &gix::Repository,
+    name: &str,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+    message: &str,
+) -> Result<(), String> {
+    write_reflog_line(repo, name, old, new, message, true)
+}
+
+/// The line [`append_reflog`] and [`force_reflog`] write; `force` creates a reflog that is
+/// not there even for a ref git would not create one for.
+fn write_reflog_line(
+    repo: &gix::Repository,
+    name: &str,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+    message: &str,
+    force: bool,
+) -> Result<(), String> {
     let base = if name == "HEAD" {
         repo.git_dir()
     } else {
         repo.common_dir()
     };
     let path = base.join("logs").join(name);
-    let autocreate = name == "HEAD" || name.starts_with("refs/heads/");
+    let autocreate = force || name == "HEAD" || name.starts_with("refs/heads/");
     if !autocreate && !path.exists() {
         return Ok(());
     }

@@ -20,6 +20,7 @@ pub mod fs;
 pub mod lock;
 pub mod merge;
 pub mod options;
+pub mod pathspec;
 pub mod plan;
 pub mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.

@@ -30,6 +30,10 @@ pub struct Options {
     /// `--recurse-submodules` / `submodule.recurse`: the work trees of active, populated
     /// submodules follow their gitlinks ([`crate::submodule`]).
     pub recurse_submodules: bool,
+    /// Ignored files in the way of a safe update are expendable and removed (git's default,
+    /// `--overwrite-ignore`); when false (`--no-overwrite-ignore`) they refuse the update like
+    /// untracked files (git's `preserve_ignored`).
+    pub overwrite_ignore: bool,
 }
 
 impl Default for Options {
@@ -42,6 +46,7 @@ impl Default for Options {
             budget: DEFAULT_BUDGET,
             report_local_changes: false,
             recurse_submodules: false,
+            overwrite_ignore: true,
         }
     }
 }

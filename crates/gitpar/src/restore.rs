@@ -15,6 +15,7 @@ use crate::execute::Job;
 use crate::fs::{leading_dirs, Root};
 use crate::lock::IndexLock;
 use crate::options::Options;
+use crate::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
 use crate::remove::Remover;
 
@@ -32,8 +33,8 @@ pub enum Source {
 pub struct Request {
     /// The content's source.
     pub source: Source,
-    /// Repository-relative pathspecs: a path, a directory prefix, or `.`/empty for everything.
-    pub pathspecs: Vec<BString>,
+    /// The pathspecs selecting what is restored, with git's magic (`pathspec.rs`).
+    pub pathspec: crate::pathspec::Pathspec,
     /// Write the work tree.
     pub worktree: bool,
     /// Write the index entries (`--staged`, or `checkout REV -- paths`).
@@ -78,9 +79,10 @@ pub struct Outcome {
 /// Why a restore failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A pathspec matched nothing in the source or the index; nothing was changed.
-    #[error("pathspec '{0}' did not match any file(s) known to git")]
-    NoMatch(BString),
+    /// Pathspecs matched nothing in the source or the index (each is named, in the order
+    /// given, as git's `report_path_error` names them); nothing was changed.
+    #[error("pathspec '{}' did not match any file(s) known to git", .0.first().map(ToString::to_string).unwrap_or_default())]
+    NoMatch(Vec<BString>),
     /// Selected paths are unmerged and the source does not resolve them; nothing was changed.
     /// git: `error: path '<path>' is unmerged`, exit 1.
     #[error("path '{}' is unmerged", .0.first().map(ToString::to_string).unwrap_or_default())]
@@ -120,21 +122,6 @@ pub enum Error {
     },
 }
 
-/// Returns true if and only if `path` is selected by `spec` (git's pathspec for literal paths:
-/// the path itself or anything below it).
-pub fn matches(spec: &BStr, path: &BStr) -> bool {
-    // A pathspec with glob characters matches like git's default pathspec magic: fnmatch without
-    // FNM_PATHNAME, so `*` also matches `/` (`*.txt` selects `a/b.txt`).
-    if spec.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-        return gix::glob::wildmatch(spec, path, gix::glob::wildmatch::Mode::empty());
-    }
-    spec.is_empty()
-        || spec == "."
-        || path == spec
-        || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
-        || (spec.ends_with(b"/") && path.starts_with(spec))
-}
-
 /// Restore the paths `req` selects, in the phases of git's `checkout_paths`: **read** the index
 /// and the source, **select** the paths (every refusal happens there, before anything is
 /// touched), **write** the work tree, **record** the index.
@@ -147,8 +134,8 @@ pub fn restore(
     progress: &Progress,
     should_interrupt: &AtomicBool,
 ) -> Result<Outcome, Error> {
-    let (lock, index, source, merged) = read(repo, worktree, index_path, req, opts)?;
-    let selection = select(&index, source, req)?;
+    let (lock, index, source, merged, m) = read(repo, worktree, index_path, req, opts)?;
+    let selection = select(&index, source, req, &m)?;
     let mut outcome = Outcome {
         recreated: merged.recreated,
         binary: merged.binary,
@@ -172,7 +159,7 @@ pub fn restore(
     }
     // A work-tree-only restore from another source than the index leaves the index alone.
     if req.staged || matches!(req.source, Source::Index) {
-        let state = record(&index, &selection, &stats, req, &mut outcome.removed);
+        let state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
         // Entries change only at the selected paths (and at what gives way to them, which lies
         // below or at a restored path): the rest of the cache-tree is reused.
         let changed = crate::record::changed_dirs(
@@ -203,20 +190,13 @@ pub fn restore(
         let mut warned: Vec<BString> = index
             .entries()
             .iter()
-            .filter(|e| e.stage_raw() != 0 && req.selects(e.path(&index)))
+            .filter(|e| e.stage_raw() != 0 && m.selects(e.path(&index)))
             .map(|e| e.path(&index).to_owned())
             .collect();
         warned.dedup();
         outcome.unmerged = warned;
     }
     Ok(outcome)
-}
-
-impl Request {
-    /// Returns true if and only if one of the pathspecs selects `path`.
-    fn selects(&self, path: &BStr) -> bool {
-        self.pathspecs.iter().any(|s| matches(s.as_bstr(), path))
-    }
 }
 
 /// The merges [`read`] made for [`Request::merge`].
@@ -231,13 +211,24 @@ struct Merged {
 /// `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose. With
 /// [`Request::merge`], selected resolved paths get their recorded conflict back first, and each
 /// selected unmerged path with stages 2 and 3 is merged: the merge result is its source entry.
-fn read(
-    repo: &gix::Repository,
+/// Also returns the pathspec matcher (it reads attributes through the index it was read with).
+#[allow(clippy::type_complexity)]
+fn read<'r>(
+    repo: &'r gix::Repository,
     worktree: &Path,
     index_path: &Path,
     req: &Request,
     opts: &Options,
-) -> Result<(IndexLock, gix::index::File, Vec<plan::Entry>, Merged), Error> {
+) -> Result<
+    (
+        IndexLock,
+        gix::index::File,
+        Vec<plan::Entry>,
+        Merged,
+        Matcher<'r>,
+    ),
+    Error,
+> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let mut index = gix::index::File::at(
         index_path,
@@ -255,6 +246,7 @@ fn read(
             ))
         }
     })?;
+    let m = req.pathspec.matcher(repo, &index).map_err(Error::Index)?;
     let mut merged = Merged::default();
     let source = match req.source {
         Source::Tree(tree) => {
@@ -265,8 +257,8 @@ fn read(
         Source::Index => {
             let mut entries: Vec<plan::Entry> = Vec::new();
             if let Some(style) = req.merge {
-                unmerge(&mut index, index_path, repo.object_hash(), req);
-                let (found, done) = merge_unmerged(repo, worktree, &index, req, style)?;
+                unmerge(&mut index, index_path, repo.object_hash(), &m);
+                let (found, done) = merge_unmerged(repo, worktree, &index, &m, style)?;
                 entries = found;
                 merged = done;
             }
@@ -290,16 +282,21 @@ fn read(
             entries
         }
     };
-    Ok((lock, index, source, merged))
+    Ok((lock, index, source, merged, m))
 }
 
 /// git's `unmerge_index`: every selected path with a resolve-undo record that is not unmerged
 /// now gets the recorded stages back (its stage-0 entry, if any, goes).
-fn unmerge(index: &mut gix::index::File, index_path: &Path, hash: gix::hash::Kind, req: &Request) {
+fn unmerge(
+    index: &mut gix::index::File,
+    index_path: &Path,
+    hash: gix::hash::Kind,
+    m: &Matcher<'_>,
+) {
     let records: Vec<crate::resolve_undo::ResolvedPath> =
         crate::resolve_undo::read(index_path, hash)
             .into_iter()
-            .filter(|r| req.selects(r.path.as_bstr()))
+            .filter(|r| m.selects(r.path.as_bstr()))
             .collect();
     if records.is_empty() {
         return;
@@ -343,7 +340,7 @@ fn merge_unmerged(
     repo: &gix::Repository,
     worktree: &Path,
     index: &gix::index::File,
-    req: &Request,
+    m: &Matcher<'_>,
     style: crate::merge::Style,
 ) -> Result<(Vec<plan::Entry>, Merged), Error> {
     let mut stages: BTreeMap<&BStr, [Option<(ObjectId, gix::index::entry::Mode)>; 3]> =
@@ -351,7 +348,7 @@ fn merge_unmerged(
     for e in index.entries() {
         let path = e.path(index);
         let stage = e.stage_raw() as usize;
-        if stage != 0 && req.selects(path) {
+        if stage != 0 && m.selects(path) {
             stages.entry(path).or_default()[stage - 1] = Some((e.id, e.mode));
         }
     }
@@ -399,23 +396,39 @@ fn select(
     index: &gix::index::File,
     source: Vec<plan::Entry>,
     req: &Request,
+    m: &Matcher<'_>,
 ) -> Result<Selection, Error> {
-    for spec in &req.pathspecs {
-        let hit = source
+    // git's `ps_matched` and `report_path_error`: every positive pathspec must match a path
+    // on its own. Exclude pathspecs are marked matched whenever a path matched a positive one
+    // (with only excludes, git's implicit `.` does): they are reported only when that never
+    // happened.
+    // `checkout REV -- paths` (overlay) matches only what REV has, as git's `checkout_paths`
+    // counts only entries that came from the tree.
+    let from_index = !(req.overlay && matches!(req.source, Source::Tree(_)));
+    let candidates = || {
+        let index_paths = index.entries().iter().map(|e| e.path(index));
+        source
             .iter()
-            .any(|e| matches(spec.as_bstr(), e.path.as_bstr()))
-            // `checkout REV -- paths` (overlay) matches only what REV has, as git's
-            // `checkout_paths` counts only entries that came from the tree.
-            || (!(req.overlay && matches!(req.source, Source::Tree(_)))
-                && index
-                    .entries()
-                    .iter()
-                    .any(|e| matches(spec.as_bstr(), e.path(index))));
-        if !hit {
-            return Err(Error::NoMatch(spec.clone()));
-        }
+            .map(|e| e.path.as_bstr())
+            .chain(index_paths.filter(move |_| from_index))
+    };
+    let hits: Vec<bool> = (0..req.pathspec.len())
+        .map(|k| !req.pathspec.is_exclude(k) && candidates().any(|p| m.item_matches(k, p)))
+        .collect();
+    let positives = (0..req.pathspec.len()).any(|k| !req.pathspec.is_exclude(k));
+    let any_positive_hit = if positives {
+        hits.iter().any(|h| *h)
+    } else {
+        candidates().next().is_some()
+    };
+    let unmatched: Vec<BString> = (0..req.pathspec.len())
+        .filter(|&k| !(hits[k] || req.pathspec.is_exclude(k) && any_positive_hit))
+        .map(|k| req.pathspec.original(k).to_owned())
+        .collect();
+    if !unmatched.is_empty() {
+        return Err(Error::NoMatch(unmatched));
     }
-    let unmerged = unmerged(index, &source, req);
+    let unmerged = unmerged(index, &source, req, m);
     if let (Some(stage), false) = (req.stage, unmerged.is_empty() || !req.overlay) {
         // git's `check_stage`: only overlay mode refuses; no-overlay unlinks them (`vanished`).
         return Err(Error::MissingStage {
@@ -437,7 +450,7 @@ fn select(
     }
     let entries: Vec<plan::Entry> = source
         .into_iter()
-        .filter(|e| req.selects(e.path.as_bstr()))
+        .filter(|e| m.selects(e.path.as_bstr()))
         .collect();
     let mut dirs: Vec<BString> = entries
         .iter()
@@ -449,7 +462,7 @@ fn select(
     let vanished = if req.overlay {
         Vec::new()
     } else {
-        vanished(index, &plan, &unmerged, req)
+        vanished(index, &plan, &unmerged, m)
     };
     Ok(Selection {
         plan,
@@ -461,7 +474,12 @@ fn select(
 /// The selected unmerged paths of `index` that `source` does not resolve (git's
 /// `checkout_paths`): a tree source replaces all stages of the paths it has; the index resolves
 /// nothing.
-fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> Vec<BString> {
+fn unmerged(
+    index: &gix::index::File,
+    source: &[plan::Entry],
+    req: &Request,
+    m: &Matcher<'_>,
+) -> Vec<BString> {
     // `checkout REV -- paths` (overlay) touches only what REV has (git's
     // `mark_ce_for_checkout_overlay`): unmerged paths it lacks are left alone, not refused.
     if req.overlay && matches!(req.source, Source::Tree(_)) {
@@ -483,7 +501,7 @@ fn unmerged(index: &gix::index::File, source: &[plan::Entry], req: &Request) -> 
         .iter()
         .filter(|e| e.stage_raw() != 0)
         .map(|e| e.path(index))
-        .filter(|p| req.selects(p) && !from_tree.contains(p))
+        .filter(|p| m.selects(p) && !from_tree.contains(p))
         .map(ToOwned::to_owned)
         .collect();
     unmerged.dedup();
@@ -496,7 +514,7 @@ fn vanished(
     index: &gix::index::File,
     plan: &Plan,
     unmerged: &[BString],
-    req: &Request,
+    m: &Matcher<'_>,
 ) -> Vec<BString> {
     let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
     let unmerged: HashSet<&BStr> = unmerged.iter().map(|p| p.as_bstr()).collect();
@@ -504,7 +522,7 @@ fn vanished(
         .entries()
         .iter()
         .map(|e| e.path(index))
-        .filter(|p| req.selects(p) && !in_source.contains(p) && !unmerged.contains(p))
+        .filter(|p| m.selects(p) && !in_source.contains(p) && !unmerged.contains(p))
         .filter(|p| {
             index
                 .entry_by_path(p)
@@ -687,6 +705,7 @@ fn record(
     selection: &Selection,
     stats: &[Option<Stat>],
     req: &Request,
+    m: &Matcher<'_>,
     removed: &mut usize,
 ) -> gix::index::State {
     let plan = &selection.plan;
@@ -706,7 +725,7 @@ fn record(
     let mut from_source: HashSet<&BStr> = HashSet::new();
     for e in index.entries() {
         let path = e.path(index);
-        if req.selects(path) {
+        if m.selects(path) {
             match restored.get(path) {
                 Some(r) if req.staged => {
                     // An entry already equal to the source stays as it is, stat data included
@@ -835,21 +854,5 @@ fn kind_of(mode: gix::index::entry::Mode) -> Kind {
         Kind::Gitlink
     } else {
         Kind::File
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pathspecs_match_paths_and_directories_only_at_boundaries() {
-        let m = |s: &str, p: &str| matches(s.as_bytes().as_bstr(), p.as_bytes().as_bstr());
-        assert!(m("a", "a"));
-        assert!(m("a", "a/b"));
-        assert!(!m("a", "ab"));
-        assert!(!m("a", "a-"));
-        assert!(m(".", "x/y"));
-        assert!(m("d/", "d/e"));
     }
 }

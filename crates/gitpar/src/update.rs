@@ -796,7 +796,7 @@ fn verify(
         .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
     let (untracked, untracked_removed, blockers) =
-        untracked_in_the_way(repo, root, index, rows, mode)?;
+        untracked_in_the_way(repo, root, index, rows, mode, opts.overwrite_ignore)?;
     if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
         local.sort();
         return Err(Error::WouldLose {
@@ -859,13 +859,14 @@ fn refresh_rows(
 
 /// Untracked files in the way of new entries and new directories: the paths a safe update
 /// refuses for (files, and directories holding untracked files), and the blockers a forced one
-/// (or an ignored file, which git treats as expendable) removes.
+/// (or an ignored file, which git treats as expendable unless `overwrite_ignore` is false) removes.
 fn untracked_in_the_way(
     repo: &gix::Repository,
     root: &Root,
     index: &gix::index::File,
     rows: &[Row<'_>],
     mode: Policy,
+    overwrite_ignore: bool,
 ) -> Result<(Vec<BString>, Vec<BString>, Blockers), Error> {
     let mut excludes = repo
         .excludes(
@@ -875,10 +876,12 @@ fn untracked_in_the_way(
         )
         .map_err(|e| Error::Index(e.to_string()))?
         .detach();
+    // `--no-overwrite-ignore`: ignored files count as untracked ones (git's `preserve_ignored`).
     let mut is_ignored = |path: &BStr| -> bool {
-        excludes
-            .at_entry(path, None, &repo.objects)
-            .is_ok_and(|p| p.is_excluded())
+        overwrite_ignore
+            && excludes
+                .at_entry(path, None, &repo.objects)
+                .is_ok_and(|p| p.is_excluded())
     };
     let tracked_removed: HashSet<&BStr> = rows
         .iter()
