@@ -19,14 +19,6 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ),
     ("record.rs", "writes the index through the lock"),
     ("branch.rs", "config and reflogs, inside the git directory"),
-    (
-        "clone.rs",
-        "sets up the new repository's git directory before any checkout",
-    ),
-    (
-        "worktree.rs",
-        "registers a linked work tree under .git/worktrees and creates its empty directory",
-    ),
 ];
 
 /// Path-taking `std::fs` functions (the `File` type and `OpenOptions` are caught by `open(`).
