@@ -39,7 +39,12 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         return Err(fatal("cannot tell which directory git cloned into"));
     };
     let quiet = parsed.verbosity() < 0;
-    let repo = open_new(&dir, overrides)?;
+    let repo = match open_new(&dir, overrides) {
+        // A partial clone's blobs are fetched by git until the engine fetches them itself.
+        Some(repo) if !is_partial_clone(&repo) => repo,
+        // A repository gix cannot read (SHA-256): git checks it out.
+        _ => return checkout_by_git(&parsed, &dir, quiet),
+    };
     let Some(workdir) = repo.workdir().map(Path::to_owned) else {
         return Err(fatal("the new repository has no work tree"));
     };
@@ -64,7 +69,11 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     // git's `err |= run_hooks_l("post-checkout", null, HEAD, "1")`, then the submodules.
     let rc = hooks::after_clone(&repo, &workdir, commit);
     if rc == 0 && parsed.flag("recurse-submodules") == Some(true) {
-        let status = update_submodules(&parsed, &repo, &workdir)?;
+        let filter = repo
+            .config_snapshot()
+            .boolean("clone.filterSubmodules")
+            .unwrap_or(false);
+        let status = update_submodules(&parsed, filter, repo.git_dir(), &workdir)?;
         return if status == 0 { Ok(()) } else { Err(status) };
     }
     hooks::combine(Ok(()), rc)
@@ -181,23 +190,127 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Open the repository git just created in `dir` (its git directory when `GIT_WORK_TREE` names
-/// the work tree), with the `-c` overrides.
-fn open_new(dir: &Path, overrides: &[String]) -> Result<gix::Repository, u8> {
+/// the work tree), with the `-c` overrides; `None` when gix cannot.
+fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
         .with(gix::sec::Trust::Full);
-    let mut repo = gix::open_opts(dir, opts).map_err(|e| {
-        fatal(format!(
-            "unable to open the new repository '{}': {e}",
-            dir.display()
-        ))
-    })?;
+    let mut repo = gix::open_opts(dir, opts).ok()?;
     if let Some(work_tree) = std::env::var_os("GIT_WORK_TREE") {
         let work_tree = std::fs::canonicalize(&work_tree).unwrap_or_else(|_| work_tree.into());
-        repo.set_workdir(Some(work_tree))
-            .map_err(|e| fatal(format!("unable to use the work tree: {e}")))?;
+        repo.set_workdir(Some(work_tree)).ok()?;
     }
-    Ok(repo)
+    repo.workdir().is_some().then_some(repo)
+}
+
+/// A partial clone (`--filter`: a promisor remote): its blobs are fetched on demand from the promisor remote.
+/// Until the engine's checkout fetches the missing blobs itself (one batch, as git does), git
+/// checks such a clone out.
+fn is_partial_clone(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    config.string("extensions.partialClone").is_some()
+        || repo
+            .remote_names()
+            .iter()
+            .any(|name| config.boolean(format!("remote.{name}.promisor").as_str()) == Some(true))
+}
+
+/// `git ARGS` in `dir`, its standard output (trimmed) when it succeeds.
+fn git_output(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+}
+
+/// The checkout of git's clone done by git, for what the engine cannot check out yet (a
+/// repository gix cannot read, a partial clone): `git read-tree -m -u HEAD` is the one-way
+/// merge git's clone runs (a partial clone's missing blobs fetched in one batch), then
+/// `post-checkout` and the submodules as in [`clone`].
+fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
+    let workdir = match std::env::var_os("GIT_WORK_TREE") {
+        Some(wt) => PathBuf::from(wt),
+        None => dir.to_owned(),
+    };
+    let Some(git_dir) = git_output(dir, &["rev-parse", "--absolute-git-dir"]) else {
+        return Err(fatal(format!(
+            "'{}' is not the repository git cloned",
+            dir.display()
+        )));
+    };
+    let git_dir = PathBuf::from(git_dir);
+    let Some(head) = git_output(dir, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]) else {
+        if git_output(dir, &["for-each-ref", "--count=1"]).is_some_and(|r| !r.is_empty()) {
+            eprintln!("warning: remote HEAD refers to nonexistent ref, unable to checkout");
+        }
+        return Ok(());
+    };
+    match git_output(dir, &["symbolic-ref", "-q", "HEAD"]) {
+        None => {
+            let advise = git_output(
+                dir,
+                &[
+                    "config",
+                    "--type=bool",
+                    "--default=true",
+                    "advice.detachedHead",
+                ],
+            );
+            if advise.as_deref() == Some("true") {
+                eprint!("{}", crate::revision::detach_advice_text(&head));
+            }
+        }
+        Some(name) if !name.starts_with("refs/heads/") => {
+            return Err(fatal("HEAD not found below refs/heads!"));
+        }
+        Some(_) => {}
+    }
+    let mut read_tree: Vec<OsString> = ["read-tree", "-m", "-u"].map(OsString::from).into();
+    if !quiet {
+        read_tree.push("-v".into());
+    }
+    read_tree.push("HEAD".into());
+    if crate::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
+        eprintln!("fatal: unable to checkout working tree");
+        eprintln!(
+            "warning: Clone succeeded, but checkout failed.\n\
+             You can inspect what was checked out with 'git status'\n\
+             and retry with 'git restore --source=HEAD :/'\n"
+        );
+        return Err(FATAL);
+    }
+    let null = "0".repeat(head.len());
+    let hook: Vec<OsString> = ["hook", "run", "--ignore-missing", "post-checkout", "--"]
+        .iter()
+        .map(OsString::from)
+        .chain([null.into(), head.into(), "1".into()])
+        .collect();
+    let rc = crate::run_git(&hook, Some((&workdir, &git_dir)))?;
+    if rc == 0 && parsed.flag("recurse-submodules") == Some(true) {
+        let filter = git_output(
+            dir,
+            &[
+                "config",
+                "--type=bool",
+                "--default=false",
+                "clone.filterSubmodules",
+            ],
+        );
+        let status = update_submodules(
+            parsed,
+            filter.as_deref() == Some("true"),
+            &git_dir,
+            &workdir,
+        )?;
+        return if status == 0 { Ok(()) } else { Err(status) };
+    }
+    hooks::combine(Ok(()), i32::from(rc))
 }
 
 /// What `checkout()` of git's clone finds in `HEAD`: the commit to check out, with git's
@@ -236,7 +349,12 @@ fn head_to_check_out(repo: &gix::Repository) -> Result<Option<gix::ObjectId>, u8
 /// `git submodule update --require-init --recursive ...` with the options git's clone gives
 /// it, run in the new work tree with `GIT_DIR` set, as git's clone runs it. The engine does not
 /// check submodules out itself yet.
-fn update_submodules(parsed: &Parsed, repo: &gix::Repository, workdir: &Path) -> Result<u8, u8> {
+fn update_submodules(
+    parsed: &Parsed,
+    filter_config: bool,
+    git_dir: &Path,
+    workdir: &Path,
+) -> Result<u8, u8> {
     let mut args: Vec<OsString> = ["submodule", "update", "--require-init", "--recursive"]
         .map(OsString::from)
         .into();
@@ -264,11 +382,9 @@ fn update_submodules(parsed: &Parsed, repo: &gix::Repository, workdir: &Path) ->
     if let Some(format) = parsed.value("ref-format") {
         args.push([OsStr::new("--ref-format="), format].join(OsStr::new("")));
     }
-    let filter_submodules = parsed.flag("also-filter-submodules").unwrap_or_else(|| {
-        repo.config_snapshot()
-            .boolean("clone.filterSubmodules")
-            .unwrap_or(false)
-    });
+    let filter_submodules = parsed
+        .flag("also-filter-submodules")
+        .unwrap_or(filter_config);
     if filter_submodules {
         for filter in parsed.values("filter") {
             args.push([OsStr::new("--filter="), filter].join(OsStr::new("")));
@@ -286,7 +402,7 @@ fn update_submodules(parsed: &Parsed, repo: &gix::Repository, workdir: &Path) ->
         }
         .into(),
     );
-    let git_dir = std::fs::canonicalize(repo.git_dir()).unwrap_or_else(|_| repo.git_dir().into());
+    let git_dir = std::fs::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
     crate::run_git(&args, Some((workdir, &git_dir)))
 }
 

@@ -1093,3 +1093,59 @@ fn clone_over_ssh_through_git_ssh_command_matches_git() {
         &env,
     );
 }
+
+#[test]
+fn clone_of_a_sha256_repository_matches_git() {
+    let s = scratch();
+    let src = s.join("sha256");
+    fs::create_dir(&src).unwrap();
+    git_ok(&src, ["init", "-q", "--object-format=sha256"]);
+    fs::create_dir(src.join("d")).unwrap();
+    fs::write(src.join("d/f.txt"), "sha-256\n").unwrap();
+    fs::write(src.join("top"), "top\n").unwrap();
+    git_ok(&src, ["add", "-A"]);
+    git_ok(&src, ["commit", "-q", "-m", "sha-256 commit"]);
+    let sides = clone_like_git(&[], &[src.into_os_string(), "dest".into()], "dest", &[]);
+    assert_eq!(
+        git_str(
+            &sides.par().join("dest"),
+            ["rev-parse", "--show-object-format"]
+        ),
+        "sha256"
+    );
+}
+
+#[test]
+fn partial_clone_matches_git() {
+    let s = scratch();
+    let template = template_with_hook(s.path());
+    let mut t = OsString::from("--template=");
+    t.push(&template);
+    // A server that allows filters (upload-pack does not see the client's `-c`).
+    let server = s.join("server");
+    copy_repo(&sources().join("plain"), &server);
+    git_ok(&server, ["config", "uploadpack.allowFilter", "true"]);
+    git_ok(&server, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = OsString::from(format!("file://{}", server.display()));
+    for filter in ["--filter=blob:none", "--filter=blob:limit=0"] {
+        let sides = clone_like_git(
+            &[],
+            &[
+                OsString::from(filter),
+                t.clone(),
+                url.clone(),
+                "dest".into(),
+            ],
+            "dest",
+            &[],
+        );
+        let missing = git_str(
+            &sides.par().join("dest"),
+            ["rev-list", "--objects", "--missing=print", "--all"],
+        );
+        assert!(
+            missing.lines().any(|l| l.starts_with('?')),
+            "not a partial clone: nothing is missing"
+        );
+    }
+}
