@@ -40,9 +40,8 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     };
     let quiet = parsed.verbosity() < 0;
     let repo = match open_new(&dir, overrides) {
-        // A partial clone's blobs are fetched by git until the engine fetches them itself.
-        Some(repo) if !is_partial_clone(&repo) => repo,
-        // A repository gix cannot read (SHA-256): git checks it out.
+        Some(repo) if engine_lacks(&repo).is_none() => repo,
+        // A repository gix cannot read (SHA-256), or what the engine does not do yet.
         _ => return checkout_by_git(&parsed, &dir, quiet),
     };
     let Some(workdir) = repo.workdir().map(Path::to_owned) else {
@@ -203,16 +202,28 @@ fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
     repo.workdir().is_some().then_some(repo)
 }
 
-/// A partial clone (`--filter`: a promisor remote): its blobs are fetched on demand from the promisor remote.
-/// Until the engine's checkout fetches the missing blobs itself (one batch, as git does), git
-/// checks such a clone out.
-fn is_partial_clone(repo: &gix::Repository) -> bool {
+/// What a checkout in `repo` needs that the engine's checkout does not do yet, so that git
+/// checks it out instead (`None`: the engine can):
+/// - a partial clone (`--filter`: a promisor remote): the missing blobs must be fetched, in one
+///   batch as git does;
+/// - a sparse checkout (`clone --sparse`, `core.sparseCheckout`): only the patterns' paths are
+///   written, the others get the skip-worktree bit.
+///
+/// Both are being added to `gitpar::checkout`; each condition goes when it lands there.
+pub(crate) fn engine_lacks(repo: &gix::Repository) -> Option<&'static str> {
     let config = repo.config_snapshot();
-    config.string("extensions.partialClone").is_some()
+    let promisor = config.string("extensions.partialClone").is_some()
         || repo
             .remote_names()
             .iter()
-            .any(|name| config.boolean(format!("remote.{name}.promisor").as_str()) == Some(true))
+            .any(|name| config.boolean(format!("remote.{name}.promisor").as_str()) == Some(true));
+    if promisor {
+        return Some("partial clone");
+    }
+    if config.boolean("core.sparseCheckout") == Some(true) {
+        return Some("sparse checkout");
+    }
+    None
 }
 
 /// `git ARGS` in `dir`, its standard output (trimmed) when it succeeds.
@@ -230,7 +241,7 @@ fn git_output(dir: &Path, args: &[&str]) -> Option<String> {
 }
 
 /// The checkout of git's clone done by git, for what the engine cannot check out yet (a
-/// repository gix cannot read, a partial clone): `git read-tree -m -u HEAD` is the one-way
+/// repository gix cannot read, [`engine_lacks`]): `git read-tree -m -u HEAD` is the one-way
 /// merge git's clone runs (a partial clone's missing blobs fetched in one batch), then
 /// `post-checkout` and the submodules as in [`clone`].
 fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {

@@ -9,7 +9,8 @@
 //!
 //! Where nothing is to be checked out, git does it all: `--no-checkout` given, `--orphan`
 //! (which git refuses together with `--no-checkout`), and a repository without any valid
-//! branch (where git may infer `--orphan` itself). `-j N` is git-par's writer count (git's
+//! branch (where git may infer `--orphan` itself); and where the engine cannot check out yet
+//! (a repository gix cannot open, a partial clone, a sparse checkout). `-j N` is git-par's writer count (git's
 //! `worktree add` has no `-j`) and is not passed on.
 
 use std::ffi::OsString;
@@ -43,7 +44,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let ours = parsed.flag("checkout") != Some(false)
         && parsed.flag("orphan") != Some(true)
         && !parsed.unreadable
-        && has_local_refs();
+        && engine_checks_out();
     let mut git_args: Vec<OsString> = vec!["worktree".into(), "add".into()];
     git_args.extend(args.iter().cloned());
     if ours {
@@ -63,13 +64,19 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     check_out(&path, overrides, CheckoutArgs { jobs, quiet })
 }
 
-/// git's `can_use_local_refs`: `HEAD` or some branch names a commit. Without either, git may
-/// infer `--orphan`, which it refuses with `--no-checkout`; git-par then leaves it all to git.
-/// A repository git-par cannot open is git's to refuse.
-fn has_local_refs() -> bool {
+/// Whether git-par checks the new work tree out, or leaves the whole command to git: a
+/// repository gix cannot open (SHA-256; or none at all: git's to refuse), one whose checkout
+/// the engine cannot do yet ([`crate::clone::engine_lacks`]: the new work tree gets this one's
+/// sparse patterns and promisor remote), and one where git's `can_use_local_refs` fails
+/// (neither `HEAD` nor any branch names a commit: git may infer `--orphan`, which it refuses
+/// with `--no-checkout`) go to git.
+fn engine_checks_out() -> bool {
     let Ok(repo) = gix::discover_with_environment_overrides(".") else {
         return false;
     };
+    if crate::clone::engine_lacks(&repo).is_some() {
+        return false;
+    }
     if repo.head_id().is_ok() {
         return true;
     }

@@ -637,3 +637,40 @@ fn worktree_add_in_a_repository_without_commits_matches_git() {
     }
     assert_eq!(states[0], states[1]);
 }
+
+/// The new work tree of a sparse checkout gets its patterns (git copies them): the files
+/// outside them are not written, as git's reset leaves them.
+#[test]
+fn worktree_add_in_a_sparse_checkout_matches_git() {
+    let sparse = |repo: &Path| {
+        git_ok(repo, ["checkout", "-q", "-f", "main"]);
+        git_ok(repo, ["sparse-checkout", "set", "--cone", "dir"]);
+    };
+    add_like_git(sparse, &["--detach", "../wt", "other"], "wt");
+}
+
+/// In a partial clone, the new work tree's missing blobs are fetched (in one batch, by git).
+#[test]
+fn worktree_add_in_a_partial_clone_matches_git() {
+    let s = scratch();
+    let server = s.join("server");
+    copy_repo(fixture(Fixture::KitchenSink), &server);
+    git_ok(&server, ["config", "uploadpack.allowFilter", "true"]);
+    git_ok(&server, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = format!("file://{}", server.display());
+    let partial = move |repo: &Path| {
+        fs::remove_dir_all(repo).unwrap();
+        git_ok(
+            repo.parent().unwrap(),
+            [
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "repo",
+            ],
+        );
+    };
+    add_like_git(partial, &["--detach", "../wt", "origin/other"], "wt");
+}
