@@ -6,7 +6,9 @@
 
 mod bench;
 mod branches;
+mod clone;
 mod config_env;
+mod gitopts;
 mod hooks;
 mod identity;
 mod interrupt;
@@ -19,8 +21,10 @@ mod revision;
 mod state;
 mod switch;
 mod unborn;
+mod worktree;
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -46,8 +50,17 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Clone a local repository and check it out in parallel (like `git clone --local`).
-    Clone(CloneArgs),
+    /// Clone with git (`git clone --no-checkout`, every option of git's), then check out in
+    /// parallel.
+    #[command(
+        override_usage = "git par [-c checkout.workers=N] clone [git clone's options] <repository> [<directory>]",
+        long_about = "Clone a repository: `git clone --no-checkout` with these arguments (every \
+                      option and every kind of URL git clone takes; -j/--jobs is git's, for \
+                      submodules), then git-par checks HEAD out in parallel and runs post-checkout \
+                      and, with --recurse-submodules, `git submodule update`. git-par's writer \
+                      threads: -c checkout.workers=N (before `clone`) or configuration."
+    )]
+    Clone(PassThrough),
     /// Manage linked work trees.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
@@ -64,7 +77,7 @@ enum Command {
 }
 
 /// Options every checkout-running command shares.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub(crate) struct CheckoutArgs {
     /// Number of writer threads (overrides `checkout.workers`; < 1 means one per CPU).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
@@ -83,42 +96,34 @@ pub(crate) struct CheckoutArgs {
     pub(crate) preserve_ignored: bool,
 }
 
+/// The arguments of a command git-par hands to git first (`clone`, `worktree add`): every option
+/// git takes, read by `gitopts` as git reads them and passed on unchanged.
 #[derive(Args, Debug)]
-struct CloneArgs {
-    #[command(flatten)]
-    checkout: CheckoutArgs,
-    /// Do not check out HEAD after the clone.
-    #[arg(short = 'n', long = "no-checkout")]
-    no_checkout: bool,
-    /// Check out this branch (or tag, detached) instead of the source's HEAD.
-    #[arg(short = 'b', long = "branch", value_name = "BRANCH")]
-    branch: Option<String>,
-    /// The repository to clone: a local path or a file:// URL.
-    source: String,
-    /// The directory to create (default: named after the source).
-    directory: Option<PathBuf>,
+#[command(disable_help_flag = true)]
+struct PassThrough {
+    /// git's options and arguments, as for git.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 0..,
+        value_name = "ARGS"
+    )]
+    args: Vec<OsString>,
 }
 
 #[derive(Subcommand, Debug)]
 enum WorktreeCommand {
-    /// Create a linked work tree and check it out in parallel (like `git worktree add`).
-    Add(WorktreeAddArgs),
-}
-
-#[derive(Args, Debug)]
-struct WorktreeAddArgs {
-    #[command(flatten)]
-    checkout: CheckoutArgs,
-    /// Detach HEAD in the new work tree.
-    #[arg(short = 'd', long = "detach")]
-    detach: bool,
-    /// Create a new branch with this name, starting at COMMIT-ISH.
-    #[arg(short = 'b', value_name = "NEW")]
-    new_branch: Option<String>,
-    /// Where to create the work tree.
-    path: PathBuf,
-    /// What to check out (default: HEAD, or the branch named after PATH).
-    commit_ish: Option<String>,
+    /// Create a linked work tree with git (`git worktree add --no-checkout`, every option of
+    /// git's), then check it out in parallel.
+    #[command(
+        override_usage = "git par worktree add [-j N] [git worktree add's options] <path> [<commit-ish>]",
+        long_about = "Create a linked work tree: `git worktree add --no-checkout` with these \
+                      arguments (every option of `git worktree add`: -b, -B, --detach, --orphan, \
+                      --lock [--reason], --track, --guess-remote, -f, -q, --no-checkout), then \
+                      git-par checks the new HEAD out in parallel and runs post-checkout. \
+                      -j N sets git-par's writer threads (else checkout.workers)."
+    )]
+    Add(PassThrough),
 }
 
 fn main() -> ExitCode {
@@ -137,8 +142,8 @@ fn main() -> ExitCode {
     // The processes git-par starts (hooks) see `-c` as git's children do.
     config_env::export(&cli.config);
     let result = match cli.command {
-        Command::Clone(args) => clone(args, &overrides),
-        Command::Worktree(WorktreeCommand::Add(args)) => worktree_add(args, &overrides),
+        Command::Clone(args) => clone::clone(args.args, &overrides),
+        Command::Worktree(WorktreeCommand::Add(args)) => worktree::add(args.args, &overrides),
         Command::Switch(args) => switch::switch(args, &overrides),
         Command::Checkout(args) => switch::checkout(args, &overrides),
         Command::Reset(args) => switch::reset(args, &overrides),
@@ -162,7 +167,7 @@ pub(crate) fn jobs(args: &CheckoutArgs) -> Option<usize> {
 }
 
 /// Run the engine's checkout with progress on stderr, and report errors the way git does.
-fn run_checkout(
+pub(crate) fn run_checkout(
     repo: &gix::Repository,
     tree: gix::ObjectId,
     worktree: &Path,
@@ -206,7 +211,7 @@ fn run_checkout(
 }
 
 /// Print a checkout error as git's `error:` lines.
-fn report_checkout_error(err: &gitpar::checkout::Error) {
+pub(crate) fn report_checkout_error(err: &gitpar::checkout::Error) {
     match err {
         gitpar::checkout::Error::Interrupted => eprintln!("error: interrupted"),
         gitpar::checkout::Error::Entries(errors) => {
@@ -229,166 +234,40 @@ pub(crate) fn tree_of(
         .map_err(|e| format!("unable to read the tree of {commit}: {e}"))
 }
 
-fn clone(args: CloneArgs, overrides: &[String]) -> Result<(), u8> {
-    let destination = match &args.directory {
-        Some(d) => d.clone(),
-        None => PathBuf::from(humanish(&args.source)),
-    };
-    let existed = destination.exists();
-    if !args.checkout.quiet {
-        eprintln!("Cloning into '{}'...", destination.display());
+/// Run `git ARGS` with git-par's standard streams (git's output and errors are the user's),
+/// in the current directory or, with `at = (dir, git_dir)`, in `dir` with `GIT_DIR=git_dir`.
+/// Returns git's exit code (128 + the signal for a killed git); `Err` when git cannot start.
+pub(crate) fn run_git(args: &[OsString], at: Option<(&Path, &Path)>) -> Result<u8, u8> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(args);
+    if let Some((dir, git_dir)) = at {
+        cmd.current_dir(dir).env("GIT_DIR", git_dir);
     }
-    let req = gitpar::clone::Request {
-        source: args.source.clone(),
-        destination: destination.clone(),
-        branch: args.branch.clone(),
-        config_overrides: overrides.to_vec(),
-    };
-    let prepared = match gitpar::clone::prepare(&req) {
-        Ok(p) => p,
-        Err(err) => {
-            let refused_before_creating = matches!(
-                err,
-                gitpar::clone::Error::DestinationExists(_)
-                    | gitpar::clone::Error::NoSource(_)
-                    | gitpar::clone::Error::UnsupportedUrl(_)
-            );
-            if !refused_before_creating {
-                remove_clone_junk(&destination, existed);
-            }
-            return Err(fatal(err));
-        }
-    };
-    if !args.checkout.quiet {
-        eprintln!("done.");
-    }
-    let Some(commit) = prepared.commit else {
-        eprintln!("warning: You appear to have cloned an empty repository.");
-        return Ok(());
-    };
-    if args.no_checkout {
-        return Ok(());
-    }
-    let repo = prepared.repo;
-    let tree = tree_of(&repo, commit).map_err(fatal)?;
-    let Some(workdir) = repo.workdir().map(Path::to_owned) else {
-        return Err(fatal("the new repository has no work tree"));
-    };
-    if let Err(err) = run_checkout(&repo, tree, &workdir, &args.checkout) {
-        report_checkout_error(&err);
-        if matches!(err, gitpar::checkout::Error::Interrupted) {
-            return Err(interrupt::EXIT_CODE);
-        }
-        eprintln!("fatal: unable to checkout working tree");
-        eprintln!(
-            "warning: Clone succeeded, but checkout failed.\n\
-             You can inspect what was checked out with 'git status'\n\
-             and retry with 'git restore --source=HEAD :/'\n"
-        );
-        return Err(FATAL);
-    }
-    // git's `err |= run_hooks_l("post-checkout", null, HEAD, "1")`.
-    hooks::combine(Ok(()), hooks::after_clone(&repo, &workdir, commit))
+    let status = cmd
+        .status()
+        .map_err(|e| fatal(format!("cannot run git: {e}")))?;
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(FATAL),
+        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(FATAL),
+        (None, None) => FATAL,
+    })
 }
 
-/// Remove what a failed clone created, as git does: the whole directory if we made it, its
-/// contents if it existed (empty) before.
-fn remove_clone_junk(destination: &Path, existed: bool) {
-    if !existed {
-        let _ = std::fs::remove_dir_all(destination);
-    } else if let Ok(entries) = std::fs::read_dir(destination) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            let _ = if p.is_dir() && !p.is_symlink() {
-                std::fs::remove_dir_all(&p)
-            } else {
-                std::fs::remove_file(&p)
-            };
-        }
-    }
-}
-
-/// The directory name git derives from a clone source: its last component without `.git`.
-fn humanish(source: &str) -> String {
-    let trimmed = source.trim_end_matches('/');
-    let trimmed = trimmed.strip_suffix("/.git").unwrap_or(trimmed);
-    let base = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
-    let base = base.strip_suffix(".git").unwrap_or(base);
-    if base.is_empty() {
-        "repo".into()
-    } else {
-        base.to_owned()
-    }
-}
-
-fn worktree_add(args: WorktreeAddArgs, overrides: &[String]) -> Result<(), u8> {
-    let repo = repo::open(overrides)?.repo;
-    // git's guess of a remote-tracking branch (`worktree add PATH NAME`, `worktree.guessRemote`).
-    let (commit_ish, new_branch) = branches::worktree_dwim(
-        &repo,
-        &args.path,
-        args.commit_ish.clone(),
-        args.new_branch.clone(),
-        args.detach,
-    );
-    let req = gitpar::worktree::Request {
-        path: args.path.clone(),
-        commit_ish,
-        new_branch,
-        detach: args.detach,
-    };
-    let prepared = gitpar::worktree::prepare(&repo, &req, overrides).map_err(fatal)?;
-    // The upstream `git branch NEW START` sets up for the new branch (`branch.autoSetupMerge`).
-    if let gitpar::worktree::HeadKind::NewBranch(b) = &prepared.head {
-        let start = req.commit_ish.as_deref();
-        if let Err(code) = branches::worktree_track(&repo, b, start, args.checkout.quiet) {
-            gitpar::worktree::remove_junk(&prepared);
-            return Err(code);
-        }
-    }
-    if !args.checkout.quiet {
-        let what = match &prepared.head {
-            gitpar::worktree::HeadKind::NewBranch(b) => format!("new branch '{b}'"),
-            gitpar::worktree::HeadKind::Existing(b) => format!("checking out '{b}'"),
-            gitpar::worktree::HeadKind::Detached => {
-                format!("detached HEAD {}", short(&repo, prepared.commit))
-            }
+/// Print the help of the subcommand at `path` (`["worktree", "add"]`): the commands whose
+/// arguments go to git read `-h`/`--help` themselves.
+pub(crate) fn print_help(path: &[&str]) {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut sub = &mut cmd;
+    for name in path {
+        let Some(next) = sub.find_subcommand_mut(name) else {
+            return;
         };
-        eprintln!("Preparing worktree ({what})");
+        sub = next;
     }
-    let wt_repo = &prepared.repo;
-    let tree = match tree_of(wt_repo, prepared.commit) {
-        Ok(t) => t,
-        Err(msg) => {
-            gitpar::worktree::remove_junk(&prepared);
-            return Err(fatal(msg));
-        }
-    };
-    if let Err(err) = run_checkout(wt_repo, tree, &prepared.path, &args.checkout) {
-        report_checkout_error(&err);
-        gitpar::worktree::remove_junk(&prepared);
-        if matches!(err, gitpar::checkout::Error::Interrupted) {
-            return Err(interrupt::EXIT_CODE);
-        }
-        return Err(FATAL);
-    }
-    gitpar::worktree::finish(&prepared).map_err(fatal)?;
-    if !args.checkout.quiet {
-        let subject = wt_repo
-            .find_commit(prepared.commit)
-            .ok()
-            .and_then(|c| c.message().ok().map(|m| m.summary().to_string()))
-            .unwrap_or_default();
-        println!(
-            "HEAD is now at {} {subject}",
-            short(wt_repo, prepared.commit)
-        );
-    }
-    // git runs the hook after the work tree is complete; its status is the command's.
-    let git_cwd = repo.workdir().map(Path::to_owned);
-    let git_cwd = git_cwd.unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
-    let rc = hooks::after_worktree_add(&repo, git_cwd, &prepared.path, prepared.commit);
-    hooks::combine(Ok(()), rc)
+    let _ = sub.print_long_help();
 }
 
 /// A path as git prints it with `core.quotePath` (the default): bytes outside printable ASCII,

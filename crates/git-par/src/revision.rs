@@ -523,7 +523,13 @@ fn subject(repo: &gix::Repository, commit: ObjectId) -> String {
 /// git's `detach_advice` (under `advice.detachedHead`, default true), printed when a symbolic
 /// HEAD is detached without `--detach`.
 pub(crate) fn detach_advice(repo: &gix::Repository, name: &str) -> Option<String> {
-    advice(repo, "detachedHead").then(|| {
+    advice(repo, "detachedHead").then(|| detach_advice_text(name))
+}
+
+/// The text of git's `detach_advice` for `name`, for callers that read `advice.detachedHead`
+/// themselves (a clone gix cannot open).
+pub(crate) fn detach_advice_text(name: &str) -> String {
+    {
         format!(
             "Note: switching to '{name}'.\n\
              \n\
@@ -540,7 +546,7 @@ pub(crate) fn detach_advice(repo: &gix::Repository, name: &str) -> Option<String
              \n\
              Turn off this advice by setting config variable advice.detachedHead to false\n\n"
         )
-    })
+    }
 }
 
 /// git's `orphaned_commit_warning`, on leaving the detached commit `old` for `new`: the commits

@@ -3,8 +3,9 @@
 
 mod support;
 
+use std::ffi::OsString;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use support::*;
 
@@ -545,4 +546,634 @@ fn fixtures_are_deterministic_and_git_clone_checks_them_out_cleanly() {
     run("bash", s.path(), [script.as_os_str(), again.as_os_str()]).assert_success();
     let refs = |dir: &Path| git_str(dir, ["for-each-ref", "--format=%(objectname) %(refname)"]);
     assert_eq!(refs(fixture(Fixture::KitchenSink)), refs(&again));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// git sets the repository up, git-par checks it out: every option and every kind of source
+
+/// `tests/fixtures/make_clone_sources.sh`: the repositories to clone from.
+fn sources() -> &'static Path {
+    fixture_named("clone_sources")
+}
+
+/// The two sides of a clone comparison: `<scratch>/git` and `<scratch>/par`, each the current
+/// directory of its clone, so that relative destinations name the same thing on both sides.
+struct Sides {
+    s: Scratch,
+}
+
+impl Sides {
+    fn new() -> Sides {
+        let s = scratch();
+        fs::create_dir(s.join("git")).unwrap();
+        fs::create_dir(s.join("par")).unwrap();
+        Sides { s }
+    }
+    fn git(&self) -> PathBuf {
+        self.s.join("git")
+    }
+    fn par(&self) -> PathBuf {
+        self.s.join("par")
+    }
+    /// `text` with each side's directory replaced by `<side>`.
+    fn normalize(&self, text: &str) -> String {
+        text.replace(&self.git().display().to_string(), "<side>")
+            .replace(&self.par().display().to_string(), "<side>")
+    }
+}
+
+/// Runs `program ARGS` in `cwd` with the tests' clean environment plus `env`.
+fn run_with(program: &str, cwd: &Path, args: &[OsString], env: &[(&str, OsString)]) -> Run {
+    let mut cmd = std::process::Command::new(program);
+    clean_env(&mut cmd).current_dir(cwd).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("runs");
+    Run {
+        command: format!("{program} {args:?} (in {})", cwd.display()),
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+fn os(words: &[&str]) -> Vec<OsString> {
+    words.iter().map(OsString::from).collect()
+}
+
+/// `git [-c ...] clone ARGS` on the git side and `git-par [-c ...] -c checkout.workers=2 -c
+/// checkout.thresholdForParallelism=0 clone ARGS` on the other, with `env`; returns both runs.
+fn clone_both(
+    sides: &Sides,
+    config: &[&str],
+    args: &[OsString],
+    env: &[(&str, OsString)],
+) -> (Run, Run) {
+    let config: Vec<String> = config.iter().map(|c| (*c).to_owned()).collect();
+    let mut git_args = config_args(&config);
+    git_args.push("clone".into());
+    git_args.extend(args.iter().cloned());
+    let mut par_config = config.clone();
+    par_config.extend(Settings::Jobs(2).config());
+    par_config.extend(Settings::Jobs(2).workers_config());
+    let mut par_args = config_args(&par_config);
+    par_args.push("clone".into());
+    par_args.extend(args.iter().cloned());
+    let by_git = run_with("git", &sides.git(), &git_args, env);
+    let by_par = run_with(GIT_PAR, &sides.par(), &par_args, env);
+    (by_git, by_par)
+}
+
+/// What a clone left, as git reports it, with the sides' directories normalized: git
+/// directory, HEAD, refs, local config, `shallow`, the git directory's top-level names, the
+/// `post-checkout` record of the template hook; and for a work tree the index and status.
+fn clone_state(sides: &Sides, dir: &Path) -> Vec<(String, String)> {
+    let opt = |args: &[&str]| {
+        let run = git(dir, args);
+        let out = if run.success() {
+            run.stdout_str()
+        } else {
+            format!("<exit {:?}>", run.status.code())
+        };
+        sides.normalize(out.trim_end())
+    };
+    let git_dir = opt(&["rev-parse", "--absolute-git-dir"]);
+    let git_dir_path = PathBuf::from(
+        git(dir, ["rev-parse", "--absolute-git-dir"])
+            .stdout_str()
+            .trim(),
+    );
+    let mut out = vec![
+        ("git dir".to_owned(), git_dir),
+        (
+            "bare".to_owned(),
+            opt(&["rev-parse", "--is-bare-repository"]),
+        ),
+        (
+            "HEAD".to_owned(),
+            opt(&["rev-parse", "-q", "--verify", "HEAD"]),
+        ),
+        (
+            "symbolic-ref HEAD".to_owned(),
+            opt(&["symbolic-ref", "-q", "HEAD"]),
+        ),
+        (
+            "refs".to_owned(),
+            opt(&[
+                "for-each-ref",
+                "--format=%(refname) %(objectname) %(symref)",
+            ]),
+        ),
+        (
+            "config --local".to_owned(),
+            opt(&["config", "--list", "--local"]),
+        ),
+        (
+            "shallow".to_owned(),
+            fs::read_to_string(git_dir_path.join("shallow")).unwrap_or_default(),
+        ),
+        (
+            "git dir names".to_owned(),
+            format!("{:?}", dir_names(&git_dir_path)),
+        ),
+        (
+            "hook record".to_owned(),
+            sides.normalize(
+                &fs::read_to_string(git_dir_path.join("hook-record")).unwrap_or_default(),
+            ),
+        ),
+    ];
+    if opt(&["rev-parse", "--is-bare-repository"]) == "false" {
+        out.push(("ls-files -s".to_owned(), opt(&["ls-files", "-s"])));
+        out.push((
+            "status".to_owned(),
+            opt(&["status", "--porcelain", "--ignored"]),
+        ));
+    }
+    out
+}
+
+/// Clones with both, with `args` (which name the source and, maybe, the destination `dest`),
+/// and asserts that git-par did what git did: exit status, messages, work tree, index, status,
+/// HEAD, refs, configuration and git directory.
+fn clone_like_git(
+    config: &[&str],
+    args: &[OsString],
+    dest: &str,
+    env: &[(&str, OsString)],
+) -> Sides {
+    let sides = Sides::new();
+    let (by_git, by_par) = clone_both(&sides, config, args, env);
+    assert_eq!(
+        by_git.status.code(),
+        by_par.status.code(),
+        "exit codes differ\n{}\n{}",
+        by_git.describe(),
+        by_par.describe()
+    );
+    assert_eq!(
+        sides.normalize(&by_git.stderr_str()),
+        sides.normalize(&by_par.stderr_str()),
+        "messages differ (left: git, right: git-par)"
+    );
+    assert_eq!(by_git.stdout_str(), by_par.stdout_str());
+    let (git_dest, par_dest) = (sides.git().join(dest), sides.par().join(dest));
+    assert_eq!(
+        git_dest.exists(),
+        par_dest.exists(),
+        "{dest} exists on one side only"
+    );
+    if !git_dest.exists() {
+        return sides;
+    }
+    assert_eq!(
+        clone_state(&sides, &git_dest),
+        clone_state(&sides, &par_dest),
+        "the clones differ (left: git, right: git-par)"
+    );
+    if git_dest.join(".git").exists() {
+        compare_worktrees(&git_dest, &par_dest);
+        // Skip-worktree entries (a sparse checkout) have no file to compare stat data with.
+        let sparse = git_str(&par_dest, ["ls-files", "-t"])
+            .lines()
+            .any(|l| l.starts_with("S "));
+        if !sparse {
+            assert_real_stat(&par_dest, &[]);
+        }
+    }
+    sides
+}
+
+fn source(name: &str) -> OsString {
+    sources().join(name).into_os_string()
+}
+
+fn file_url(name: &str) -> OsString {
+    format!("file://{}", sources().join(name).display()).into()
+}
+
+#[test]
+fn clone_of_a_local_path_matches_git() {
+    clone_like_git(&[], &[source("plain"), "dest".into()], "dest", &[]);
+}
+
+#[test]
+fn clone_guesses_the_directory_name_as_git_does() {
+    clone_like_git(&[], &[source("plain")], "plain", &[]);
+    clone_like_git(&[], &[file_url("plain/.git")], "plain", &[]);
+    clone_like_git(&[], &[source("bare.git")], "bare", &[]);
+    clone_like_git(&[], &[source("plain/"), "dest///".into()], "dest", &[]);
+}
+
+/// A template directory whose `post-checkout` hook records its arguments, where it runs and
+/// its `GIT_DIR`: the hook comes from the template (git's business), runs after git-par's
+/// checkout as git runs it.
+fn template_with_hook(dir: &Path) -> PathBuf {
+    let template = dir.join("template");
+    fs::create_dir_all(template.join("hooks")).unwrap();
+    let hook = template.join("hooks/post-checkout");
+    fs::write(
+        &hook,
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" \"$(pwd)\" \"$GIT_DIR\" >\"$GIT_DIR/hook-record\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    template
+}
+
+#[test]
+fn clone_with_a_template_holding_an_executable_post_checkout_hook_matches_git() {
+    let s = scratch();
+    let template = template_with_hook(s.path());
+    let mut arg = OsString::from("--template=");
+    arg.push(&template);
+    for src in [source("plain"), file_url("plain")] {
+        let sides = clone_like_git(&[], &[arg.clone(), src, "dest".into()], "dest", &[]);
+        let record = fs::read_to_string(sides.par().join("dest/.git/hook-record")).unwrap();
+        assert!(
+            record.starts_with("0000000000000000000000000000000000000000 "),
+            "the hook did not run as post-checkout of a clone: {record}"
+        );
+    }
+}
+
+#[test]
+fn clone_bare_and_mirror_match_git() {
+    clone_like_git(
+        &[],
+        &os(&["--bare"])
+            .into_iter()
+            .chain([source("plain"), "dest.git".into()])
+            .collect::<Vec<_>>(),
+        "dest.git",
+        &[],
+    );
+    clone_like_git(
+        &[],
+        &[OsString::from("--mirror"), source("plain")],
+        "plain.git",
+        &[],
+    );
+}
+
+#[test]
+fn clone_depth_1_through_a_file_url_matches_git() {
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--depth"),
+            "1".into(),
+            file_url("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_single_branch_of_another_branch_matches_git() {
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--single-branch"),
+            "-b".into(),
+            "topic".into(),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_of_a_tag_detaches_like_git() {
+    clone_like_git(
+        &[],
+        &[OsString::from("-bv1"), source("plain"), "dest".into()],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_no_tags_and_origin_name_match_git() {
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--no-tags"),
+            "-o".into(),
+            "upstream".into(),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    clone_like_git(
+        &["clone.defaultRemoteName=theirs"],
+        &[source("plain"), "dest".into()],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_with_a_separate_git_dir_matches_git() {
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--separate-git-dir=sep-gitdir"),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_config_options_are_written_and_honoured_like_git() {
+    // `-c` of clone goes into the new repository and applies to its checkout.
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("-c"),
+            "core.autocrlf=true".into(),
+            "--config=my.key=value".into(),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_of_an_empty_repository_warns_like_git() {
+    let sides = clone_like_git(&[], &[source("empty.git"), "dest".into()], "dest", &[]);
+    assert!(!sides.par().join("dest/.git/index").exists());
+}
+
+#[test]
+fn clone_of_a_shallow_source_matches_git() {
+    clone_like_git(&[], &[source("shallow"), "dest".into()], "dest", &[]);
+    clone_like_git(&[], &[file_url("shallow"), "dest".into()], "dest", &[]);
+}
+
+#[test]
+fn clone_of_a_source_with_symbolic_refs_matches_git() {
+    // plain has refs/heads/alias -> refs/heads/main; a mirror keeps it symbolic.
+    clone_like_git(&[], &[source("plain"), "dest".into()], "dest", &[]);
+    clone_like_git(
+        &[],
+        &[OsString::from("--mirror"), source("plain"), "dest".into()],
+        "dest",
+        &[],
+    );
+}
+
+#[test]
+fn clone_of_a_percent_encoded_file_url_matches_git() {
+    let url: OsString = format!("file://{}", sources().join("my%20src").display()).into();
+    clone_like_git(&[], &[url.clone(), "dest".into()], "dest", &[]);
+    // The guessed name is not decoded, by git or git-par.
+    clone_like_git(&[], &[url], "my%20src", &[]);
+}
+
+#[test]
+fn clone_option_errors_are_gits() {
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--no-such-option"),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--bare"),
+            "--separate-git-dir=x".into(),
+            source("plain"),
+        ],
+        "plain.git",
+        &[],
+    );
+    clone_like_git(&[], &[source("no-such-source"), "dest".into()], "dest", &[]);
+    clone_like_git(&[], &[], "dest", &[]);
+}
+
+#[test]
+fn clone_recurse_submodules_runs_gits_submodule_update_like_git() {
+    let sides = clone_like_git(
+        &[],
+        &[
+            OsString::from("--recurse-submodules"),
+            "-q".into(),
+            source("super"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    for m in ["mods/one", "mods/two"] {
+        let d = sides.par().join("dest").join(m);
+        assert_eq!(
+            clone_state(&sides, &sides.git().join("dest").join(m)),
+            clone_state(&sides, &d),
+            "submodule {m} differs"
+        );
+        compare_worktrees(&sides.git().join("dest").join(m), &d);
+    }
+}
+
+/// A `git daemon` on a free loopback port, serving `base`; killed on drop.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(base: &Path) -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut cmd = std::process::Command::new("git");
+        clean_env(&mut cmd).args([
+            "daemon".into(),
+            "--listen=127.0.0.1".into(),
+            format!("--port={port}").into(),
+            "--export-all".into(),
+            "--reuseaddr".into(),
+            OsString::from(format!("--base-path={}", base.display())),
+            base.as_os_str().to_owned(),
+        ]);
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("git daemon starts");
+        // Ready when it accepts a connection (polled, with a deadline).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("git daemon exited: {status}");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "git daemon never listened"
+            );
+            std::thread::yield_now();
+        }
+        Daemon { child, port }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn clone_over_git_protocol_from_a_loopback_daemon_matches_git() {
+    let daemon = Daemon::start(sources());
+    let url = format!("git://127.0.0.1:{}/bare.git", daemon.port);
+    clone_like_git(&[], &[OsString::from(&url), "dest".into()], "dest", &[]);
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--depth=1"),
+            OsString::from(&url),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--single-branch"),
+            "--branch=topic".into(),
+            OsString::from(&url),
+        ],
+        "bare",
+        &[],
+    );
+}
+
+#[test]
+fn clone_over_ssh_through_git_ssh_command_matches_git() {
+    let s = scratch();
+    // A stand-in for ssh: the last argument is the command to run on the "remote" side.
+    let ssh = s.join("fake-ssh");
+    fs::write(
+        &ssh,
+        "#!/bin/sh\nfor last; do :; done\nexec sh -c \"$last\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&ssh, fs::Permissions::from_mode(0o755)).unwrap();
+    let env = [
+        ("GIT_SSH_COMMAND", ssh.clone().into_os_string()),
+        ("GIT_SSH_VARIANT", OsString::from("simple")),
+    ];
+    let url = format!("ssh://localhost{}", sources().join("bare.git").display());
+    clone_like_git(&[], &[OsString::from(&url), "dest".into()], "dest", &env);
+    let scp_like = format!("localhost:{}", sources().join("bare.git").display());
+    clone_like_git(
+        &[],
+        &[OsString::from("--depth=1"), OsString::from(&scp_like)],
+        "bare",
+        &env,
+    );
+}
+
+#[test]
+fn clone_of_a_sha256_repository_matches_git() {
+    let s = scratch();
+    let src = s.join("sha256");
+    fs::create_dir(&src).unwrap();
+    git_ok(&src, ["init", "-q", "--object-format=sha256"]);
+    fs::create_dir(src.join("d")).unwrap();
+    fs::write(src.join("d/f.txt"), "sha-256\n").unwrap();
+    fs::write(src.join("top"), "top\n").unwrap();
+    git_ok(&src, ["add", "-A"]);
+    git_ok(&src, ["commit", "-q", "-m", "sha-256 commit"]);
+    let sides = clone_like_git(&[], &[src.into_os_string(), "dest".into()], "dest", &[]);
+    assert_eq!(
+        git_str(
+            &sides.par().join("dest"),
+            ["rev-parse", "--show-object-format"]
+        ),
+        "sha256"
+    );
+}
+
+#[test]
+fn partial_clone_matches_git() {
+    let s = scratch();
+    let template = template_with_hook(s.path());
+    let mut t = OsString::from("--template=");
+    t.push(&template);
+    // A server that allows filters (upload-pack does not see the client's `-c`).
+    let server = s.join("server");
+    copy_repo(&sources().join("plain"), &server);
+    git_ok(&server, ["config", "uploadpack.allowFilter", "true"]);
+    git_ok(&server, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = OsString::from(format!("file://{}", server.display()));
+    for filter in ["--filter=blob:none", "--filter=blob:limit=0"] {
+        let sides = clone_like_git(
+            &[],
+            &[
+                OsString::from(filter),
+                t.clone(),
+                url.clone(),
+                "dest".into(),
+            ],
+            "dest",
+            &[],
+        );
+        let missing = git_str(
+            &sides.par().join("dest"),
+            ["rev-list", "--objects", "--missing=print", "--all"],
+        );
+        assert!(
+            missing.lines().any(|l| l.starts_with('?')),
+            "not a partial clone: nothing is missing"
+        );
+    }
+}
+
+#[test]
+fn clone_sparse_matches_git() {
+    let s = scratch();
+    let template = template_with_hook(s.path());
+    let mut t = OsString::from("--template=");
+    t.push(&template);
+    let sides = clone_like_git(
+        &[],
+        &[
+            OsString::from("--sparse"),
+            t,
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    // Only the files at the top are there, the others are skip-worktree, as git leaves them.
+    assert!(!sides.par().join("dest/dir").exists());
+    assert!(sides.par().join("dest/top.txt").exists());
 }

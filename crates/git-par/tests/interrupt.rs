@@ -16,7 +16,7 @@ fn sigint_during_a_clone_removes_the_lock_and_a_reset_converges_to_git_clean() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-par"));
     clean_env(&mut cmd)
         .current_dir(s.path())
-        .args(["clone", "-q", "-j", "2"])
+        .args(["-c", "checkout.workers=2", "clone", "-q"])
         .arg(src)
         .arg(&dst)
         .stdout(std::process::Stdio::null())

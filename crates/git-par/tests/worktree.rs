@@ -40,7 +40,7 @@ impl Pair {
 fn read_normalized(pair: &Pair, path: &Path) -> String {
     match fs::read(path) {
         Ok(bytes) => pair.normalize(&String::from_utf8_lossy(&bytes)),
-        Err(e) => format!("<{}: {e}>", path.display()),
+        Err(e) => format!("<{}>", e.kind()),
     }
 }
 
@@ -48,6 +48,9 @@ fn read_normalized(pair: &Pair, path: &Path) -> String {
 /// directory replaced by `<side>`.
 fn worktree_metadata(pair: &Pair, repo: &Path, wt: &Path, name: &str) -> Vec<(String, String)> {
     let opt = |dir: &Path, args: &[&str]| {
+        if !dir.exists() {
+            return "<no such directory>".to_owned();
+        }
         let run = git(dir, args);
         if run.success() {
             pair.normalize(run.stdout_str().trim_end_matches('\n'))
@@ -100,7 +103,15 @@ fn worktree_metadata(pair: &Pair, repo: &Path, wt: &Path, name: &str) -> Vec<(St
             opt(repo, &["rev-parse", "HEAD"]),
         ),
     ];
-    for file in ["HEAD", "commondir", "gitdir"] {
+    out.push((
+        "wt: HEAD reflog".to_owned(),
+        opt(wt, &["log", "-g", "--format=%H %gs", "HEAD", "--"]),
+    ));
+    out.push((
+        "repo: config --local".to_owned(),
+        opt(repo, &["config", "--list", "--local"]),
+    ));
+    for file in ["HEAD", "commondir", "gitdir", "ORIG_HEAD", "locked"] {
         out.push((
             format!("admin dir: {file}"),
             read_normalized(pair, &admin.join(file)),
@@ -435,4 +446,231 @@ fn worktree_add_of_a_bare_repositorys_default_branch_matches_git() {
     assert!(results[1].0, "git-par refused where git adds the work tree");
     compare_worktrees(&results[0].1, &results[1].1);
     assert_clean(&results[1].1, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// git registers the work tree, git-par checks it out: every option of `git worktree add`
+
+/// `worktree add ARGS` with git on one side and git-par (2 writers) on the other, after
+/// `prepare` ran on both repositories; asserts the same exit code, messages (sides
+/// normalized), work tree, index, and what the repository records. Returns the pair.
+fn add_like_git(prepare: impl Fn(&Path), args: &[&str], wt_rel: &str) -> Pair {
+    let pair = Pair::new(Fixture::KitchenSink);
+    let git_repo = pair.git_side().join("repo");
+    let par_repo = pair.par_side().join("repo");
+    prepare(&git_repo);
+    prepare(&par_repo);
+    let config = Settings::Jobs(2).config();
+    let by_git = git_worktree_add(&git_repo, &config, args);
+    let by_par = git_par_worktree_add(&par_repo, &[], Settings::Jobs(2), args);
+    assert_eq!(
+        by_git.status.code(),
+        by_par.status.code(),
+        "exit codes differ\n{}\n{}",
+        by_git.describe(),
+        by_par.describe()
+    );
+    assert_eq!(
+        pair.normalize(&by_git.stderr_str()),
+        pair.normalize(&by_par.stderr_str()),
+        "messages differ (left: git, right: git-par)"
+    );
+    assert_eq!(by_git.stdout_str(), by_par.stdout_str());
+    let (git_wt, par_wt) = (pair.git_side().join(wt_rel), pair.par_side().join(wt_rel));
+    assert_eq!(git_wt.exists(), par_wt.exists());
+    let name = Path::new(wt_rel).file_name().unwrap().to_str().unwrap();
+    if git_wt.exists() {
+        compare_worktrees(&git_wt, &par_wt);
+        compare_indexes(&git_wt, &par_wt, &[]);
+        assert_status_like_git(&git_wt, &par_wt, &[]);
+    }
+    assert_eq!(
+        worktree_metadata(&pair, &git_repo, &git_wt, name),
+        worktree_metadata(&pair, &par_repo, &par_wt, name),
+        "what git records about the worktree differs (left: git, right: git-par)"
+    );
+    for side in [pair.git_side(), pair.par_side()] {
+        assert_eq!(
+            read_normalized(&pair, &side.join("hook-record"))
+                .replace(&side.display().to_string(), "<side>"),
+            read_normalized(&pair, &pair.git_side().join("hook-record")),
+        );
+    }
+    pair
+}
+
+/// A remote `origin` whose remote-tracking branch `origin/feature` is at `other`.
+fn with_remote(repo: &Path) {
+    git_ok(repo, ["config", "remote.origin.url", "../elsewhere"]);
+    git_ok(
+        repo,
+        [
+            "config",
+            "remote.origin.fetch",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+    );
+    git_ok(repo, ["update-ref", "refs/remotes/origin/feature", "other"]);
+}
+
+/// An executable `post-checkout` hook recording its arguments, directory and `GIT_DIR` in
+/// `<side>/hook-record`.
+fn with_hook(repo: &Path) {
+    let hook = repo.join(".git/hooks/post-checkout");
+    fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    let record = repo.parent().unwrap().join("hook-record");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" \"$(pwd)\" \"${{GIT_DIR-unset}}\" >>'{}'\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn worktree_add_b_and_force_b_match_git() {
+    add_like_git(|_| {}, &["-b", "topic", "../wt", "other"], "wt");
+    add_like_git(|_| {}, &["-B", "other", "../wt", "HEAD~0"], "wt");
+    add_like_git(|_| {}, &["-Bfresh", "../wt"], "wt");
+}
+
+#[test]
+fn worktree_add_detach_matches_git_with_abbreviated_options() {
+    add_like_git(|_| {}, &["--det", "../wt", "v1"], "wt");
+    add_like_git(|_| {}, &["-qd", "../wt", "other"], "wt");
+}
+
+#[test]
+fn worktree_add_orphan_matches_git() {
+    add_like_git(|_| {}, &["--orphan", "../wt"], "wt");
+    add_like_git(|_| {}, &["--orphan", "-b", "fresh", "../wt"], "wt");
+    add_like_git(with_hook, &["--orphan", "-q", "../wt"], "wt");
+}
+
+#[test]
+fn worktree_add_lock_matches_git() {
+    add_like_git(|_| {}, &["--lock", "../wt", "other"], "wt");
+    add_like_git(|_| {}, &["--lock", "--reason", "on a stick", "../wt"], "wt");
+    add_like_git(|_| {}, &["--reason", "no lock", "../wt"], "wt");
+}
+
+#[test]
+fn worktree_add_track_and_guess_remote_match_git() {
+    add_like_git(
+        with_remote,
+        &["--track", "-b", "feat", "../wt", "origin/feature"],
+        "wt",
+    );
+    add_like_git(
+        with_remote,
+        &["--no-track", "-b", "feat", "../wt", "origin/feature"],
+        "wt",
+    );
+    add_like_git(with_remote, &["--guess-remote", "../feature"], "feature");
+    add_like_git(with_remote, &["../wt", "feature"], "wt");
+    add_like_git(with_remote, &["--orphan", "--track", "../wt"], "wt");
+}
+
+#[test]
+fn worktree_add_no_checkout_matches_git() {
+    add_like_git(with_hook, &["--no-checkout", "../wt", "other"], "wt");
+    add_like_git(
+        with_hook,
+        &["--no-checkout", "--checkout", "../wt", "other"],
+        "wt",
+    );
+}
+
+#[test]
+fn worktree_add_runs_post_checkout_with_gits_arguments() {
+    let pair = add_like_git(with_hook, &["-b", "hooked", "../wt", "other"], "wt");
+    let record = read_normalized(&pair, &pair.par_side().join("hook-record"));
+    assert!(
+        record.starts_with("0000000000000000000000000000000000000000 "),
+        "the hook did not run: {record:?}"
+    );
+    add_like_git(with_hook, &["--detach", "-q", "../wt"], "wt");
+}
+
+#[test]
+fn worktree_add_force_over_a_registered_but_missing_work_tree_matches_git() {
+    let missing = |repo: &Path| {
+        git_ok(
+            repo,
+            ["worktree", "add", "-q", "--detach", "../wt", "other"],
+        );
+        fs::remove_dir_all(repo.parent().unwrap().join("wt")).unwrap();
+    };
+    add_like_git(missing, &["--detach", "../wt", "HEAD"], "wt");
+    add_like_git(missing, &["-f", "--detach", "../wt", "HEAD"], "wt");
+}
+
+#[test]
+fn worktree_add_option_errors_are_gits() {
+    add_like_git(|_| {}, &["--no-such-option", "../wt"], "wt");
+    add_like_git(|_| {}, &["--orphan", "--no-checkout", "../wt"], "wt");
+    add_like_git(|_| {}, &["-b"], "wt");
+    add_like_git(|_| {}, &[], "wt");
+}
+
+/// In a repository without a commit, git infers `--orphan` (and refuses it with
+/// `--no-checkout`): git-par leaves such a call to git whole.
+#[test]
+fn worktree_add_in_a_repository_without_commits_matches_git() {
+    let s = scratch();
+    let mut states = Vec::new();
+    for (side, program) in [("git", "git"), ("par", GIT_PAR)] {
+        let repo = s.join(side).join("repo");
+        fs::create_dir_all(&repo).unwrap();
+        git_ok(&repo, ["init", "-q"]);
+        let run = support::run(program, &repo, ["worktree", "add", "../wt"]);
+        states.push((
+            run.status.code(),
+            run.stderr_str()
+                .replace(&s.join(side).display().to_string(), "<side>"),
+            git_str(&s.join(side).join("wt"), ["symbolic-ref", "HEAD"]),
+        ));
+    }
+    assert_eq!(states[0], states[1]);
+}
+
+/// The new work tree of a sparse checkout gets its patterns (git copies them): the files
+/// outside them are not written, as git's reset leaves them.
+#[test]
+fn worktree_add_in_a_sparse_checkout_matches_git() {
+    let sparse = |repo: &Path| {
+        git_ok(repo, ["checkout", "-q", "-f", "main"]);
+        git_ok(repo, ["sparse-checkout", "set", "--cone", "dir"]);
+    };
+    add_like_git(sparse, &["--detach", "../wt", "other"], "wt");
+}
+
+/// In a partial clone, the new work tree's missing blobs are fetched (in one batch, by git).
+#[test]
+fn worktree_add_in_a_partial_clone_matches_git() {
+    let s = scratch();
+    let server = s.join("server");
+    copy_repo(fixture(Fixture::KitchenSink), &server);
+    git_ok(&server, ["config", "uploadpack.allowFilter", "true"]);
+    git_ok(&server, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = format!("file://{}", server.display());
+    let partial = move |repo: &Path| {
+        fs::remove_dir_all(repo).unwrap();
+        git_ok(
+            repo.parent().unwrap(),
+            [
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                "repo",
+            ],
+        );
+    };
+    add_like_git(partial, &["--detach", "../wt", "origin/other"], "wt");
 }

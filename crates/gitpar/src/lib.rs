@@ -4,8 +4,8 @@
 //!
 //! Every operation is the same four steps (see `docs/ARCHITECTURE.md`):
 //! resolve ([`options`]) → plan ([`plan`]) → execute ([`execute`](mod@execute),
-//! [`fs`], [`budget`]) → record ([`lock`], [`record`]). [`clone`] and [`worktree`]
-//! set up repositories and then run a [`checkout::checkout`]; [`update`] and [`restore`] change an
+//! [`fs`], [`budget`]) → record ([`lock`], [`record`]). `clone` and `worktree add` let git set
+//! the repository up and then run a [`checkout::checkout`]; [`update`] and [`restore`] change an
 //! existing work tree, with [`refresh`] checking what is on disk.
 //!
 //! The library never prints; the `git-par` binary turns outcomes and errors into git's messages.
@@ -13,7 +13,6 @@
 pub mod branch;
 pub mod budget;
 pub mod checkout;
-pub mod clone;
 pub mod convert;
 pub mod execute;
 pub mod fs;
@@ -32,7 +31,6 @@ pub mod restore;
 pub mod sparse;
 pub mod submodule;
 pub mod update;
-pub mod worktree;
 
 pub use checkout::{checkout, Outcome, Progress};
 pub use options::Options;

@@ -23,14 +23,6 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "resolve_undo.rs",
         "reads the index file (its REUC extension), inside the git directory",
     ),
-    (
-        "clone.rs",
-        "sets up the new repository's git directory before any checkout",
-    ),
-    (
-        "worktree.rs",
-        "registers a linked work tree under .git/worktrees and creates its empty directory",
-    ),
 ];
 
 /// Path-taking `std::fs` functions (the `File` type and `OpenOptions` are caught by `open(`).

@@ -236,9 +236,11 @@ impl Spec {
                 argv.extend(words(&["--detach", "{dst}", "{rev}"]));
             }
             Operation::Clone => {
-                argv.extend(words(&["clone", "-q"]));
-                argv.extend(jobs);
-                argv.extend(words(&["{src}", "{dst}"]));
+                // `-j` of clone is git's (submodule fetches): the writer count is configuration.
+                if let Self::GitParJobs(k) = self {
+                    argv.extend(["-c".to_owned(), format!("checkout.workers={k}")]);
+                }
+                argv.extend(words(&["clone", "-q", "{src}", "{dst}"]));
             }
         }
         Contender::new(self.name(), argv)
@@ -311,7 +313,7 @@ mod tests {
         );
         assert_eq!(
             argv(Spec::GitParJobs(2), Operation::Clone),
-            "{git_par} clone -q -j 2 {src} {dst}"
+            "{git_par} -c checkout.workers=2 clone -q {src} {dst}"
         );
         assert_eq!(
             argv(Spec::GitPar, Operation::Switch),

@@ -232,6 +232,14 @@ impl Settings {
             Settings::Default => Vec::new(),
         }
     }
+    /// `checkout.workers=N` for `Jobs(N)`: the writer count of commands whose `-j` is git's
+    /// (`clone`).
+    pub fn workers_config(self) -> Vec<String> {
+        match self {
+            Settings::Jobs(n) => vec![format!("checkout.workers={n}")],
+            Settings::Default => Vec::new(),
+        }
+    }
     /// The options this setting adds after the git-par subcommand name.
     pub fn subcommand_args(self) -> Vec<OsString> {
         match self {
@@ -493,7 +501,8 @@ pub fn git_clone(
     git(cwd, args)
 }
 
-/// `git-par [-c ...] clone [-j N] [opts] SRC DST` in `cwd`.
+/// `git-par [-c ...] [-c checkout.workers=N] clone [opts] SRC DST` in `cwd` (`-j` of clone is
+/// git's, for submodules: the writer count is configuration).
 pub fn git_par_clone(
     cwd: &Path,
     opts: &CloneOpts,
@@ -503,9 +512,9 @@ pub fn git_par_clone(
 ) -> Run {
     let mut config = opts.config.clone();
     config.extend(settings.config());
+    config.extend(settings.workers_config());
     let mut args = config_args(&config);
     args.push("clone".into());
-    args.extend(settings.subcommand_args());
     args.extend(clone_args(opts));
     args.push(src.as_ref().to_owned());
     args.push(dst.as_ref().to_owned());

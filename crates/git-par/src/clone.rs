@@ -1,0 +1,446 @@
+//! `git par clone`: git sets the repository up, git-par checks it out.
+//!
+//! Setting a repository up — transports, credentials, shallow and partial clones, templates,
+//! refspecs, `--separate-git-dir`, `-c` — is what git does and what users' credential helpers
+//! and ssh configurations are built around; git-par's value is the checkout. So the user's
+//! arguments go to `git clone --no-checkout` unchanged, and unless git would not have checked
+//! out (`--no-checkout`, `--bare`, `--mirror`, an empty source), the new repository's `HEAD` is
+//! checked out by the engine, then `post-checkout` and `--recurse-submodules` run as in git's
+//! `builtin/clone.c` `checkout()`.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::gitopts::{self, Parsed};
+use crate::{fatal, hooks, interrupt, CheckoutArgs, FATAL};
+
+/// Run `git par clone ARGS` (the arguments after `clone`).
+pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
+    let parsed = gitopts::parse(&args, gitopts::CLONE);
+    if parsed.help {
+        crate::print_help(&["clone"]);
+        return Ok(());
+    }
+    let bare = parsed.flag("bare") == Some(true) || parsed.flag("mirror") == Some(true);
+    // Whatever git-par cannot read is git's to refuse: then git gets the arguments as they are.
+    let checks_out = parsed.flag("no-checkout") != Some(true) && !bare && !parsed.unreadable;
+    let mut git_args: Vec<OsString> = vec!["clone".into()];
+    git_args.extend(args.iter().cloned());
+    if checks_out {
+        git_args.insert(1 + parsed.append_at(&args), "--no-checkout".into());
+    }
+    let status = crate::run_git(&git_args, None)?;
+    if status != 0 || !checks_out {
+        return if status == 0 { Ok(()) } else { Err(status) };
+    }
+    let Some(dir) = destination(&parsed) else {
+        // git accepted it, so this cannot happen; say so rather than guess.
+        return Err(fatal("cannot tell which directory git cloned into"));
+    };
+    let quiet = parsed.verbosity() < 0;
+    let repo = match open_new(&dir, overrides) {
+        Some(repo) => repo,
+        // A repository gix cannot read (SHA-256).
+        _ => return checkout_by_git(&parsed, &dir, quiet),
+    };
+    let Some(workdir) = repo.workdir().map(Path::to_owned) else {
+        return Err(fatal("the new repository has no work tree"));
+    };
+    let Some(commit) = head_to_check_out(&repo)? else {
+        return Ok(());
+    };
+    let tree = crate::tree_of(&repo, commit).map_err(fatal)?;
+    let checkout = CheckoutArgs {
+        jobs: None,
+        quiet,
+        ..CheckoutArgs::default()
+    };
+    if let Err(err) = crate::run_checkout(&repo, tree, &workdir, &checkout) {
+        crate::report_checkout_error(&err);
+        if matches!(err, gitpar::checkout::Error::Interrupted) {
+            return Err(interrupt::EXIT_CODE);
+        }
+        eprintln!("fatal: unable to checkout working tree");
+        eprintln!(
+            "warning: Clone succeeded, but checkout failed.\n\
+             You can inspect what was checked out with 'git status'\n\
+             and retry with 'git restore --source=HEAD :/'\n"
+        );
+        return Err(FATAL);
+    }
+    // git's `err |= run_hooks_l("post-checkout", null, HEAD, "1")`, then the submodules.
+    let rc = hooks::after_clone(&repo, &workdir, commit);
+    if rc == 0 && parsed.flag("recurse-submodules") == Some(true) {
+        let filter = repo
+            .config_snapshot()
+            .boolean("clone.filterSubmodules")
+            .unwrap_or(false);
+        let status = update_submodules(&parsed, filter, repo.git_dir(), &workdir)?;
+        return if status == 0 { Ok(()) } else { Err(status) };
+    }
+    hooks::combine(Ok(()), rc)
+}
+
+/// The directory git cloned into, as `cmd_clone` names it: the second positional argument, or
+/// the one `git_url_basename` guesses from the source; its trailing slashes stripped. With
+/// `GIT_WORK_TREE` set it is the git directory (the work tree is `GIT_WORK_TREE`).
+fn destination(parsed: &Parsed) -> Option<PathBuf> {
+    let dir = match parsed.positionals.as_slice() {
+        [_, dir] => dir.as_bytes().to_vec(),
+        [source] => url_basename(source.as_bytes(), is_bundle(source))?,
+        _ => return None,
+    };
+    let mut end = dir.len();
+    while end > 1 && dir[end - 1] == b'/' {
+        end -= 1;
+    }
+    Some(PathBuf::from(OsStr::from_bytes(&dir[..end])))
+}
+
+/// git's `get_repo_path`: is the source a bundle file (and not a repository)?
+fn is_bundle(source: &OsStr) -> bool {
+    let base = source.as_bytes();
+    let with = |suffix: &str| PathBuf::from(OsStr::from_bytes(&[base, suffix.as_bytes()].concat()));
+    for suffix in ["/.git", "", ".git/.git", ".git"] {
+        let path = with(suffix);
+        match std::fs::metadata(&path) {
+            Ok(md) if md.is_dir() && path.join("HEAD").exists() => return false,
+            Ok(md)
+                if md.is_file()
+                    && md.len() > 8
+                    && std::fs::read(&path).is_ok_and(|b| b.starts_with(b"gitdir: ")) =>
+            {
+                return false;
+            }
+            _ => {}
+        }
+    }
+    ["", ".bundle"]
+        .iter()
+        .any(|s| std::fs::metadata(with(s)).is_ok_and(|m| m.is_file()))
+}
+
+/// git's `git_url_basename(repo, is_bundle, 0)`: the directory name a clone of `repo` gets.
+/// `None` where git dies ("No directory name could be guessed").
+fn url_basename(repo: &[u8], bundle: bool) -> Option<Vec<u8>> {
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut start = find(repo, b"://").map_or(0, |i| i + 3);
+    let mut end = repo.len();
+    // Authentication data: up to the last '@' of the host part.
+    let mut p = start;
+    while p < end && repo[p] != b'/' {
+        if repo[p] == b'@' {
+            start = p + 1;
+        }
+        p += 1;
+    }
+    while start < end && (repo[end - 1] == b'/' || space(repo[end - 1])) {
+        end -= 1;
+    }
+    if end - start > 5 && repo[end - 5] == b'/' && &repo[end - 4..end] == b".git" {
+        end -= 5;
+        while start < end && repo[end - 1] == b'/' {
+            end -= 1;
+        }
+    }
+    // A trailing port number of a bare host name.
+    let part = &repo[start..end];
+    if !part.contains(&b'/') && part.contains(&b':') {
+        let mut q = end;
+        while start < q && repo[q - 1].is_ascii_digit() {
+            q -= 1;
+        }
+        if start < q && repo[q - 1] == b':' {
+            end = q - 1;
+        }
+    }
+    let mut q = end;
+    while start < q && repo[q - 1] != b'/' && repo[q - 1] != b':' {
+        q -= 1;
+    }
+    let mut name = &repo[q..end];
+    let suffix: &[u8] = if bundle { b".bundle" } else { b".git" };
+    if let Some(stripped) = name.strip_suffix(suffix) {
+        name = stripped;
+    }
+    if name.is_empty() || name == b"/" {
+        return None;
+    }
+    // Control characters and runs of white space become one space; none at either end.
+    let mut out = Vec::with_capacity(name.len());
+    let mut prev_space = true;
+    for &b in name {
+        let b = if b < 0x20 { b' ' } else { b };
+        if space(b) {
+            if prev_space {
+                continue;
+            }
+            prev_space = true;
+        } else {
+            prev_space = false;
+        }
+        out.push(b);
+    }
+    if prev_space {
+        out.pop();
+    }
+    Some(out)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Open the repository git just created in `dir` (its git directory when `GIT_WORK_TREE` names
+/// the work tree), with the `-c` overrides; `None` when gix cannot.
+fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
+    let opts = gix::open::Options::default()
+        .config_overrides(overrides.iter().cloned())
+        .with(gix::sec::Trust::Full);
+    let mut repo = gix::open_opts(dir, opts).ok()?;
+    if let Some(work_tree) = std::env::var_os("GIT_WORK_TREE") {
+        let work_tree = std::fs::canonicalize(&work_tree).unwrap_or_else(|_| work_tree.into());
+        repo.set_workdir(Some(work_tree)).ok()?;
+    }
+    repo.workdir().is_some().then_some(repo)
+}
+
+/// `git ARGS` in `dir`, its standard output (trimmed) when it succeeds.
+fn git_output(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+}
+
+/// The checkout of git's clone done by git, for a repository gix cannot read (SHA-256):
+/// `git read-tree -m -u HEAD` is the one-way merge git's clone runs, then `post-checkout` and
+/// the submodules as in [`clone`].
+fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
+    let workdir = match std::env::var_os("GIT_WORK_TREE") {
+        Some(wt) => PathBuf::from(wt),
+        None => dir.to_owned(),
+    };
+    let Some(git_dir) = git_output(dir, &["rev-parse", "--absolute-git-dir"]) else {
+        return Err(fatal(format!(
+            "'{}' is not the repository git cloned",
+            dir.display()
+        )));
+    };
+    let git_dir = PathBuf::from(git_dir);
+    let Some(head) = git_output(dir, &["rev-parse", "-q", "--verify", "HEAD^{commit}"]) else {
+        if git_output(dir, &["for-each-ref", "--count=1"]).is_some_and(|r| !r.is_empty()) {
+            eprintln!("warning: remote HEAD refers to nonexistent ref, unable to checkout");
+        }
+        return Ok(());
+    };
+    match git_output(dir, &["symbolic-ref", "-q", "HEAD"]) {
+        None => {
+            let advise = git_output(
+                dir,
+                &[
+                    "config",
+                    "--type=bool",
+                    "--default=true",
+                    "advice.detachedHead",
+                ],
+            );
+            if advise.as_deref() == Some("true") {
+                eprint!("{}", crate::revision::detach_advice_text(&head));
+            }
+        }
+        Some(name) if !name.starts_with("refs/heads/") => {
+            return Err(fatal("HEAD not found below refs/heads!"));
+        }
+        Some(_) => {}
+    }
+    let mut read_tree: Vec<OsString> = ["read-tree", "-m", "-u"].map(OsString::from).into();
+    if !quiet {
+        read_tree.push("-v".into());
+    }
+    read_tree.push("HEAD".into());
+    if crate::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
+        eprintln!("fatal: unable to checkout working tree");
+        eprintln!(
+            "warning: Clone succeeded, but checkout failed.\n\
+             You can inspect what was checked out with 'git status'\n\
+             and retry with 'git restore --source=HEAD :/'\n"
+        );
+        return Err(FATAL);
+    }
+    let null = "0".repeat(head.len());
+    let hook: Vec<OsString> = ["hook", "run", "--ignore-missing", "post-checkout", "--"]
+        .iter()
+        .map(OsString::from)
+        .chain([null.into(), head.into(), "1".into()])
+        .collect();
+    let rc = crate::run_git(&hook, Some((&workdir, &git_dir)))?;
+    if rc == 0 && parsed.flag("recurse-submodules") == Some(true) {
+        let filter = git_output(
+            dir,
+            &[
+                "config",
+                "--type=bool",
+                "--default=false",
+                "clone.filterSubmodules",
+            ],
+        );
+        let status = update_submodules(
+            parsed,
+            filter.as_deref() == Some("true"),
+            &git_dir,
+            &workdir,
+        )?;
+        return if status == 0 { Ok(()) } else { Err(status) };
+    }
+    hooks::combine(Ok(()), i32::from(rc))
+}
+
+/// What `checkout()` of git's clone finds in `HEAD`: the commit to check out, with git's
+/// detached-HEAD advice; `None` (nothing to check out) for an unborn `HEAD`, with git's warning
+/// unless the source was empty (then git has said so already).
+fn head_to_check_out(repo: &gix::Repository) -> Result<Option<gix::ObjectId>, u8> {
+    let head = repo
+        .head()
+        .map_err(|e| fatal(format!("unable to read HEAD: {e}")))?;
+    let name = head.referent_name().map(|n| n.as_bstr().to_string());
+    let Some(commit) = repo.head_id().ok().map(gix::Id::detach) else {
+        let empty = repo
+            .references()
+            .ok()
+            .and_then(|r| r.all().ok().map(|mut all| all.next().is_none()))
+            .unwrap_or(false);
+        if !empty {
+            eprintln!("warning: remote HEAD refers to nonexistent ref, unable to checkout");
+        }
+        return Ok(None);
+    };
+    match name {
+        None => {
+            if let Some(advice) = crate::revision::detach_advice(repo, &commit.to_string()) {
+                eprint!("{advice}");
+            }
+        }
+        Some(name) if !name.starts_with("refs/heads/") => {
+            return Err(fatal("HEAD not found below refs/heads!"));
+        }
+        Some(_) => {}
+    }
+    Ok(Some(commit))
+}
+
+/// `git submodule update --require-init --recursive ...` with the options git's clone gives
+/// it, run in the new work tree with `GIT_DIR` set, as git's clone runs it. The engine does not
+/// check submodules out itself yet.
+fn update_submodules(
+    parsed: &Parsed,
+    filter_config: bool,
+    git_dir: &Path,
+    workdir: &Path,
+) -> Result<u8, u8> {
+    let mut args: Vec<OsString> = ["submodule", "update", "--require-init", "--recursive"]
+        .map(OsString::from)
+        .into();
+    if parsed.flag("shallow-submodules") == Some(true) {
+        args.push("--depth=1".into());
+    }
+    if let Some(jobs) = parsed.value("jobs") {
+        args.push([OsStr::new("--jobs="), jobs].join(OsStr::new("")));
+    }
+    // SAFETY: isatty only inspects the descriptor.
+    let tty = unsafe { libc::isatty(2) } == 1;
+    let progress = parsed
+        .flag("progress")
+        .unwrap_or(parsed.verbosity() >= 0 && tty);
+    if progress {
+        args.push("--progress".into());
+    }
+    if parsed.verbosity() < 0 {
+        args.push("--quiet".into());
+    }
+    if parsed.flag("remote-submodules") == Some(true) {
+        args.push("--remote".into());
+        args.push("--no-fetch".into());
+    }
+    if let Some(format) = parsed.value("ref-format") {
+        args.push([OsStr::new("--ref-format="), format].join(OsStr::new("")));
+    }
+    let filter_submodules = parsed
+        .flag("also-filter-submodules")
+        .unwrap_or(filter_config);
+    if filter_submodules {
+        for filter in parsed.values("filter") {
+            args.push([OsStr::new("--filter="), filter].join(OsStr::new("")));
+        }
+    }
+    let deepen = parsed.value("depth").is_some()
+        || parsed.value("shallow-since").is_some()
+        || !parsed.values("shallow-exclude").is_empty();
+    let single = parsed.flag("single-branch").unwrap_or(deepen);
+    args.push(
+        if single {
+            "--single-branch"
+        } else {
+            "--no-single-branch"
+        }
+        .into(),
+    );
+    let git_dir = std::fs::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
+    crate::run_git(&args, Some((workdir, &git_dir)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_basename;
+
+    fn guess(url: &str) -> Option<String> {
+        url_basename(url.as_bytes(), false).map(|v| String::from_utf8(v).unwrap())
+    }
+
+    /// The cases of git's t5603-clone-dirname.sh.
+    #[test]
+    fn directory_names_as_git_guesses_them() {
+        for (url, dir) in [
+            ("host:foo", "foo"),
+            ("host:foo.git", "foo"),
+            ("host:foo/.git", "foo"),
+            ("ssh://host/foo", "foo"),
+            ("ssh://host/foo.git", "foo"),
+            ("ssh://host/foo/.git", "foo"),
+            ("ssh://host:1234/foo", "foo"),
+            ("ssh://user@host/foo", "foo"),
+            ("ssh://user:password@host/foo", "foo"),
+            ("ssh://user:pass@word@host/foo", "foo"),
+            ("ssh://host/", "host"),
+            ("ssh://host:1234/", "host"),
+            ("ssh://user@host:1234/", "host"),
+            ("ssh://user:passw@rd@host:1234/", "host"),
+            ("host:/", "host"),
+            ("ssh://host/foo/", "foo"),
+            ("ssh://host/foo.git/", "foo"),
+            ("ssh://host/foo/.git/", "foo"),
+            ("ssh://host/foo/.git////", "foo"),
+            ("file:///some/path/repo", "repo"),
+            ("/a/b/c/d.git", "d"),
+            ("/foo/bar:2222.git", "2222"),
+            ("src/", "src"),
+            ("  my  \trepo  ", "my repo"),
+        ] {
+            assert_eq!(guess(url).as_deref(), Some(dir), "{url}");
+        }
+        assert_eq!(guess("/"), None);
+        assert_eq!(guess(""), None);
+        assert_eq!(
+            url_basename(b"/tmp/x.bundle", true),
+            Some(b"x".to_vec()),
+            "a bundle loses .bundle"
+        );
+    }
+}

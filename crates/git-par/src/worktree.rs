@@ -1,0 +1,168 @@
+//! `git par worktree add`: git registers the work tree, git-par checks it out.
+//!
+//! The bookkeeping of a linked work tree — `worktrees/<name>`, branch creation and tracking,
+//! `-B`, `--guess-remote`, `--lock`, `--orphan`, the copied sparse-checkout patterns and
+//! `config.worktree`, "Preparing worktree" — is git's: the user's arguments go to
+//! `git worktree add --no-checkout` unchanged. Then git-par does what git's `add_worktree`
+//! would have done next: the `git reset --hard` of the new work tree (written by the engine,
+//! with the reset's `ORIG_HEAD`, reflog line and `HEAD is now at`), then `post-checkout`.
+//!
+//! Where nothing is to be checked out, git does it all: `--no-checkout` given, `--orphan`
+//! (which git refuses together with `--no-checkout`), and a repository without any valid
+//! branch (where git may infer `--orphan` itself); and where the engine cannot check out yet
+//! (a repository gix cannot open, a partial clone, a sparse checkout). `-j N` is git-par's writer count (git's
+//! `worktree add` has no `-j`) and is not passed on.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::gitopts;
+use crate::{fatal, hooks, interrupt, CheckoutArgs, FATAL};
+
+/// Run `git par worktree add ARGS` (the arguments after `add`).
+pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
+    let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
+    if parsed.help {
+        crate::print_help(&["worktree", "add"]);
+        return Ok(());
+    }
+    let jobs = match parsed.value("jobs") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .and_then(|s| s.parse::<i64>().ok())
+                .ok_or_else(|| {
+                    fatal(format!(
+                        "-j expects a number, not '{}'",
+                        v.to_string_lossy()
+                    ))
+                })?,
+        ),
+    };
+    let args = parsed.without(&args, "jobs");
+    let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
+    let ours = parsed.flag("checkout") != Some(false)
+        && parsed.flag("orphan") != Some(true)
+        && !parsed.unreadable
+        && engine_checks_out();
+    let mut git_args: Vec<OsString> = vec!["worktree".into(), "add".into()];
+    git_args.extend(args.iter().cloned());
+    if ours {
+        git_args.insert(2 + parsed.append_at(&args), "--no-checkout".into());
+    }
+    let status = crate::run_git(&git_args, None)?;
+    if status != 0 || !ours {
+        return if status == 0 { Ok(()) } else { Err(status) };
+    }
+    let Some(path) = parsed.positionals.first() else {
+        return Err(fatal("cannot tell where git added the work tree"));
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
+    let path = cwd.join(path);
+    let quiet = parsed.verbosity() < 0;
+    check_out(
+        &path,
+        overrides,
+        CheckoutArgs {
+            jobs,
+            quiet,
+            ..CheckoutArgs::default()
+        },
+    )
+}
+
+/// Whether git-par checks the new work tree out, or leaves the whole command to git: a
+/// repository gix cannot open (SHA-256; or none at all: git's to refuse), and one where git's
+/// `can_use_local_refs` fails
+/// (neither `HEAD` nor any branch names a commit: git may infer `--orphan`, which it refuses
+/// with `--no-checkout`) go to git.
+fn engine_checks_out() -> bool {
+    let Ok(repo) = gix::discover_with_environment_overrides(".") else {
+        return false;
+    };
+    if repo.head_id().is_ok() {
+        return true;
+    }
+    let Ok(refs) = repo.references() else {
+        return false;
+    };
+    let Ok(branches) = refs.local_branches() else {
+        return false;
+    };
+    branches.flatten().any(|mut r| r.peel_to_id().is_ok())
+}
+
+/// The checkout of the work tree git just added at `path`: the engine writes its `HEAD`, then
+/// what git's `git reset --hard` child and `add_worktree` do after it. A failed checkout
+/// removes the work tree and its administrative directory, as git's `remove_junk` does.
+fn check_out(path: &Path, overrides: &[String], checkout: CheckoutArgs) -> Result<(), u8> {
+    let opts = gix::open::Options::default()
+        .config_overrides(overrides.iter().cloned())
+        .with(gix::sec::Trust::Full);
+    let wt_repo = gix::open_opts(path, opts).map_err(|e| {
+        fatal(format!(
+            "unable to open the new work tree '{}': {e}",
+            path.display()
+        ))
+    })?;
+    let Some(workdir) = wt_repo.workdir().map(Path::to_owned) else {
+        return Err(fatal("the new work tree has no work tree"));
+    };
+    // An unborn HEAD: git's reset has nothing to write either.
+    let Ok(commit) = wt_repo.head_id().map(gix::Id::detach) else {
+        return Ok(());
+    };
+    let written = crate::tree_of(&wt_repo, commit)
+        .map_err(|msg| {
+            eprintln!("fatal: {msg}");
+        })
+        .and_then(|tree| {
+            crate::run_checkout(&wt_repo, tree, &workdir, &checkout)
+                .map_err(|err| crate::report_checkout_error(&err))
+        });
+    if written.is_err() {
+        remove_junk(&wt_repo, &workdir);
+        return Err(
+            if interrupt::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                interrupt::EXIT_CODE
+            } else {
+                FATAL
+            },
+        );
+    }
+    // `git reset --hard` of the new work tree: ORIG_HEAD, the message, and the reflog line git's
+    // ref backend writes for an update that changes nothing only through a symbolic HEAD.
+    crate::state::update_orig_head(&wt_repo, Some(commit))?;
+    let symbolic = wt_repo.head_name().ok().flatten().is_some();
+    let message = crate::state::reset_reflog_message("updating HEAD", Some("HEAD"));
+    if symbolic {
+        if let Err(e) =
+            gitpar::branch::append_reflog(&wt_repo, "HEAD", Some(commit), commit, &message)
+        {
+            eprintln!("error: {e}");
+        }
+    }
+    if !checkout.quiet {
+        crate::state::print_new_head_line(&wt_repo, commit);
+    }
+    // git runs the hook (which `--no-checkout` made it skip) from the new work tree, with the
+    // repository it ran in.
+    let main = crate::repo::open(overrides)?;
+    let git_cwd = main
+        .workdir
+        .clone()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+    let rc = hooks::after_worktree_add(&main.repo, git_cwd, path, commit);
+    hooks::combine(Ok(()), rc)
+}
+
+/// git's `remove_junk` after a failed `add_worktree`: the new work tree and
+/// `worktrees/<name>` go (the branch git created stays, as in git).
+fn remove_junk(wt_repo: &gix::Repository, workdir: &Path) {
+    let admin: PathBuf = wt_repo.git_dir().to_owned();
+    let _ = std::fs::remove_dir_all(workdir);
+    if admin.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new("worktrees")) {
+        let _ = std::fs::remove_dir_all(&admin);
+    }
+}
