@@ -65,7 +65,8 @@ impl Budget {
         }
     }
 
-    /// Bytes currently held; for tests and progress displays.
+    /// Bytes currently held; for tests.
+    #[cfg(test)]
     pub fn in_use(&self) -> u64 {
         self.used
             .lock()

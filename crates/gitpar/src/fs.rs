@@ -142,11 +142,6 @@ pub struct Dirs<'r> {
 }
 
 impl<'r> Dirs<'r> {
-    /// The root this cache resolves from.
-    pub fn root(&self) -> &'r Root {
-        self.root
-    }
-
     /// The open directory `dir` (repository-relative; empty for the root).
     pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
         let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
