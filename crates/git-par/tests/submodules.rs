@@ -224,3 +224,50 @@ fn ignored_files_go_with_a_submodule_replaced_by_a_file() {
     assert_eq!(core_worktree(&by_git, "sub1/config"), "../../../sub1\n0");
     assert_eq!(core_worktree(&by_par, "sub1/config"), "1");
 }
+
+/// Three submodules that move, go and come back in one switch each: git-par updates them
+/// concurrently (each with its share of the threads and of the budget); the result must be
+/// git's, submodule by submodule.
+#[test]
+fn several_submodules_move_at_once() {
+    let s = scratch();
+    copy_repo(fixture_named("submodules"), &s.join("fx"));
+    let (by_git, by_par) = (s.join("git"), s.join("par"));
+    copy_repo(&s.join("fx/multi"), &by_git);
+    copy_repo(&s.join("fx/multi"), &by_par);
+    for dir in [&by_git, &by_par] {
+        for sub in ["a", "b/c", "d"] {
+            git(&dir.join(sub), ["update-index", "-q", "--refresh"]);
+        }
+    }
+    let sub_state = |dir: &Path| -> String {
+        ["a", "b/c", "d"]
+            .iter()
+            .map(|sub| {
+                let d = dir.join(sub);
+                if !d.join(".git").exists() {
+                    return format!("{sub}: not populated\n");
+                }
+                let head = git(&d, ["rev-parse", "HEAD"]).stdout_str();
+                let status = git(&d, ["status", "--porcelain"]).stdout_str();
+                format!("{sub}: {head}{status}{}\n", files(&d))
+            })
+            .collect()
+    };
+    for target in ["moved", "none", "three", "moved"] {
+        let args = ["checkout", "-q", "--recurse-submodules", target];
+        let expected = git(&by_git, args);
+        let actual = git_par(&by_par, args);
+        assert_eq!(
+            (expected.status.code(), expected.stderr_str()),
+            (actual.status.code(), actual.stderr_str()),
+            "{target}"
+        );
+        assert_eq!(files(&by_git), files(&by_par), "files after {target}");
+        assert_eq!(
+            git_str(&by_git, ["ls-files", "-s"]),
+            git_str(&by_par, ["ls-files", "-s"])
+        );
+        assert_eq!(sub_state(&by_git), sub_state(&by_par), "after {target}");
+    }
+}

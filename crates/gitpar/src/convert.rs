@@ -8,23 +8,47 @@
 
 use bstr::ByteSlice;
 
-/// A `working-tree-encoding` that git supports with a byte-order mark and gix-filter does not
-/// (it ignores the attribute and writes UTF-8, which git then reports as modified).
+/// A Unicode `working-tree-encoding` that gix-filter cannot write (encoding_rs, after the WHATWG
+/// encoding standard, has no UTF-16 or UTF-32 encoder: it would write UTF-8, which git then
+/// reports as modified), written here as git's iconv writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BomEncoding {
     /// `UTF-16LE-BOM`: little-endian UTF-16 preceded by `FF FE`.
     Utf16LeBom,
     /// `UTF-16BE-BOM`: big-endian UTF-16 preceded by `FE FF`.
     Utf16BeBom,
+    /// `UTF-16LE`: little-endian UTF-16, no byte-order mark.
+    Utf16Le,
+    /// `UTF-16BE`: big-endian UTF-16, no byte-order mark.
+    Utf16Be,
+    /// `UTF-16`: a byte-order mark, then the platform's order (glibc's iconv, which git uses,
+    /// writes `FF FE` and little-endian on the platforms git-par runs on).
+    Utf16,
+    /// `UTF-32LE`: little-endian UTF-32.
+    Utf32Le,
+    /// `UTF-32BE`: big-endian UTF-32.
+    Utf32Be,
+    /// `UTF-32`: `FF FE 00 00`, then little-endian, as glibc's iconv writes it.
+    Utf32,
 }
 
 impl BomEncoding {
-    /// Recognise the attribute value, case-insensitively as git does.
+    /// Recognise the attribute value, case-insensitively and with or without the dash after
+    /// `UTF`, as git's `same_utf_encoding` does.
     pub fn from_name(name: &bstr::BStr) -> Option<Self> {
         let upper = name.to_ascii_uppercase();
-        match upper.as_slice() {
-            b"UTF-16LE-BOM" => Some(Self::Utf16LeBom),
-            b"UTF-16BE-BOM" => Some(Self::Utf16BeBom),
+        let rest = upper
+            .strip_prefix(b"UTF-")
+            .or_else(|| upper.strip_prefix(b"UTF"))?;
+        match rest {
+            b"16LE-BOM" => Some(Self::Utf16LeBom),
+            b"16BE-BOM" => Some(Self::Utf16BeBom),
+            b"16LE" => Some(Self::Utf16Le),
+            b"16BE" => Some(Self::Utf16Be),
+            b"16" => Some(Self::Utf16),
+            b"32LE" => Some(Self::Utf32Le),
+            b"32BE" => Some(Self::Utf32Be),
+            b"32" => Some(Self::Utf32),
             _ => None,
         }
     }
@@ -34,6 +58,12 @@ impl BomEncoding {
         match self {
             Self::Utf16LeBom => "UTF-16LE-BOM",
             Self::Utf16BeBom => "UTF-16BE-BOM",
+            Self::Utf16Le => "UTF-16LE",
+            Self::Utf16Be => "UTF-16BE",
+            Self::Utf16 => "UTF-16",
+            Self::Utf32Le => "UTF-32LE",
+            Self::Utf32Be => "UTF-32BE",
+            Self::Utf32 => "UTF-32",
         }
     }
 
@@ -41,18 +71,35 @@ impl BomEncoding {
     /// UTF-8, which git reports as a failure to encode.
     pub fn encode(self, src: &[u8]) -> Option<Vec<u8>> {
         let text = std::str::from_utf8(src).ok()?;
-        let mut out = Vec::with_capacity(2 + src.len() * 2);
+        let mut out = Vec::with_capacity(4 + src.len() * 4);
+        let utf16 = |out: &mut Vec<u8>, le: bool| {
+            for u in text.encode_utf16() {
+                out.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+            }
+        };
+        let utf32 = |out: &mut Vec<u8>, le: bool| {
+            for c in text.chars() {
+                let c = c as u32;
+                out.extend_from_slice(&if le { c.to_le_bytes() } else { c.to_be_bytes() });
+            }
+        };
         match self {
-            Self::Utf16LeBom => {
+            Self::Utf16LeBom | Self::Utf16 => {
                 out.extend_from_slice(&[0xFF, 0xFE]);
-                text.encode_utf16()
-                    .for_each(|u| out.extend_from_slice(&u.to_le_bytes()));
+                utf16(&mut out, true);
             }
             Self::Utf16BeBom => {
                 out.extend_from_slice(&[0xFE, 0xFF]);
-                text.encode_utf16()
-                    .for_each(|u| out.extend_from_slice(&u.to_be_bytes()));
+                utf16(&mut out, false);
             }
+            Self::Utf16Le => utf16(&mut out, true),
+            Self::Utf16Be => utf16(&mut out, false),
+            Self::Utf32 => {
+                out.extend_from_slice(&[0xFF, 0xFE, 0, 0]);
+                utf32(&mut out, true);
+            }
+            Self::Utf32Le => utf32(&mut out, true),
+            Self::Utf32Be => utf32(&mut out, false),
         }
         Some(out)
     }
@@ -169,7 +216,11 @@ mod tests {
             vec![0xFE, 0xFF, 0x00, 0xE9]
         );
         assert!(enc.encode(b"\xff").is_none());
-        assert!(BomEncoding::from_name(b"UTF-16LE".as_bstr()).is_none());
+        assert_eq!(
+            BomEncoding::from_name(b"utf16le".as_bstr()),
+            Some(BomEncoding::Utf16Le)
+        );
+        assert!(BomEncoding::from_name(b"ISO-8859-1".as_bstr()).is_none());
     }
 
     #[test]

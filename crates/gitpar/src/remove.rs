@@ -76,9 +76,12 @@ impl<'r> Remover<'r> {
         })?;
         if removed {
             self.removed += 1;
-            self.emptied
-                .extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
         }
+        // Even when the entry was already gone (a submodule taken down, a file the user
+        // deleted), its directories are candidates, as git's `unlink_entry` schedules them
+        // whatever `remove_or_warn` found.
+        self.emptied
+            .extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
         Ok(())
     }
 

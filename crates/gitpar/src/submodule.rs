@@ -453,23 +453,77 @@ fn absorb(
     connect(root, path, &target)
 }
 
+/// Bring every submodule of `moves` that appears or moves to its commit ([`bring`]), several at
+/// once: up to `opts.workers` submodules are updated concurrently, each with its share of the
+/// writer threads and of the memory budget, so the whole stays within the one budget (git
+/// moves them one after another). Returns the failures, in the order of `moves`, each with
+/// git's messages.
+pub fn bring_all(
+    repo: &gix::Repository,
+    root: &Root,
+    moves: &[Move],
+    mode: Policy,
+    opts: &Options,
+) -> Vec<(BString, String)> {
+    let modules = Modules::load(root);
+    // What each submodule needs from the superproject, resolved here: the threads below share
+    // nothing but the work tree's root.
+    let work: Vec<(&Move, PathBuf)> = moves
+        .iter()
+        .filter(|m| m.new.is_some())
+        .filter_map(|m| {
+            let name = modules.active(repo, m.path.as_bstr())?;
+            Some((m, module_git_dir(repo, name)))
+        })
+        .collect();
+    if work.is_empty() {
+        return Vec::new();
+    }
+    let at_once = work.len().min(opts.workers.max(1));
+    let share = Options {
+        workers: (opts.workers / at_once).max(1),
+        budget: (opts.budget / at_once as u64).max(1),
+        report_local_changes: false,
+        ..opts.clone()
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<String>>> =
+        work.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((m, git_dir)) = work.get(k) else {
+                    break;
+                };
+                if let Err(message) = bring(root, git_dir, m, mode, &share) {
+                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+                }
+            });
+        }
+    });
+    work.iter()
+        .zip(results)
+        .filter_map(|((m, _), r)| {
+            let message = r.into_inner().unwrap_or_else(|e| e.into_inner())?;
+            Some((m.path.clone(), message))
+        })
+        .collect()
+}
+
 /// Bring the submodule of a gitlink that appears or moves to its commit (git's
 /// `checkout_entry` for a gitlink): a populated submodule is updated from its `HEAD` to the
 /// commit (safe or forced, as the superproject's update); one that is not populated is
-/// connected to `.git/modules/<name>` (if that exists), its stale index cleared, and checked
-/// out; then its `HEAD` is detached at the commit.
-pub fn bring(
-    repo: &gix::Repository,
+/// connected to its git directory `git_dir` (`.git/modules/<name>`, if that exists), its stale
+/// index cleared, and checked out; then its `HEAD` is detached at the commit.
+fn bring(
     root: &Root,
-    modules: &Modules,
+    git_dir: &Path,
     m: &Move,
     mode: Policy,
     opts: &Options,
 ) -> Result<(), String> {
     let Some(new) = m.new else { return Ok(()) };
-    let Some(name) = modules.active(repo, m.path.as_bstr()) else {
-        return Ok(());
-    };
     let interrupt = AtomicBool::new(false);
     let progress = crate::checkout::Progress::default();
     let run = |sub: &gix::Repository, old: Option<ObjectId>, tree: ObjectId, policy: Policy| {
@@ -498,7 +552,6 @@ pub fn bring(
             sub
         }
         None => {
-            let git_dir = module_git_dir(repo, name);
             if !git_dir.is_dir() {
                 return Ok(());
             }
@@ -510,7 +563,7 @@ pub fn bring(
             }
             dirs.mkdir_all(m.path.as_bstr(), false)
                 .map_err(|e| format!("unable to create directory '{}': {e}", m.path))?;
-            connect(root, m.path.as_bstr(), &git_dir)?;
+            connect(root, m.path.as_bstr(), git_dir)?;
             let sub = open_populated(root, m.path.as_bstr())
                 .ok_or_else(|| format!("fatal: not a git repository: {}", git_dir.display()))?;
             let empty = ObjectId::empty_tree(sub.object_hash());

@@ -375,24 +375,15 @@ fn run(
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
-        let modules = crate::submodule::Modules::load(&root);
-        for m in moves.iter().filter(|m| m.new.is_some()) {
-            if let Err(message) = crate::submodule::bring(repo, &root, &modules, m, mode, opts) {
-                // The caller prints "error: " before the message, as for every entry.
-                let details = message.strip_prefix("error: ").unwrap_or(&message);
-                let message = if details.is_empty() {
-                    format!("Submodule '{}' could not be updated.", m.path)
-                } else {
-                    format!(
-                        "{details}\nerror: Submodule '{}' could not be updated.",
-                        m.path
-                    )
-                };
-                outcome.errors.push(EntryError {
-                    path: m.path.clone(),
-                    message,
-                });
-            }
+        for (path, message) in crate::submodule::bring_all(repo, &root, &moves, mode, opts) {
+            // The caller prints "error: " before the message, as for every entry.
+            let details = message.strip_prefix("error: ").unwrap_or(&message);
+            let message = if details.is_empty() {
+                format!("Submodule '{path}' could not be updated.")
+            } else {
+                format!("{details}\nerror: Submodule '{path}' could not be updated.")
+            };
+            outcome.errors.push(EntryError { path, message });
         }
     }
     if opts.report_local_changes && mode == Policy::Safe && !interrupted {
