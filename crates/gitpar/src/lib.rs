@@ -16,6 +16,7 @@ pub mod checkout;
 pub mod clone;
 pub mod convert;
 pub mod execute;
+pub(crate) mod filter;
 pub mod fs;
 pub mod lock;
 pub mod merge;
