@@ -319,3 +319,26 @@ fn unconfigured_drivers_run_nothing() {
         b"ebg13 svyr n 1\nUryyb, Jbeyq 1\n"
     );
 }
+
+/// `checkout -- paths` reads a `.gitattributes` that is only in the work tree (never added), as
+/// git's checkout does when the index has none (t0021's setup relies on it).
+#[test]
+fn path_checkout_reads_an_untracked_gitattributes_like_git() {
+    let s = scratch();
+    let mut dirs = Vec::new();
+    for name in ["git", "par"] {
+        let repo = s.join(name);
+        git_ok(s.path(), ["init", "-q", name]);
+        fs::write(repo.join("x.t"), "uryyb\n").unwrap();
+        git_ok(&repo, ["add", "x.t"]);
+        fs::write(repo.join(".gitattributes"), "*.t filter=rot13\n").unwrap();
+        fs::remove_file(repo.join("x.t")).unwrap();
+        dirs.push(repo);
+    }
+    let smudge = format!("filter.rot13.smudge={TR}");
+    let args = ["-c", smudge.as_str(), "checkout", "--", "x.t"];
+    git(&dirs[0], args).assert_success();
+    git_par(&dirs[1], args).assert_success();
+    compare_worktrees(&dirs[0], &dirs[1]);
+    assert_eq!(fs::read(dirs[1].join("x.t")).unwrap(), b"hello\n");
+}

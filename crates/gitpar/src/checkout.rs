@@ -208,8 +208,9 @@ pub fn checkout(
 }
 
 /// The writers' content conversion for the entries of `index` (the new index): gix-filter's
-/// pipeline, and an attribute stack that reads `.gitattributes` through the index, as git reads
-/// attributes from the index it is checking out.
+/// pipeline, and an attribute stack that reads `.gitattributes` through the index and, where the
+/// index has none, from the work tree: git's `GIT_ATTR_CHECKOUT` order (a `.gitattributes` that
+/// was never added still applies to `checkout -- paths`, as t0021 relies on).
 pub(crate) fn filters_for(
     repo: &gix::Repository,
     index: &gix::index::State,
@@ -217,7 +218,7 @@ pub(crate) fn filters_for(
     let attributes = repo
         .attributes_only(
             index,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
+            gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
         )
         .map_err(repo_err("reading attributes"))?
         .detach();

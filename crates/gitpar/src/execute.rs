@@ -474,7 +474,15 @@ impl<'r> Worker<'r> {
             .progress
             .delayed
             .fetch_add(self.delayed.len(), Ordering::Relaxed);
-        while let Some(key) = self.delayed.first().map(|d| d.key.clone()) {
+        // The filters to ask, each until it says it has nothing more (an empty list), as git
+        // asks even after the last delayed path came.
+        let mut keys: Vec<gix::filter::plumbing::driver::Key> = Vec::new();
+        for d in &self.delayed {
+            if !keys.contains(&d.key) {
+                keys.push(d.key.clone());
+            }
+        }
+        while let Some(key) = keys.first().cloned() {
             if shared.should_interrupt.load(Ordering::Relaxed) {
                 return;
             }
@@ -492,12 +500,14 @@ impl<'r> Worker<'r> {
             let available = match self.smudger.available(&key) {
                 Ok(paths) if paths.is_empty() => {
                     give_up(&mut self.delayed, out, "'{path}' was not filtered properly");
+                    keys.remove(0);
                     continue;
                 }
                 Ok(paths) => paths,
                 Err(err) => {
                     let why = format!("'{{path}}' was not filtered properly: {err}");
                     give_up(&mut self.delayed, out, &why);
+                    keys.remove(0);
                     continue;
                 }
             };
@@ -507,11 +517,24 @@ impl<'r> Worker<'r> {
                     .iter()
                     .position(|d| d.key == key && plan.entries[d.job.entry].path == path);
                 let Some(i) = found else {
-                    let why = format!(
-                        "external filter signaled that '{path}' is now available although it \
-                         has not been delayed earlier; '{{path}}' was not filtered properly"
-                    );
-                    give_up(&mut self.delayed, out, &why);
+                    // git's two errors: the stray path, then each path never delivered (the
+                    // first carries the stray one's line, so that it is printed once).
+                    let command = self
+                        .delayed
+                        .iter()
+                        .find(|d| d.key == key)
+                        .and_then(|d| d.driver.process.clone())
+                        .unwrap_or_default();
+                    let before = out.len();
+                    give_up(&mut self.delayed, out, "'{path}' was not filtered properly");
+                    if let Some((_, Err(Failure::Error(first)))) = out.get_mut(before) {
+                        first.message = format!(
+                            "external filter '{command}' signaled that '{path}' is now available \
+                             although it has not been delayed earlier\nerror: {}",
+                            first.message
+                        );
+                    }
+                    keys.remove(0);
                     break;
                 };
                 let d = self.delayed.swap_remove(i);
@@ -890,7 +913,8 @@ fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
 }
 
 /// Returns true if and only if some attribute file may apply to `paths` (the new index): a
-/// `.gitattributes` among them, `info/attributes`, `core.attributesFile` or the XDG default.
+/// `.gitattributes` among them or at the top of the work tree, `info/attributes`,
+/// `core.attributesFile` or the XDG default.
 pub fn attributes_present<'a>(
     repo: &gix::Repository,
     mut paths: impl Iterator<Item = &'a bstr::BStr>,
@@ -905,5 +929,8 @@ pub fn attributes_present<'a>(
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
         .is_some_and(|base| base.join("git/attributes").exists());
-    in_tree || info || configured || xdg
+    let on_disk = repo
+        .workdir()
+        .is_some_and(|w| w.join(".gitattributes").exists());
+    in_tree || on_disk || info || configured || xdg
 }
