@@ -114,121 +114,18 @@ fn clone_ignores_an_undefined_filter_driver_like_git() {
     clone_matches_git(Fixture::Filter, Settings::Jobs(2), &[]);
 }
 
-/// With an external smudge filter configured for `*.lfs`, git-par refuses (it does not run external
-/// filters) and names the path; whatever it left at that path is never the unconverted blob.
-fn external_filter_is_refused(smudge: &str) {
-    let src = fixture(Fixture::Filter);
-    let s = scratch();
-    let opts = CloneOpts {
-        config: vec![format!("filter.fake.smudge={smudge}")],
-        ..CloneOpts::default()
-    };
-    let by_git = s.join("by-git");
-    let by_par = s.join("by-git-par");
-    git_clone(s.path(), &opts, src, &by_git).assert_success();
-    let run = git_par_clone(s.path(), &opts, Settings::Jobs(2), src, &by_par).assert_failure();
-    let stderr = run.stderr_str();
-    assert!(
-        stderr.contains("payload.lfs") || stderr.contains("dir/second.lfs"),
-        "the error does not name a filtered path: {}",
-        run.describe()
-    );
-    for path in ["payload.lfs", "dir/second.lfs"] {
-        let raw = git_ok(src, ["cat-file", "blob", &format!("HEAD:{path}")]);
-        let smudged = fs::read(by_git.join(path)).expect("git wrote the filtered file");
-        if let Ok(written) = fs::read(by_par.join(path)) {
-            if raw != smudged {
-                assert_ne!(
-                    written, raw,
-                    "git-par wrote {path} without running its filter"
-                );
-            }
-            assert_eq!(
-                written, smudged,
-                "git-par wrote {path} differently from git"
-            );
-        }
-    }
-}
-
+/// With an external smudge filter configured for `*.lfs`, git-par runs it as git does (the
+/// filter tests are in `filters.rs`).
 #[test]
-fn clone_refuses_an_entry_with_an_external_filter_and_names_it() {
-    external_filter_is_refused("cat");
-}
-
-#[test]
-fn clone_never_writes_an_externally_filtered_entry_unconverted() {
-    external_filter_is_refused("tr a-z A-Z");
-}
-
-/// `restore` of an entry that needs an external filter is refused before anything is touched: the
-/// file in the work tree, with its local edit, stays as it was.
-#[test]
-fn restore_of_an_externally_filtered_entry_is_refused_before_touching_the_work_tree() {
-    let src = fixture(Fixture::Filter);
-    let s = scratch();
-    let dst = s.join("clone");
-    let opts = CloneOpts {
-        quiet: true,
-        ..CloneOpts::default()
-    };
-    git_clone(s.path(), &opts, src, &dst).assert_success();
-    fs::write(dst.join("payload.lfs"), "local edit\n").unwrap();
-    let out = git_par(
-        &dst,
-        ["-c", "filter.fake.smudge=cat", "restore", "payload.lfs"],
-    )
-    .assert_failure();
-    assert!(
-        out.stderr_str().contains("payload.lfs"),
-        "{}",
-        out.describe()
-    );
-    assert_eq!(fs::read(dst.join("payload.lfs")).unwrap(), b"local edit\n");
-    assert!(!dst.join(".git/index.lock").exists());
-}
-
-/// A switch that would write an entry needing an external filter is refused before anything is
-/// removed or written; HEAD, index and work tree stay as they were.
-#[test]
-fn switch_to_an_externally_filtered_change_is_refused_before_touching_anything() {
-    let src = fixture(Fixture::Filter);
-    let s = scratch();
-    let dst = s.join("clone");
-    let opts = CloneOpts {
-        quiet: true,
-        ..CloneOpts::default()
-    };
-    git_clone(s.path(), &opts, src, &dst).assert_success();
-    fs::write(dst.join("payload.lfs"), "second version\n").unwrap();
-    fs::write(dst.join("a.txt"), "changed a\n").unwrap();
-    git_ok(&dst, ["commit", "-q", "-a", "-m", "second"]);
-    let head = git_str(&dst, ["rev-parse", "HEAD"]);
-    let index = fs::read(dst.join(".git/index")).unwrap();
-    let out = git_par(
-        &dst,
-        [
-            "-c",
-            "filter.fake.smudge=cat",
-            "switch",
-            "-q",
-            "--detach",
-            "HEAD~1",
+fn clone_runs_a_configured_smudge_filter_like_git() {
+    clone_matches_git(
+        Fixture::Filter,
+        Settings::Jobs(2),
+        &[
+            "filter.fake.smudge=tr a-z n-za-m",
+            "filter.fake.clean=tr a-z n-za-m",
         ],
-    )
-    .assert_failure();
-    assert!(
-        out.stderr_str().contains("payload.lfs"),
-        "{}",
-        out.describe()
     );
-    assert_eq!(
-        fs::read(dst.join("payload.lfs")).unwrap(),
-        b"second version\n"
-    );
-    assert_eq!(fs::read(dst.join("a.txt")).unwrap(), b"changed a\n");
-    assert_eq!(git_str(&dst, ["rev-parse", "HEAD"]), head);
-    assert_eq!(fs::read(dst.join(".git/index")).unwrap(), index);
 }
 
 /// Without any configured identity, git falls back to the account's name and `user@host`; the

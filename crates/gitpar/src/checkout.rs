@@ -12,7 +12,7 @@ use gix::hash::ObjectId;
 
 use crate::lock::IndexLock;
 use crate::options::Options;
-use crate::plan::{self, Kind, Plan};
+use crate::plan::{self, Plan};
 
 /// Counters the caller can read from another thread to show progress, like git's
 /// "Updating files:  45% (18000/40000)".
@@ -22,6 +22,9 @@ pub struct Progress {
     pub total: AtomicUsize,
     /// Entries created so far.
     pub done: AtomicUsize,
+    /// Entries a long-running filter delayed, written at the end when the filter delivers them
+    /// (git's "Filtering content" progress counts these).
+    pub delayed: AtomicUsize,
 }
 
 /// What a successful checkout did.
@@ -58,17 +61,6 @@ pub enum Error {
     /// The target tree is unsafe or unreadable; nothing was written.
     #[error(transparent)]
     Plan(#[from] plan::Error),
-    /// An entry needs an external filter program, which this version does not run; nothing was
-    /// written, so no file ever lands unconverted.
-    #[error(
-        "'{path}' needs the external filter driver '{driver}', which git-par does not run yet"
-    )]
-    ExternalFilter {
-        /// The entry's path.
-        path: BString,
-        /// The `filter` attribute's value.
-        driver: String,
-    },
     /// A leading directory could not be created.
     #[error("unable to create directory '{path}': {source}")]
     Directory {
@@ -158,9 +150,7 @@ pub fn checkout(
         should_interrupt,
     )?;
 
-    let (filter, mut attributes) = filters_for(repo, &index)?;
-    let selection: Vec<usize> = jobs.iter().map(|j| j.entry).collect();
-    refuse_external_filters_in(repo, &plan, &selection, &mut attributes)?;
+    let (filter, attributes) = filters_for(repo, &index)?;
 
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -218,8 +208,9 @@ pub fn checkout(
 }
 
 /// The writers' content conversion for the entries of `index` (the new index): gix-filter's
-/// pipeline, and an attribute stack that reads `.gitattributes` through the index, as git reads
-/// attributes from the index it is checking out.
+/// pipeline, and an attribute stack that reads `.gitattributes` through the index and, where the
+/// index has none, from the work tree: git's `GIT_ATTR_CHECKOUT` order (a `.gitattributes` that
+/// was never added still applies to `checkout -- paths`, as t0021 relies on).
 pub(crate) fn filters_for(
     repo: &gix::Repository,
     index: &gix::index::State,
@@ -227,7 +218,7 @@ pub(crate) fn filters_for(
     let attributes = repo
         .attributes_only(
             index,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
+            gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
         )
         .map_err(repo_err("reading attributes"))?
         .detach();
@@ -251,56 +242,4 @@ pub(crate) fn skeleton_index(plan: &Plan, object_hash: gix::hash::Kind) -> gix::
         );
     }
     state
-}
-
-/// Refuse the checkout if any entry of `plan` named by `selection` has a `filter` attribute that
-/// names a configured driver with a smudge or process command: running external programs is not
-/// supported yet, and writing such a file unconverted would silently produce the wrong content.
-pub(crate) fn refuse_external_filters_in(
-    repo: &gix::Repository,
-    plan: &Plan,
-    selection: &[usize],
-    attributes: &mut gix::worktree::Stack,
-) -> Result<(), Error> {
-    let drivers: Vec<BString> = gix::filter::Pipeline::options(repo)
-        .map_err(repo_err("reading filter configuration"))?
-        .drivers
-        .into_iter()
-        .filter(|d| d.smudge.is_some() || d.process.is_some())
-        .map(|d| d.name)
-        .collect();
-    if drivers.is_empty() {
-        return Ok(());
-    }
-    let mut outcome = gix::attrs::search::Outcome::default();
-    outcome.initialize_with_selection(&Default::default(), ["filter"]);
-    for entry in selection.iter().map(|&i| &plan.entries[i]) {
-        if !matches!(entry.kind, Kind::File | Kind::Executable) {
-            continue;
-        }
-        outcome.reset();
-        let platform = attributes
-            .at_entry(
-                entry.path.as_bstr(),
-                Some(entry.kind.index_mode()),
-                &repo.objects,
-            )
-            .map_err(|err| Error::Repository {
-                context: "reading attributes",
-                message: err.to_string(),
-            })?;
-        platform.matching_attributes(&mut outcome);
-        if let Some(m) = outcome.iter_selected().next() {
-            if let gix::attrs::StateRef::Value(name) = m.assignment.state {
-                let name = name.as_bstr();
-                if drivers.iter().any(|d| d == name) {
-                    return Err(Error::ExternalFilter {
-                        path: entry.path.clone(),
-                        driver: name.to_string(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
 }

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bstr::ByteSlice;
 
+use gix::filter::plumbing::driver::apply::Delay;
+
 use crate::budget::Budget;
 use crate::checkout::{EntryError, Error, Progress};
 use crate::fs::{self, Dirs, Root};
@@ -91,6 +93,13 @@ pub fn execute(
         bytes_written: AtomicU64::new(0),
         attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
+        drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
+            context: "reading filter configuration",
+            message,
+        })?,
+        command_context: repo
+            .command_context()
+            .map_err(crate::checkout::repo_err("setting up filters"))?,
     };
     let (workers, results) = pool(repo, plan, jobs, root, opts, filters, &shared);
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
@@ -101,6 +110,7 @@ pub fn execute(
             Ok(stat) => stats[job.entry] = Some(stat),
             Err(Failure::Collision) => collided.push(job),
             Err(Failure::Error(err)) => errors.push(err),
+            Err(Failure::Delayed(_)) => unreachable!("writers fetch their delayed entries"),
         }
     }
     let mut executed = Executed {
@@ -113,7 +123,7 @@ pub fn execute(
     };
     if !should_interrupt.load(Ordering::Relaxed) {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-        let mut tail_worker = Worker::new(repo.clone(), filter, attributes, root, opts.symlinks);
+        let mut tail_worker = Worker::new(repo.clone(), (filter, attributes), root, opts, &shared);
         tail(
             &mut tail_worker,
             plan,
@@ -163,7 +173,7 @@ fn pool(
     let mut results = Vec::with_capacity(pooled.len());
     if workers == 1 {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-        let mut worker = Worker::new(repo.clone(), filter, attributes, root, opts.symlinks);
+        let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
         worker.run(plan, &pooled, shared, &mut results);
         return (workers, results);
     }
@@ -178,7 +188,8 @@ fn pool(
                     .name("git-par writer".into())
                     .spawn_scoped(scope, move || {
                         let repo = sync_repo.to_thread_local();
-                        let mut worker = Worker::new(repo, filter, attributes, root, opts.symlinks);
+                        let mut worker =
+                            Worker::new(repo, (filter, attributes), root, opts, shared);
                         let mut out = Vec::new();
                         worker.run(plan, pooled, shared, &mut out);
                         out
@@ -235,7 +246,7 @@ fn tail(
             replace: true,
             ..job
         };
-        match worker.write_entry(entry, job, shared) {
+        match worker.write_entry(entry, job, shared, Delay::Forbid) {
             Ok(stat) => {
                 executed.stats[job.entry] = Some(stat);
                 shared.progress.done.fetch_add(1, Ordering::Relaxed);
@@ -248,6 +259,7 @@ fn tail(
                 ),
             }),
             Err(Failure::Error(err)) => errors.push(err),
+            Err(Failure::Delayed(_)) => unreachable!("delaying was forbidden"),
         }
     }
     for job in jobs {
@@ -258,16 +270,18 @@ fn tail(
         let path = entry.path.as_bstr();
         let result = match entry.kind {
             Kind::Symlink if worker.symlinks => {
-                worker.read_blob(entry, shared).and_then(|(data, _grant)| {
-                    if job.replace {
-                        let _ = worker.dirs.unlink(path);
-                    }
-                    worker
-                        .dirs
-                        .symlink(&data, path)
-                        .map(|st| fs::index_stat(&st))
-                        .map_err(|err| fail(&entry.path, "unable to create symlink", err))
-                })
+                Worker::read_blob((&worker.repo, &mut worker.buf), entry, None, shared).and_then(
+                    |(data, _grant)| {
+                        if job.replace {
+                            let _ = worker.dirs.unlink(path);
+                        }
+                        worker
+                            .dirs
+                            .symlink(&data, path)
+                            .map(|st| fs::index_stat(&st))
+                            .map_err(|err| fail(&entry.path, "unable to create symlink", err))
+                    },
+                )
             }
             Kind::Gitlink => {
                 if job.replace {
@@ -314,6 +328,10 @@ struct Shared<'a> {
     /// Whether any attribute file can apply (a `.gitattributes` in the tree, `info/attributes`,
     /// a global attributes file): without one, the per-file attribute lookup is skipped.
     attributes_present: bool,
+    /// The configured filter drivers that can smudge (see [`crate::filter`]).
+    drivers: Vec<gix::filter::plumbing::Driver>,
+    /// The environment and directory filter processes run with.
+    command_context: gix::command::Context,
     /// Index of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the sorted
     /// path list, so a worker mostly stays in one directory (good for the kernel's dentry and
     /// directory locks), while taking them dynamically keeps slow chunks from stalling the run.
@@ -322,13 +340,19 @@ struct Shared<'a> {
 
 /// Attribute values the worker applies itself.
 #[derive(Debug, Default, Clone, Copy)]
-struct OwnAttributes {
+struct OwnAttributes<'d> {
     ident: bool,
     encoding: Option<crate::convert::BomEncoding>,
+    /// The configured driver the `filter` attribute names, if it can smudge.
+    driver: Option<&'d gix::filter::plumbing::Driver>,
 }
 
 /// How many consecutive entries a worker takes at a time.
 const CHUNK: usize = 32;
+
+/// The piece in which a filter's output is copied into the file: the budget holds this much for
+/// the output of a filtered entry, whatever its size, since the output is never held whole.
+const STREAM: usize = 64 * 1024;
 
 /// What a writer did with one pooled job: the stat data of the written entry, or why not.
 type JobResult = (Job, Result<gix::index::entry::Stat, Failure>);
@@ -337,15 +361,31 @@ enum Failure {
     /// Something already exists at the path: handled by the sequential tail.
     Collision,
     Error(EntryError),
+    /// Not a failure: the long-running filter `Key` will deliver the content later, and the
+    /// writer fetches it once its other entries are written.
+    Delayed(gix::filter::plumbing::driver::Key),
 }
 
-/// A writer: one thread's object-database handle, caches, filter pipeline and buffer. Workers
-/// share nothing but the budget and the counters, so there is no lock on the hot path.
+/// An entry a long-running filter delayed: fetched by the same writer (whose process holds it)
+/// after its other entries.
+struct Delayed<'d> {
+    job: Job,
+    key: gix::filter::plumbing::driver::Key,
+    driver: &'d gix::filter::plumbing::Driver,
+}
+
+/// A writer: one thread's object-database handle, caches, filter pipeline, filter processes and
+/// buffer. Workers share nothing but the budget and the counters, so there is no lock on the hot
+/// path, and a filtered entry holds back only the writer that filters it.
 struct Worker<'r> {
     repo: gix::Repository,
     filter: gix::filter::plumbing::Pipeline,
     attributes: gix::worktree::Stack,
+    smudger: crate::filter::Smudger<'r>,
+    delayed: Vec<Delayed<'r>>,
     buf: Vec<u8>,
+    /// The buffer a filter's output is copied through ([`STREAM`] bytes).
+    chunk: Vec<u8>,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
     symlinks: bool,
@@ -353,52 +393,204 @@ struct Worker<'r> {
 
 impl<'r> Worker<'r> {
     /// A writer over `repo` (object cache off: each blob is read once), owning its clones of the
-    /// filter pipeline and the attribute stack.
+    /// filter pipeline and the attribute stack, and its own filter processes. The pipeline's
+    /// drivers are taken out: the driver step runs here (after git's `*-BOM` encodings, with
+    /// git's `required` semantics and delays).
     fn new(
         mut repo: gix::Repository,
-        filter: gix::filter::plumbing::Pipeline,
-        attributes: gix::worktree::Stack,
+        (mut filter, attributes): (gix::filter::plumbing::Pipeline, gix::worktree::Stack),
         root: &'r Root,
-        symlinks: bool,
+        opts: &Options,
+        shared: &'r Shared<'_>,
     ) -> Self {
         repo.object_cache_size(0);
+        filter.options_mut().drivers.clear();
         Worker {
             repo,
             filter,
             attributes,
+            smudger: crate::filter::Smudger::new(&shared.drivers, shared.command_context.clone()),
+            delayed: Vec::new(),
             buf: Vec::new(),
+            chunk: Vec::new(),
             dirs: root.dirs(),
-            symlinks,
+            symlinks: opts.symlinks,
         }
     }
 
     /// Write the entries named by `pooled`, taking chunks from the shared counter until none
-    /// are left or the run is interrupted, and append one result per entry to `out`.
+    /// are left or the run is interrupted, then the entries this writer's filters delayed, and
+    /// append one result per entry to `out`.
     fn run(&mut self, plan: &Plan, pooled: &[Job], shared: &Shared<'_>, out: &mut Vec<JobResult>) {
         loop {
             let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
             if start >= pooled.len() {
-                return;
+                break;
             }
             let range = start..(start + CHUNK).min(pooled.len());
             for &job in &pooled[range] {
                 if shared.should_interrupt.load(Ordering::Relaxed) {
                     return;
                 }
-                let result = self.write_entry(&plan.entries[job.entry], job, shared);
-                if result.is_ok() {
-                    shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                let result = self.write_entry(&plan.entries[job.entry], job, shared, Delay::Allow);
+                match result {
+                    Err(Failure::Delayed(key)) => {
+                        let driver = self.own_driver(&plan.entries[job.entry]);
+                        self.delayed.push(Delayed { job, key, driver });
+                        continue;
+                    }
+                    Ok(_) => {
+                        shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {}
                 }
                 out.push((job, result));
             }
         }
+        self.finish_delayed(plan, shared, out);
+    }
+
+    /// The driver of an entry that was just delayed (so its attributes name one).
+    fn own_driver(&mut self, entry: &plan::Entry) -> &'r gix::filter::plumbing::Driver {
+        let platform = self
+            .attributes
+            .at_entry(
+                entry.path.as_bstr(),
+                Some(entry.kind.index_mode()),
+                &self.repo.objects,
+            )
+            .expect("the attributes of this entry were read a moment ago");
+        Self::own_attributes(&platform, &self.smudger)
+            .driver
+            .expect("only a driver delays an entry")
+    }
+
+    /// git's `finish_delayed_checkout` for this writer's filters: ask each filter that delayed
+    /// entries which it can deliver (`list_available_blobs`, which blocks until it has some),
+    /// write those, and repeat until it has delivered all or says it has nothing more; what it
+    /// never delivered fails with git's "was not filtered properly".
+    fn finish_delayed(&mut self, plan: &Plan, shared: &Shared<'_>, out: &mut Vec<JobResult>) {
+        shared
+            .progress
+            .delayed
+            .fetch_add(self.delayed.len(), Ordering::Relaxed);
+        // The filters to ask, each until it says it has nothing more (an empty list), as git
+        // asks even after the last delayed path came.
+        let mut keys: Vec<gix::filter::plumbing::driver::Key> = Vec::new();
+        for d in &self.delayed {
+            if !keys.contains(&d.key) {
+                keys.push(d.key.clone());
+            }
+        }
+        while let Some(key) = keys.first().cloned() {
+            if shared.should_interrupt.load(Ordering::Relaxed) {
+                return;
+            }
+            let give_up = |delayed: &mut Vec<Delayed<'r>>, out: &mut Vec<JobResult>, why: &str| {
+                for d in delayed.extract_if(.., |d| d.key == key) {
+                    let path = &plan.entries[d.job.entry].path;
+                    let message = why.replace("{path}", &path.to_string());
+                    let err = EntryError {
+                        path: path.clone(),
+                        message,
+                    };
+                    out.push((d.job, Err(Failure::Error(err))));
+                }
+            };
+            let available = match self.smudger.available(&key) {
+                Ok(paths) if paths.is_empty() => {
+                    give_up(&mut self.delayed, out, "'{path}' was not filtered properly");
+                    keys.remove(0);
+                    continue;
+                }
+                Ok(paths) => paths,
+                Err(err) => {
+                    let why = format!("'{{path}}' was not filtered properly: {err}");
+                    give_up(&mut self.delayed, out, &why);
+                    keys.remove(0);
+                    continue;
+                }
+            };
+            for path in available {
+                let found = self
+                    .delayed
+                    .iter()
+                    .position(|d| d.key == key && plan.entries[d.job.entry].path == path);
+                let Some(i) = found else {
+                    // git's two errors: the stray path, then each path never delivered (the
+                    // first carries the stray one's line, so that it is printed once).
+                    let command = self
+                        .delayed
+                        .iter()
+                        .find(|d| d.key == key)
+                        .and_then(|d| d.driver.process.clone())
+                        .unwrap_or_default();
+                    let before = out.len();
+                    give_up(&mut self.delayed, out, "'{path}' was not filtered properly");
+                    if let Some((_, Err(Failure::Error(first)))) = out.get_mut(before) {
+                        first.message = format!(
+                            "external filter '{command}' signaled that '{path}' is now available \
+                             although it has not been delayed earlier\nerror: {}",
+                            first.message
+                        );
+                    }
+                    keys.remove(0);
+                    break;
+                };
+                let d = self.delayed.swap_remove(i);
+                let entry = &plan.entries[d.job.entry];
+                let result = self.write_delayed(entry, d.job, d.driver, shared);
+                if result.is_ok() {
+                    shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                }
+                out.push((d.job, result));
+            }
+        }
+    }
+
+    /// Write a delayed entry with the content its filter delivers now.
+    fn write_delayed(
+        &mut self,
+        entry: &plan::Entry,
+        job: Job,
+        driver: &gix::filter::plumbing::Driver,
+        shared: &Shared<'_>,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        let _grant = shared.budget.acquire(STREAM as u64);
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        let path = entry.path.as_bstr();
+        let read = self
+            .smudger
+            .fetch_delayed(driver, path, entry.id)
+            .map_err(|f| entry_failure(entry, f.message))?;
+        let mut filter_error = None;
+        let result = Self::create_streamed(
+            &mut self.dirs,
+            (dir, name),
+            read,
+            (entry.kind == Kind::Executable, job.replace),
+            (&mut self.chunk, &mut filter_error),
+        );
+        if let Some(err) = filter_error {
+            let failed = crate::filter::failed(path, driver, &err.to_string());
+            return Err(entry_failure(entry, failed.message));
+        }
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        shared
+            .bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        Ok(fs::index_stat(&st))
     }
 
     /// Read a blob under the budget: the grant is sized from the object header before the
-    /// object is inflated, so the bytes in flight never exceed the budget.
+    /// object is inflated, so the bytes in flight never exceed the budget. A filtered entry
+    /// (`driver`) holds more: the piece of filter output in flight, and for a one-shot smudge
+    /// command the copy of the input gix-filter makes for the process.
+    /// It is an associated function so that it can run while the attribute stack is borrowed.
     fn read_blob<'s>(
-        &mut self,
+        (repo, spare): (&gix::Repository, &mut Vec<u8>),
         entry: &plan::Entry,
+        driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
     ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
         use gix::objs::{Find, FindHeader};
@@ -406,8 +598,7 @@ impl<'r> Worker<'r> {
             path: entry.path.clone(),
             message,
         };
-        let header = self
-            .repo
+        let header = repo
             .objects
             .try_header(&entry.id)
             .map_err(|err| {
@@ -422,10 +613,14 @@ impl<'r> Worker<'r> {
                     entry.path, entry.id
                 ))
             })?;
-        let grant = shared.budget.acquire(header.size);
-        let mut buf = std::mem::take(&mut self.buf);
-        let data = self
-            .repo
+        let filtering = match driver {
+            None => 0,
+            Some(d) if d.process.is_some() => STREAM as u64,
+            Some(_) => STREAM as u64 + header.size,
+        };
+        let grant = shared.budget.acquire(header.size + filtering);
+        let mut buf = std::mem::take(spare);
+        let data = repo
             .objects
             .try_find(&entry.id, &mut buf)
             .map_err(|err| {
@@ -446,21 +641,29 @@ impl<'r> Worker<'r> {
         Ok((buf, grant))
     }
 
-    /// The attributes we apply ourselves (see [`crate::convert`]): `ident` (git's expansion
-    /// differs from gix-filter's) and a `working-tree-encoding` with a `-BOM` suffix (which
-    /// gix-filter does not know). One lookup answers both.
-    fn own_attributes(platform: &gix::worktree::stack::Platform<'_>) -> OwnAttributes {
+    /// The attributes we apply ourselves (see [`crate::convert`] and [`crate::filter`]):
+    /// `ident` (git's expansion differs from gix-filter's), a `working-tree-encoding` with a
+    /// `-BOM` suffix (which gix-filter does not know) and the `filter` driver. One lookup
+    /// answers all three.
+    fn own_attributes(
+        platform: &gix::worktree::stack::Platform<'_>,
+        smudger: &crate::filter::Smudger<'r>,
+    ) -> OwnAttributes<'r> {
         let mut outcome = gix::attrs::search::Outcome::default();
-        outcome.initialize_with_selection(&Default::default(), ["ident", "working-tree-encoding"]);
+        outcome.initialize_with_selection(
+            &Default::default(),
+            ["ident", "working-tree-encoding", "filter"],
+        );
         platform.matching_attributes(&mut outcome);
         let mut own = OwnAttributes::default();
         for m in outcome.iter_selected() {
-            match m.assignment.name.as_str() {
-                "ident" => own.ident = m.assignment.state.is_set(),
-                "working-tree-encoding" => {
-                    if let gix::attrs::StateRef::Value(v) = m.assignment.state {
-                        own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
-                    }
+            match (m.assignment.name.as_str(), m.assignment.state) {
+                ("ident", state) => own.ident = state.is_set(),
+                ("working-tree-encoding", gix::attrs::StateRef::Value(v)) => {
+                    own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
+                }
+                ("filter", gix::attrs::StateRef::Value(v)) if !smudger.is_idle() => {
+                    own.driver = smudger.driver(v.as_bstr());
                 }
                 _ => {}
             }
@@ -470,123 +673,155 @@ impl<'r> Worker<'r> {
 
     /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
     /// unlinked first, right before the create; a directory there, or a leading directory that
-    /// is not a real one, is a collision for the sequential tail.
+    /// is not a real one, is a collision for the sequential tail. `delay` says whether a
+    /// long-running filter may deliver the content later ([`Failure::Delayed`]).
     fn write_entry(
         &mut self,
         entry: &plan::Entry,
         job: Job,
         shared: &Shared<'_>,
+        delay: Delay,
     ) -> Result<gix::index::entry::Stat, Failure> {
-        let (data, _grant) = self.read_blob(entry, shared).map_err(Failure::Error)?;
         let (dir, name) = fs::split_path(entry.path.as_bstr());
-        let fail = |message: String| {
-            Failure::Error(EntryError {
-                path: entry.path.clone(),
-                message,
-            })
-        };
-        let result = if entry.kind == Kind::Symlink {
+        if entry.kind == Kind::Symlink {
             // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
             debug_assert!(!self.symlinks);
-            Self::create(&mut self.dirs, dir, name, &data, false, job.replace)
+            let (data, _grant) = Self::read_blob((&self.repo, &mut self.buf), entry, None, shared)
+                .map_err(Failure::Error)?;
+            let result = Self::create(&mut self.dirs, dir, name, &data, false, job.replace);
+            self.buf = data;
+            return result
+                .map(|st| fs::index_stat(&st))
+                .map_err(|err| create_failure(entry, err));
+        }
+        let platform = self
+            .attributes
+            .at_entry(
+                entry.path.as_bstr(),
+                Some(entry.kind.index_mode()),
+                &self.repo.objects,
+            )
+            .map_err(|err| {
+                entry_failure(
+                    entry,
+                    format!("unable to read the attributes of {}: {err}", entry.path),
+                )
+            })?;
+        let own = if shared.attributes_present {
+            Self::own_attributes(&platform, &self.smudger)
         } else {
-            let platform = self
-                .attributes
-                .at_entry(
-                    entry.path.as_bstr(),
-                    Some(entry.kind.index_mode()),
-                    &self.repo.objects,
+            OwnAttributes::default()
+        };
+        // The blob is read after the attributes, so that the budget can hold what a filter
+        // needs from the start (no second request while holding the first).
+        let (data, _grant) =
+            Self::read_blob((&self.repo, &mut self.buf), entry, own.driver, shared)
+                .map_err(Failure::Error)?;
+        let expanded = (own.ident && crate::convert::may_have_ident(&data))
+            .then(|| {
+                crate::convert::ident_to_worktree(&data, entry.id.to_hex().to_string().as_bytes())
+            })
+            .flatten();
+        let input = expanded.as_deref().unwrap_or(&data);
+        let converted = self
+            .filter
+            .convert_to_worktree(
+                input,
+                entry.path.as_bstr(),
+                &mut |_, attrs| {
+                    platform.matching_attributes(attrs);
+                },
+                gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
+            )
+            .map_err(|err| {
+                entry_failure(
+                    entry,
+                    format!("unable to convert {} to the work tree: {err}", entry.path),
                 )
-                .map_err(|err| {
-                    fail(format!(
-                        "unable to read the attributes of {}: {err}",
-                        entry.path
-                    ))
-                })?;
-            let own = if shared.attributes_present {
-                Self::own_attributes(&platform)
-            } else {
-                OwnAttributes::default()
-            };
-            let expanded = (own.ident && crate::convert::may_have_ident(&data))
-                .then(|| {
-                    crate::convert::ident_to_worktree(
-                        &data,
-                        entry.id.to_hex().to_string().as_bytes(),
-                    )
-                })
-                .flatten();
-            let input = expanded.as_deref().unwrap_or(&data);
-            let converted = self
-                .filter
-                .convert_to_worktree(
-                    input,
-                    entry.path.as_bstr(),
-                    &mut |_, attrs| {
-                        platform.matching_attributes(attrs);
-                    },
-                    gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
-                )
-                .map_err(|err| {
-                    fail(format!(
-                        "unable to convert {} to the work tree: {err}",
-                        entry.path
-                    ))
-                })?;
-            let bytes = match converted {
-                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b) => b,
-                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
-                gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
-                    return Err(fail("external filter drivers are not supported".into()));
-                }
-            };
-            shared
-                .bytes_written
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            let encoded;
-            let bytes = match own.encoding {
-                Some(enc) => {
-                    encoded = enc.encode(bytes).ok_or_else(|| {
-                        fail(format!(
+            })?;
+        let bytes = match converted {
+            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
+            | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
+            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
+                unreachable!("the writers' pipelines have no drivers")
+            }
+        };
+        let encoded;
+        let bytes = match own.encoding {
+            Some(enc) => {
+                encoded = enc.encode(bytes).ok_or_else(|| {
+                    entry_failure(
+                        entry,
+                        format!(
                             "failed to encode '{}' from UTF-8 to {}",
                             entry.path,
                             enc.name()
-                        ))
-                    })?;
-                    &encoded[..]
-                }
-                None => bytes,
+                        ),
+                    )
+                })?;
+                &encoded[..]
+            }
+            None => bytes,
+        };
+        let executable = entry.kind == Kind::Executable;
+        // The driver runs last, on what ident, eol and the encoding made (git's order in
+        // `convert_to_working_tree_ca_internal`).
+        // One block: the filter's reader (which borrows the smudger) is gone at its end,
+        // before the smudger is used again.
+        let (streamed, filter_error) = {
+            let smudged = match own.driver {
+                None => crate::filter::Smudged::Unconverted,
+                Some(driver) => self
+                    .smudger
+                    .smudge(driver, entry.path.as_bstr(), entry.id, bytes, delay)
+                    .map_err(|f| entry_failure(entry, f.message))?,
             };
-            Self::create(
-                &mut self.dirs,
-                dir,
-                name,
-                bytes,
-                entry.kind == Kind::Executable,
-                job.replace,
-            )
+            match smudged {
+                crate::filter::Smudged::Delayed(key) => {
+                    self.buf = data;
+                    return Err(Failure::Delayed(key));
+                }
+                crate::filter::Smudged::Unconverted => (None, None),
+                crate::filter::Smudged::Output(read) => {
+                    let mut filter_error = None;
+                    let streamed = Self::create_streamed(
+                        &mut self.dirs,
+                        (dir, name),
+                        read,
+                        (executable, job.replace),
+                        (&mut self.chunk, &mut filter_error),
+                    );
+                    (Some(streamed), filter_error)
+                }
+            }
+        };
+        if let (Some(err), Some(driver)) = (&filter_error, own.driver) {
+            // Delayed entries of another filter would be lost with it; those of this one are
+            // lost already.
+            if self
+                .delayed
+                .iter()
+                .all(|d| d.driver.process == driver.process)
+            {
+                self.smudger.forget_broken(driver, err);
+            }
+        }
+        let result = match (streamed, filter_error, own.driver) {
+            (Some(streamed), None, _) => streamed,
+            (_, Some(err), Some(driver)) if driver.required => {
+                let failed = crate::filter::failed(entry.path.as_bstr(), driver, &err.to_string());
+                return Err(entry_failure(entry, failed.message));
+            }
+            // No driver, a driver that does not convert this entry, or a non-required filter
+            // that failed half-way (its partial file is gone): the content unconverted, as git.
+            _ => Self::create(&mut self.dirs, dir, name, bytes, executable, job.replace),
         };
         self.buf = data;
-        result.map(|st| fs::index_stat(&st)).map_err(|err| {
-            if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
-                return Failure::Collision;
-            }
-            // git's words (entry.c).
-            let path = &entry.path;
-            match err {
-                fs::CreateError::Unlink(e) => fail(format!(
-                    "unable to unlink old '{path}': {}",
-                    fs::strerror(&e)
-                )),
-                fs::CreateError::Create(e) => fail(format!(
-                    "unable to create file {path}: {}",
-                    fs::strerror(&e)
-                )),
-                fs::CreateError::Write(e) => {
-                    fail(format!("unable to write file {path}: {}", fs::strerror(&e)))
-                }
-            }
-        })
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        shared
+            .bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        Ok(fs::index_stat(&st))
     }
 
     /// Create `name` in the directory `dir`, unlinking what is there first when `replace`.
@@ -598,6 +833,17 @@ impl<'r> Worker<'r> {
         executable: bool,
         replace: bool,
     ) -> Result<rustix::fs::Stat, fs::CreateError> {
+        let fd = Self::prepare(dirs, dir, name, replace)?;
+        fs::create_file_at(fd, name, data, executable)
+    }
+
+    /// The open directory `dir`, with `name` unlinked from it first when `replace`.
+    fn prepare<'d>(
+        dirs: &'d mut Dirs<'_>,
+        dir: &bstr::BStr,
+        name: &bstr::BStr,
+        replace: bool,
+    ) -> Result<rustix::fd::BorrowedFd<'d>, fs::CreateError> {
         let fd = dirs.dir(dir).map_err(fs::CreateError::Create)?;
         if replace {
             match rustix::fs::unlinkat(fd, <&[u8]>::from(name), rustix::fs::AtFlags::empty()) {
@@ -609,12 +855,66 @@ impl<'r> Worker<'r> {
                 Err(err) => return Err(fs::CreateError::Unlink(err.into())),
             }
         }
-        fs::create_file_at(fd, name, data, executable)
+        Ok(fd)
+    }
+
+    /// Create `name` in `dir` with the content a filter streams through `read`, in pieces of
+    /// [`STREAM`] bytes (`chunk` is the buffer). A read error (the filter failed or died) is put
+    /// in `filter_error` and the partial file is unlinked, so nothing half-written stays.
+    fn create_streamed(
+        dirs: &mut Dirs<'_>,
+        (dir, name): (&bstr::BStr, &bstr::BStr),
+        mut read: Box<dyn std::io::Read + '_>,
+        (executable, replace): (bool, bool),
+        (chunk, filter_error): (&mut Vec<u8>, &mut Option<std::io::Error>),
+    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+        use std::io::Write as _;
+        let fd = Self::prepare(dirs, dir, name, replace)?;
+        chunk.resize(STREAM, 0);
+        fs::create_file_with(fd, name, executable, |file| loop {
+            let n = match read.read(chunk) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => {
+                    let io = std::io::Error::other("the filter failed");
+                    *filter_error = Some(err);
+                    return Err(io);
+                }
+            };
+            file.write_all(&chunk[..n])?;
+        })
     }
 }
 
+/// A failure of `entry` with `message`.
+fn entry_failure(entry: &plan::Entry, message: String) -> Failure {
+    Failure::Error(EntryError {
+        path: entry.path.clone(),
+        message,
+    })
+}
+
+/// git's words (`entry.c`) for a file that could not be created or written; something in the
+/// way is a collision for the tail.
+fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
+    if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
+        return Failure::Collision;
+    }
+    let path = &entry.path;
+    let message = match err {
+        fs::CreateError::Unlink(e) => {
+            format!("unable to unlink old '{path}': {}", fs::strerror(&e))
+        }
+        fs::CreateError::Create(e) => format!("unable to create file {path}: {}", fs::strerror(&e)),
+        fs::CreateError::Write(e) => format!("unable to write file {path}: {}", fs::strerror(&e)),
+    };
+    entry_failure(entry, message)
+}
+
 /// Returns true if and only if some attribute file may apply to `paths` (the new index): a
-/// `.gitattributes` among them, `info/attributes`, `core.attributesFile` or the XDG default.
+/// `.gitattributes` among them or at the top of the work tree, `info/attributes`,
+/// `core.attributesFile` or the XDG default.
 pub fn attributes_present<'a>(
     repo: &gix::Repository,
     mut paths: impl Iterator<Item = &'a bstr::BStr>,
@@ -629,5 +929,8 @@ pub fn attributes_present<'a>(
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
         .is_some_and(|base| base.join("git/attributes").exists());
-    in_tree || info || configured || xdg
+    let on_disk = repo
+        .workdir()
+        .is_some_and(|w| w.join(".gitattributes").exists());
+    in_tree || on_disk || info || configured || xdg
 }

@@ -418,6 +418,18 @@ pub fn create_file_at(
     data: &[u8],
     executable: bool,
 ) -> Result<rustix::fs::Stat, CreateError> {
+    create_file_with(dir, name, executable, |file| file.write_all(data))
+}
+
+/// Like [`create_file_at`], with the content written by `fill` (an external filter's output,
+/// streamed in small pieces instead of held whole in memory). An error from `fill` unlinks the
+/// partial file too, so a filter that dies half-way leaves nothing half-written.
+pub fn create_file_with(
+    dir: BorrowedFd<'_>,
+    name: &BStr,
+    executable: bool,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<rustix::fs::Stat, CreateError> {
     let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
     let name = <&[u8]>::from(name);
     let fd = rustix::fs::openat(
@@ -428,9 +440,7 @@ pub fn create_file_at(
     )
     .map_err(|e| CreateError::Create(e.into()))?;
     let mut file = File::from(fd);
-    let written = file
-        .write_all(data)
-        .and_then(|()| Ok(rustix::fs::fstat(&file)?));
+    let written = fill(&mut file).and_then(|()| Ok(rustix::fs::fstat(&file)?));
     match written {
         Ok(st) => Ok(st),
         Err(err) => {

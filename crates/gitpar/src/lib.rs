@@ -19,6 +19,7 @@ pub(crate) mod budget;
 pub mod checkout;
 pub(crate) mod convert;
 pub(crate) mod execute;
+pub(crate) mod filter;
 pub(crate) mod fs;
 pub mod lock;
 pub mod merge;

@@ -652,8 +652,7 @@ fn up_to_date(
 
 /// The writers' filters for `plan`, with attributes from the index as it will be: the restored
 /// entries over the current ones (so a `.gitattributes` elsewhere in the index applies, and a
-/// restored one wins), as git checks out paths from the updated index. Refuses entries that
-/// need an external filter driver.
+/// restored one wins), as git checks out paths from the updated index.
 fn filters(
     repo: &gix::Repository,
     index: &gix::index::File,
@@ -667,10 +666,7 @@ fn filters(
         }
     }
     result.sort_entries();
-    let (pipeline, mut attributes) = crate::checkout::filters_for(repo, &result)?;
-    let selection: Vec<usize> = (0..plan.entries.len()).collect();
-    crate::checkout::refuse_external_filters_in(repo, plan, &selection, &mut attributes)?;
-    Ok((pipeline, attributes))
+    Ok(crate::checkout::filters_for(repo, &result)?)
 }
 
 /// One restored path as the record phase sees it: the source's entry, and the stat data of the

@@ -291,9 +291,7 @@ fn run(
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let (filter, mut attributes) = crate::checkout::filters_for(repo, &state)?;
-    let selection: Vec<usize> = (0..write_plan.entries.len()).collect();
-    crate::checkout::refuse_external_filters_in(repo, &write_plan, &selection, &mut attributes)?;
+    let (filter, attributes) = crate::checkout::filters_for(repo, &state)?;
 
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     let mut outcome = Outcome {
