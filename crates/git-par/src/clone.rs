@@ -61,12 +61,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         if matches!(err, gitpar::checkout::Error::Interrupted) {
             return Err(interrupt::EXIT_CODE);
         }
-        eprintln!("fatal: unable to checkout working tree");
-        eprintln!(
-            "warning: Clone succeeded, but checkout failed.\n\
-             You can inspect what was checked out with 'git status'\n\
-             and retry with 'git restore --source=HEAD :/'\n"
-        );
+        checkout_failed();
         return Err(FATAL);
     }
     // git's `err |= run_hooks_l("post-checkout", null, HEAD, "1")`, then the submodules.
@@ -267,12 +262,7 @@ fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
     }
     read_tree.push("HEAD".into());
     if crate::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
-        eprintln!("fatal: unable to checkout working tree");
-        eprintln!(
-            "warning: Clone succeeded, but checkout failed.\n\
-             You can inspect what was checked out with 'git status'\n\
-             and retry with 'git restore --source=HEAD :/'\n"
-        );
+        checkout_failed();
         return Err(FATAL);
     }
     let null = "0".repeat(head.len());
@@ -394,6 +384,16 @@ fn update_submodules(
     );
     let git_dir = std::fs::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
     crate::run_git(&args, Some((workdir, &git_dir)))
+}
+
+/// git's words when the clone is done but its checkout is not (`builtin/clone.c`).
+fn checkout_failed() {
+    eprintln!("fatal: unable to checkout working tree");
+    eprintln!(
+        "warning: Clone succeeded, but checkout failed.\n\
+         You can inspect what was checked out with 'git status'\n\
+         and retry with 'git restore --source=HEAD :/'\n"
+    );
 }
 
 #[cfg(test)]

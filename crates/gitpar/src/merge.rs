@@ -576,7 +576,7 @@ fn local_tree(
                     .map_err(merge_err("setting up filters"))?,
                 ),
             };
-            to_git(&mut dirs, path, index, filter, &mut buf).map_err(read)?;
+            crate::refresh::to_git(&mut dirs, path, index, filter, &mut buf).map_err(read)?;
             let exec = if file_mode {
                 st.st_mode & 0o100 != 0
             } else {
@@ -609,32 +609,6 @@ fn local_tree(
         .write()
         .map_err(merge_err("writing the local tree"))?
         .detach())
-}
-
-/// Read the work-tree file at `rela` as git would store it (the to-git filters applied).
-fn to_git(
-    dirs: &mut crate::fs::Dirs<'_>,
-    rela: &BStr,
-    index: &gix::index::State,
-    filter: &mut gix::filter::Pipeline<'_>,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
-    use std::io::Read;
-    let file = dirs.open_read(rela)?;
-    let outcome = filter
-        .convert_to_git(file, &rela.to_path_lossy(), index)
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    match outcome {
-        ToGitOutcome::Unchanged(mut r) => {
-            r.read_to_end(buf)?;
-        }
-        ToGitOutcome::Process(mut r) => {
-            r.read_to_end(buf)?;
-        }
-        ToGitOutcome::Buffer(b) => buf.extend_from_slice(b),
-    }
-    Ok(())
 }
 
 /// One conflict stage of a path, for the index.

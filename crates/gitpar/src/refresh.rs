@@ -228,7 +228,9 @@ fn check_one(
     }
 }
 
-fn to_git(
+/// Read the work-tree file at `rela` as git would store it (the to-git filters applied): what
+/// the refresh hashes, and what `checkout -m` takes as the local version of a file.
+pub(crate) fn to_git(
     dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
