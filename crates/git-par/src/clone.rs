@@ -61,6 +61,10 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         if matches!(err, gitpar::checkout::Error::Interrupted) {
             return Err(interrupt::EXIT_CODE);
         }
+        // git's prefetch dies on its own; its clone then only warns.
+        if !matches!(err, gitpar::checkout::Error::PromisorFetch(_)) {
+            eprintln!("fatal: unable to checkout working tree");
+        }
         checkout_failed();
         return Err(FATAL);
     }
@@ -262,6 +266,7 @@ fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
     }
     read_tree.push("HEAD".into());
     if crate::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
+        eprintln!("fatal: unable to checkout working tree");
         checkout_failed();
         return Err(FATAL);
     }
@@ -388,7 +393,6 @@ fn update_submodules(
 
 /// git's words when the clone is done but its checkout is not (`builtin/clone.c`).
 fn checkout_failed() {
-    eprintln!("fatal: unable to checkout working tree");
     eprintln!(
         "warning: Clone succeeded, but checkout failed.\n\
          You can inspect what was checked out with 'git status'\n\

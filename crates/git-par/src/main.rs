@@ -219,6 +219,8 @@ pub(crate) fn report_checkout_error(err: &gitpar::checkout::Error) {
                 eprintln!("error: {e}");
             }
         }
+        // git dies in its prefetch: a fatal message of its own.
+        gitpar::checkout::Error::PromisorFetch(_) => eprintln!("fatal: {err}"),
         other => eprintln!("error: {other}"),
     }
 }

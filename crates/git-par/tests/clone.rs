@@ -970,6 +970,128 @@ fn clone_over_git_protocol_from_a_loopback_daemon_matches_git() {
     );
 }
 
+/// Smart HTTP without a new service: Python's standard `http.server --cgi` (Python 3.11 on these
+/// machines) on a free loopback port runs `git http-backend` as a CGI script
+/// (`/cgi-bin/git/<repo>`), serving `base`; killed on drop.
+struct HttpBackend {
+    child: std::process::Child,
+    port: u16,
+    _dir: Scratch,
+}
+
+impl HttpBackend {
+    /// `allow_any`: `uploadpack.allowAnySHA1InWant`, which a v0 server needs for the lazy fetch
+    /// of a blobless clone (Python's CGI passes no `Git-Protocol` header, so this is v0).
+    fn start(base: &Path, allow_any: bool) -> HttpBackend {
+        let dir = scratch();
+        let cgi = dir.join("cgi-bin");
+        fs::create_dir(&cgi).unwrap();
+        fs::write(
+            cgi.join("git"),
+            format!(
+                // Run as root, http.server drops the CGI to `nobody`, for whom the sources
+                // are someone else's: command-line safe.directory, no HOME to read.
+                "#!/bin/sh\nexport HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_COUNT=3 \
+                 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' \
+                 GIT_CONFIG_KEY_1=uploadpack.allowFilter GIT_CONFIG_VALUE_1=true \
+                 GIT_CONFIG_KEY_2=uploadpack.allowAnySHA1InWant GIT_CONFIG_VALUE_2={allow_any}\n\
+                 GIT_PROJECT_ROOT='{}' GIT_HTTP_EXPORT_ALL=1 exec git http-backend\n",
+                base.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(cgi.join("git"), fs::Permissions::from_mode(0o755)).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut cmd = std::process::Command::new("python3");
+        clean_env(&mut cmd)
+            .current_dir(dir.path())
+            .args(["-m", "http.server", "--cgi", "--bind", "127.0.0.1"])
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("python3 http.server starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("http.server exited: {status}");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "http.server never listened"
+            );
+            std::thread::yield_now();
+        }
+        HttpBackend {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for HttpBackend {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn clone_over_smart_http_through_git_http_backend_matches_git() {
+    let server = HttpBackend::start(sources(), true);
+    let url = format!("http://127.0.0.1:{}/cgi-bin/git/bare.git", server.port);
+    for extra in [&[][..], &["--filter=blob:none"][..]] {
+        let mut args: Vec<OsString> = extra.iter().map(OsString::from).collect();
+        args.extend([OsString::from(&url), "dest".into()]);
+        let sides = clone_like_git(&[], &args, "dest", &[]);
+        // Over HTTP for real: the clone has the source's history and files (a blobless one
+        // fetched its blobs lazily, over HTTP too).
+        let dest = sides.par().join("dest");
+        assert_eq!(
+            git_str(&dest, ["rev-parse", "HEAD"]),
+            git_str(&sources().join("bare.git"), ["rev-parse", "HEAD"])
+        );
+        assert!(!git_str(&dest, ["ls-files"]).is_empty());
+    }
+    clone_like_git(
+        &[],
+        &[
+            OsString::from("--depth=1"),
+            "--single-branch".into(),
+            "--branch=topic".into(),
+            OsString::from(&url),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+}
+
+/// A blobless clone whose server refuses the lazy fetch (a v0 server without
+/// `uploadpack.allowAnySHA1InWant`): git's `could not fetch <id> from promisor remote`, the clone
+/// kept, its checkout failed — and nothing written, where git has written nothing either.
+#[test]
+fn blobless_clone_whose_blobs_cannot_be_fetched_fails_like_git() {
+    let server = HttpBackend::start(sources(), false);
+    let url = format!("http://127.0.0.1:{}/cgi-bin/git/bare.git", server.port);
+    let sides = clone_like_git(
+        &[],
+        &[
+            OsString::from("--filter=blob:none"),
+            OsString::from(&url),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    assert!(git_str(&sides.par().join("dest"), ["ls-files"]).is_empty());
+}
+
 #[test]
 fn clone_over_ssh_through_git_ssh_command_matches_git() {
     let s = scratch();

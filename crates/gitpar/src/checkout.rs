@@ -84,6 +84,10 @@ pub enum Error {
     /// The user interrupted the checkout.
     #[error("interrupted")]
     Interrupted,
+    /// A partial clone lacks a blob the checkout needs, and no promisor remote gave it; nothing
+    /// was written. git dies with the same words.
+    #[error("could not fetch {0} from promisor remote")]
+    PromisorFetch(ObjectId),
 }
 
 pub(crate) fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Error {

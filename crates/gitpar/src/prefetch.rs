@@ -37,8 +37,9 @@ fn promisor_remotes(repo: &gix::Repository) -> Vec<String> {
 
 /// Fetch the blobs of `entries` that the object database lacks, one `git fetch` per promisor
 /// remote for all of them, as git's checkout does. Does nothing (and looks nothing up) in a
-/// repository without promisor remotes. Blobs still missing afterwards are left for the writers
-/// to report, naming the path, as git reports them.
+/// repository without promisor remotes. A blob still missing after every remote was asked stops
+/// the checkout before anything is written: [`Error::PromisorFetch`], git's `could not fetch
+/// <id> from promisor remote`.
 pub fn missing_blobs<'a>(
     repo: &gix::Repository,
     entries: impl Iterator<Item = &'a Entry>,
@@ -71,7 +72,10 @@ pub fn missing_blobs<'a>(
             break;
         }
     }
-    Ok(wanted - missing.len())
+    match missing.first() {
+        Some(id) => Err(Error::PromisorFetch(*id)),
+        None => Ok(wanted),
+    }
 }
 
 /// git's `GIT_NO_LAZY_FETCH`: the user (or git, for a server process) asked for no fetching.
