@@ -189,8 +189,10 @@ pub(crate) fn run_checkout(
                 worktree,
                 &index_path,
                 &opts,
-                &progress,
-                interrupt,
+                &gitpar::Context {
+                    progress: &progress,
+                    interrupt,
+                },
             )
         },
         Result::is_ok,

@@ -39,6 +39,38 @@ impl Opened {
     }
 }
 
+/// Why git can work in the repository at `git_dir` and gix cannot open it: a `HEAD` that is a
+/// symbolic link (git's oldest form of a symbolic ref, which git still reads), or the SHA-256
+/// object format (git-par's gix is built for SHA-1). `None` when neither explains the failure.
+fn unreadable_by_gix(git_dir: &Path) -> Option<&'static str> {
+    let head = git_dir.join("HEAD");
+    if std::fs::symlink_metadata(&head).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Some("its HEAD is a symbolic link");
+    }
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .map(|c| git_dir.join(c.trim_end()))
+        .unwrap_or_else(|_| git_dir.to_owned());
+    let config = std::fs::read_to_string(common.join("config")).unwrap_or_default();
+    config
+        .lines()
+        .map(|l| l.trim().to_ascii_lowercase().replace(' ', ""))
+        .any(|l| l == "objectformat=sha256")
+        .then_some("it uses the SHA-256 object format")
+}
+
+/// Replace this process by git with git-par's own arguments: the one case, besides
+/// `-p/--patch`, where git does the whole command, because git-par cannot read the repository
+/// at all (see [`unreadable_by_gix`]). Set `GIT_PAR_TRACE` to see it happen.
+fn hand_to_git(why: &str) -> ! {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!("git-par: handing the command to git: {why}");
+    }
+    let err = crate::patch::exec_git(&args);
+    eprintln!("fatal: cannot run git: {err}");
+    std::process::exit(128)
+}
+
 /// What the setup decided, before gix opens anything.
 struct Setup {
     git_dir: PathBuf,
@@ -67,12 +99,18 @@ pub(crate) fn open(overrides: &[String]) -> Result<Opened, u8> {
         .config_overrides(overrides.iter().cloned())
         .open_path_as_is(true)
         .with(gix::sec::Trust::Full);
-    let mut repo: gix::Repository = gix::open_opts(&git_dir, opts).map_err(|e| {
-        fatal(format!(
-            "not a git repository: '{}': {e}",
-            git_dir.display()
-        ))
-    })?;
+    let mut repo: gix::Repository = match gix::open_opts(&git_dir, opts) {
+        Ok(repo) => repo,
+        Err(e) => {
+            if let Some(why) = unreadable_by_gix(&git_dir) {
+                hand_to_git(why);
+            }
+            return Err(fatal(format!(
+                "not a git repository: '{}': {e}",
+                git_dir.display()
+            )));
+        }
+    };
     if let Some(common) = std::env::var_os("GIT_COMMON_DIR") {
         // gix reads `commondir` and has no way to be told another one: refuse rather than
         // work on other objects and refs than git would.

@@ -660,8 +660,10 @@ fn update_merging(
                 labels,
                 style,
                 &opts,
-                &progress,
-                &crate::interrupt::INTERRUPTED,
+                &gitpar::Context {
+                    progress: &progress,
+                    interrupt: &crate::interrupt::INTERRUPTED,
+                },
             )
         },
         Result::is_ok,
@@ -739,8 +741,10 @@ fn engine_update(
                 &index_path,
                 policy,
                 &opts,
-                &progress,
-                interrupt,
+                &gitpar::Context {
+                    progress: &progress,
+                    interrupt,
+                },
             )
         },
         Result::is_ok,
@@ -1156,8 +1160,10 @@ fn restore_paths(
                 &opened.index_path,
                 &req,
                 &opts,
-                &progress,
-                interrupt,
+                &gitpar::Context {
+                    progress: &progress,
+                    interrupt,
+                },
             )
         },
         Result::is_ok,

@@ -914,6 +914,10 @@ impl Daemon {
             OsString::from(format!("--base-path={}", base.display())),
             base.as_os_str().to_owned(),
         ]);
+        // Blobless clones need the server to allow filters (its upload-pack inherits this).
+        cmd.env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "uploadpack.allowFilter")
+            .env("GIT_CONFIG_VALUE_0", "true");
         cmd.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         let mut child = cmd.spawn().expect("git daemon starts");
@@ -1090,6 +1094,81 @@ fn blobless_clone_whose_blobs_cannot_be_fetched_fails_like_git() {
         &[],
     );
     assert!(git_str(&sides.par().join("dest"), ["ls-files"]).is_empty());
+}
+
+/// How many `git fetch --stdin` processes (the lazy fetch of missing blobs) a run started, from
+/// git's trace2 event stream.
+fn lazy_fetches(trace: &Path) -> usize {
+    fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            l.contains(r#""event":"start""#)
+                && l.contains(r#""fetch""#)
+                && l.contains(r#""--stdin""#)
+        })
+        .count()
+}
+
+/// A blobless clone over each network transport: git sets it up, the engine's checkout fetches
+/// every blob it writes in one batch (one `git fetch --stdin`, as git's own checkout), and the
+/// result is git's.
+#[test]
+fn blobless_clones_fetch_their_blobs_in_one_batch_over_every_transport() {
+    let daemon = Daemon::start(sources());
+    let http = HttpBackend::start(sources(), true);
+    let s = scratch();
+    // git clears GIT_CONFIG_* for the ssh command: the "remote" side sets its own (a "simple"
+    // ssh speaks protocol v0, whose lazy fetch needs allowAnySHA1InWant).
+    let ssh = s.join("fake-ssh");
+    fs::write(
+        &ssh,
+        "#!/bin/sh\nfor last; do :; done\nexport GIT_CONFIG_COUNT=2 \
+         GIT_CONFIG_KEY_0=uploadpack.allowFilter GIT_CONFIG_VALUE_0=true \
+         GIT_CONFIG_KEY_1=uploadpack.allowAnySHA1InWant GIT_CONFIG_VALUE_1=true\n\
+         exec sh -c \"$last\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&ssh, fs::Permissions::from_mode(0o755)).unwrap();
+    let ssh_env = vec![
+        ("GIT_SSH_COMMAND", ssh.clone().into_os_string()),
+        ("GIT_SSH_VARIANT", OsString::from("simple")),
+    ];
+    let cases: Vec<(String, Vec<(&str, OsString)>)> = vec![
+        (format!("git://127.0.0.1:{}/bare.git", daemon.port), vec![]),
+        (
+            format!("ssh://localhost{}", sources().join("bare.git").display()),
+            ssh_env,
+        ),
+        (
+            format!("http://127.0.0.1:{}/cgi-bin/git/bare.git", http.port),
+            vec![],
+        ),
+    ];
+    for (url, env) in cases {
+        let sides = Sides::new();
+        let mut counts = Vec::new();
+        for (program, cwd, name) in [
+            ("git", sides.git(), "git.trace"),
+            (GIT_PAR, sides.par(), "par.trace"),
+        ] {
+            let trace = s.join(name);
+            let _ = fs::remove_file(&trace);
+            let mut env = env.clone();
+            env.push(("GIT_TRACE2_EVENT", trace.clone().into_os_string()));
+            let args = os(&["clone", "-q", "--filter=blob:none", &url, "dest"]);
+            run_with(program, &cwd, &args, &env).assert_success();
+            counts.push(lazy_fetches(&trace));
+        }
+        assert_eq!(counts, [1, 1], "{url}: lazy fetches by git and by git-par");
+        compare_worktrees(&sides.git().join("dest"), &sides.par().join("dest"));
+        assert_eq!(
+            clone_state(&sides, &sides.git().join("dest")),
+            clone_state(&sides, &sides.par().join("dest")),
+            "{url}"
+        );
+    }
 }
 
 #[test]

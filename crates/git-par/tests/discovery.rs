@@ -506,3 +506,68 @@ fn worktree_add_through_git_dir() {
         assert_clean(&side.join("wt"), &[]);
     }
 }
+
+/// Repositories git reads and gix cannot open — a linked work tree whose `HEAD` is a symbolic
+/// link (git's t2400.19), a SHA-256 repository — are handed to git whole: the same result, exit
+/// code and messages as git's own, where git-par used to refuse them as "not a git repository".
+#[test]
+fn repositories_gix_cannot_open_are_handed_to_git() {
+    let s = scratch();
+    let mut dirs = Vec::new();
+    for side in ["git", "par"] {
+        let root = s.join(side);
+        fs::create_dir_all(&root).unwrap();
+        make_repo(&root, "main");
+        let main = root.join("main");
+        git_ok(&main, ["branch", "newmain"]);
+        git_ok(&main, ["worktree", "add", "-q", "../there", "newmain"]);
+        let there = root.join("there");
+        let head = PathBuf::from(git_str(&there, ["rev-parse", "--git-path", "HEAD"]));
+        let head = if head.is_absolute() {
+            head
+        } else {
+            there.join(head)
+        };
+        fs::remove_file(&head).unwrap();
+        std::os::unix::fs::symlink("refs/heads/newmain", &head).unwrap();
+        let sha256 = root.join("sha256");
+        fs::create_dir(&sha256).unwrap();
+        git_ok(
+            &sha256,
+            ["init", "-q", "-b", "main", "--object-format=sha256"],
+        );
+        fs::write(sha256.join("f"), "one\n").unwrap();
+        git_ok(&sha256, ["add", "f"]);
+        git_ok(&sha256, ["commit", "-q", "-m", "one"]);
+        git_ok(&sha256, ["branch", "other"]);
+        fs::write(sha256.join("f"), "two\n").unwrap();
+        git_ok(&sha256, ["commit", "-q", "-am", "two"]);
+        dirs.push(root);
+    }
+    for (dir, args) in [
+        ("there", &["checkout", "newmain"][..]),
+        ("sha256", &["switch", "other"][..]),
+        ("sha256", &["reset", "--hard", "main"][..]),
+    ] {
+        let by_git = git(&dirs[0].join(dir), args);
+        let by_par = git_par(&dirs[1].join(dir), args);
+        assert_eq!(
+            (
+                by_git.status.code(),
+                by_git.stderr_str(),
+                by_git.stdout_str()
+            ),
+            (
+                by_par.status.code(),
+                by_par.stderr_str(),
+                by_par.stdout_str()
+            ),
+            "{dir}: {args:?}"
+        );
+        assert_eq!(
+            git_str(&dirs[0].join(dir), ["ls-files", "-s"]),
+            git_str(&dirs[1].join(dir), ["ls-files", "-s"])
+        );
+        compare_worktrees(&dirs[0].join(dir), &dirs[1].join(dir));
+    }
+}

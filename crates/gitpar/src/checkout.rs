@@ -27,6 +27,26 @@ pub struct Progress {
     pub delayed: AtomicUsize,
 }
 
+/// What every operation of the engine shares with its caller while it runs: the progress
+/// counters the caller may display from another thread, and the flag that asks the operation
+/// to stop (set by the binary's Ctrl-C handler). One value passed down, so that an operation's
+/// signature says what it does rather than how it is watched, and so that work the operation
+/// starts on its own (submodules) stops on the same Ctrl-C.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Where the operation counts what it writes.
+    pub progress: &'a Progress,
+    /// Set to ask the operation to stop at the next entry.
+    pub interrupt: &'a AtomicBool,
+}
+
+impl Context<'_> {
+    /// Returns true if and only if the caller asked the operation to stop.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// What a successful checkout did.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -109,8 +129,7 @@ pub fn checkout(
     worktree: &Path,
     index_path: &Path,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
     let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
@@ -148,11 +167,7 @@ pub fn checkout(
             }
         }
     }
-    crate::prefetch::missing_blobs(
-        repo,
-        jobs.iter().map(|j| &plan.entries[j.entry]),
-        should_interrupt,
-    )?;
+    crate::prefetch::missing_blobs(repo, jobs.iter().map(|j| &plan.entries[j.entry]), ctx)?;
 
     let (filter, attributes) = filters_for(repo, &index)?;
 
@@ -174,8 +189,8 @@ pub fn checkout(
                 plan.entries.iter().map(|e| e.path.as_bstr()),
             ),
         },
-        progress,
-        should_interrupt,
+        ctx.progress,
+        ctx.interrupt,
     )?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.

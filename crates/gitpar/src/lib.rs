@@ -37,5 +37,5 @@ pub(crate) mod sparse;
 pub(crate) mod submodule;
 pub mod update;
 
-pub use checkout::{checkout, Outcome, Progress};
+pub use checkout::{checkout, Context, Outcome, Progress};
 pub use options::Options;

@@ -14,14 +14,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::merge::blob::builtin_driver::text::{Conflict, ConflictStyle, Labels};
 
-use crate::checkout::{Error as CheckoutError, Progress};
+use crate::checkout::{Context, Error as CheckoutError};
 use crate::fs::Root;
 use crate::lock::IndexLock;
 use crate::options::Options;
@@ -379,8 +378,7 @@ pub fn switch(
     labels: &SwitchLabels,
     style: Style,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<SwitchOutcome, Error> {
     let index = gix::index::File::at(
         index_path,
@@ -436,8 +434,7 @@ pub fn switch(
         index_path,
         crate::update::Policy::Force,
         opts,
-        progress,
-        should_interrupt,
+        ctx,
     )?;
 
     let new =

@@ -10,7 +10,6 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::hash::ObjectId;
 
@@ -43,7 +42,7 @@ fn promisor_remotes(repo: &gix::Repository) -> Vec<String> {
 pub fn missing_blobs<'a>(
     repo: &gix::Repository,
     entries: impl Iterator<Item = &'a Entry>,
-    should_interrupt: &AtomicBool,
+    ctx: &crate::checkout::Context<'_>,
 ) -> Result<usize, Error> {
     let remotes = promisor_remotes(repo);
     if remotes.is_empty() {
@@ -61,7 +60,7 @@ pub fn missing_blobs<'a>(
         return Ok(0);
     }
     for remote in remotes {
-        if should_interrupt.load(Ordering::Relaxed) {
+        if ctx.interrupted() {
             return Err(Error::Interrupted);
         }
         // A failed fetch is not fatal by itself: the next remote may have the objects, and

@@ -4,13 +4,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
-use crate::checkout::{skeleton_index, Error as CheckoutError, Progress};
+use crate::checkout::{skeleton_index, Context, Error as CheckoutError};
 use crate::execute::Job;
 use crate::fs::{leading_dirs, Root};
 use crate::lock::IndexLock;
@@ -131,8 +130,7 @@ pub fn restore(
     index_path: &Path,
     req: &Request,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
     let (lock, index, source, merged, m) = read(repo, worktree, index_path, req, opts)?;
     let selection = select(&index, source, req, &m)?;
@@ -143,15 +141,7 @@ pub fn restore(
     };
     let mut stats = vec![None; selection.plan.entries.len()];
     if req.worktree {
-        let written = write(
-            repo,
-            worktree,
-            &index,
-            &selection,
-            opts,
-            progress,
-            should_interrupt,
-        )?;
+        let written = write(repo, worktree, &index, &selection, opts, ctx)?;
         outcome.removed = written.removed;
         outcome.written = written.stats.iter().filter(|s| s.is_some()).count();
         outcome.errors = written.errors;
@@ -556,8 +546,7 @@ fn write(
     index: &gix::index::File,
     selection: &Selection,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<Written, Error> {
     let plan = &selection.plan;
     let (pipeline, attributes) = filters(repo, index, plan)?;
@@ -586,8 +575,8 @@ fn write(
             attributes: &attributes,
             present,
         },
-        progress,
-        should_interrupt,
+        ctx.progress,
+        ctx.interrupt,
     )?;
     if executed.interrupted {
         return Err(CheckoutError::Interrupted.into());

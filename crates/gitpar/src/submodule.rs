@@ -15,11 +15,11 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
+use crate::checkout::{Context, Progress};
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
 use crate::update::{Error, Policy};
@@ -237,19 +237,22 @@ pub fn check(
     moves: &[Move],
     mode: Policy,
     opts: &Options,
+    ctx: &Context<'_>,
 ) -> Result<(), Error> {
     let modules = Modules::load(root);
     let mut messages = Vec::new();
     let mut paths = Vec::new();
     for m in moves {
-        let Some(old) = m.old else { continue };
+        if m.old.is_none() {
+            continue;
+        }
         if modules.active(repo, m.path.as_bstr()).is_none() {
             continue;
         }
         let Some(sub) = open_populated(root, m.path.as_bstr()) else {
             continue;
         };
-        let refusal = check_one(&sub, m, old, mode, opts);
+        let refusal = check_one(&sub, m, mode, opts, ctx);
         if let Err(message) = refusal {
             messages.extend(message);
             messages.push(format!(
@@ -269,9 +272,9 @@ pub fn check(
 fn check_one(
     sub: &gix::Repository,
     m: &Move,
-    old: ObjectId,
     mode: Policy,
     opts: &Options,
+    ctx: &Context<'_>,
 ) -> Result<(), Option<String>> {
     let Some(workdir) = sub.workdir().map(Path::to_owned) else {
         return Ok(());
@@ -287,8 +290,8 @@ fn check_one(
         None if mode == Policy::Safe => ObjectId::empty_tree(sub.object_hash()),
         None => return Ok(()),
     };
-    let _ = old;
-    let interrupt = AtomicBool::new(false);
+    // A private progress: the superproject's counters are not the submodule's.
+    let progress = Progress::default();
     crate::update::check(
         sub,
         head_tree(sub),
@@ -297,7 +300,10 @@ fn check_one(
         &sub.index_path(),
         mode,
         opts,
-        &interrupt,
+        &Context {
+            progress: &progress,
+            interrupt: ctx.interrupt,
+        },
     )
     .map_err(|e| describe(&e))
 }
@@ -335,6 +341,7 @@ pub fn take_down(
     modules: &Modules,
     path: &BStr,
     opts: &Options,
+    ctx: &Context<'_>,
 ) -> Result<(), String> {
     let Some(name) = modules.active(repo, path) else {
         return Ok(());
@@ -348,7 +355,7 @@ pub fn take_down(
         return Ok(());
     };
     let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
-    let interrupt = AtomicBool::new(false);
+    let progress = Progress::default();
     crate::update::update(
         &sub,
         head_tree(&sub),
@@ -357,8 +364,10 @@ pub fn take_down(
         &sub.index_path(),
         Policy::Force,
         opts,
-        &crate::checkout::Progress::default(),
-        &interrupt,
+        &Context {
+            progress: &progress,
+            interrupt: ctx.interrupt,
+        },
     )
     .map_err(|e| format!("error: {e}"))?;
     let git_dir = sub.git_dir().to_owned();
@@ -464,6 +473,7 @@ pub fn bring_all(
     moves: &[Move],
     mode: Policy,
     opts: &Options,
+    ctx: &Context<'_>,
 ) -> Vec<(BString, String)> {
     let modules = Modules::load(root);
     // What each submodule needs from the superproject, resolved here: the threads below share
@@ -496,7 +506,7 @@ pub fn bring_all(
                 let Some((m, git_dir)) = work.get(k) else {
                     break;
                 };
-                if let Err(message) = bring(root, git_dir, m, mode, &share) {
+                if let Err(message) = bring(root, git_dir, m, mode, &share, ctx) {
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
                 }
             });
@@ -522,10 +532,14 @@ fn bring(
     m: &Move,
     mode: Policy,
     opts: &Options,
+    ctx: &Context<'_>,
 ) -> Result<(), String> {
     let Some(new) = m.new else { return Ok(()) };
-    let interrupt = AtomicBool::new(false);
-    let progress = crate::checkout::Progress::default();
+    let progress = Progress::default();
+    let ctx = Context {
+        progress: &progress,
+        interrupt: ctx.interrupt,
+    };
     let run = |sub: &gix::Repository, old: Option<ObjectId>, tree: ObjectId, policy: Policy| {
         let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
         crate::update::update(
@@ -536,8 +550,7 @@ fn bring(
             &sub.index_path(),
             policy,
             opts,
-            &progress,
-            &interrupt,
+            &ctx,
         )
         .map_err(|e| describe(&e).unwrap_or_default())
         .and_then(|outcome| match outcome.errors.first() {

@@ -19,7 +19,7 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::checkout::{EntryError, Error as CheckoutError, Progress};
+use crate::checkout::{Context, EntryError, Error as CheckoutError};
 use crate::execute::Job;
 use crate::fs::{Dirs, Root};
 use crate::lock::IndexLock;
@@ -192,18 +192,15 @@ pub fn update(
     index_path: &Path,
     mode: Policy,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
     run(
         repo,
-        old_tree,
-        new_tree,
+        (old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
-        progress,
-        should_interrupt,
+        ctx,
         false,
     )
 }
@@ -219,32 +216,28 @@ pub fn check(
     index_path: &Path,
     mode: Policy,
     opts: &Options,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
 ) -> Result<(), Error> {
     run(
         repo,
-        old_tree,
-        new_tree,
+        (old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
-        &Progress::default(),
-        should_interrupt,
+        ctx,
         true,
     )
     .map(|_| ())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The update's phases; `dry_run` stops after the checks, before anything changes.
 fn run(
     repo: &gix::Repository,
-    old_tree: Option<ObjectId>,
-    new_tree: ObjectId,
+    (old_tree, new_tree): (Option<ObjectId>, ObjectId),
     (worktree, index_path): (&Path, &Path),
     mode: Policy,
     opts: &Options,
-    progress: &Progress,
-    should_interrupt: &AtomicBool,
+    ctx: &Context<'_>,
     dry_run: bool,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
@@ -275,11 +268,11 @@ fn run(
     } else {
         Vec::new()
     };
-    crate::submodule::check(repo, &root, &moves, mode, opts)?;
+    crate::submodule::check(repo, &root, &moves, mode, opts, ctx)?;
     if dry_run {
         return Ok(Outcome::default());
     }
-    if should_interrupt.load(Ordering::Relaxed) {
+    if ctx.interrupted() {
         return Err(CheckoutError::Interrupted.into());
     }
 
@@ -287,7 +280,7 @@ fn run(
     // attributes from the new index).
     let write_plan = write_plan(&mut rows, new_dirs);
     // A partial clone lacks blobs: fetch what the writers need in one batch first.
-    crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), should_interrupt)?;
+    crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)?;
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
@@ -304,7 +297,7 @@ fn run(
         let modules = crate::submodule::Modules::load(&root);
         for m in moves.iter().filter(|m| m.new.is_none()) {
             if let Err(message) =
-                crate::submodule::take_down(repo, &root, &modules, m.path.as_bstr(), opts)
+                crate::submodule::take_down(repo, &root, &modules, m.path.as_bstr(), opts, ctx)
             {
                 outcome.errors.push(EntryError {
                     path: m.path.clone(),
@@ -319,7 +312,7 @@ fn run(
         &blockers,
         &write_plan,
         mode,
-        should_interrupt,
+        ctx.interrupt,
         &mut outcome,
     )?;
     let jobs: Vec<Job> = rows
@@ -329,7 +322,7 @@ fn run(
             r.job.map(|entry| Job { entry, replace })
         })
         .collect();
-    let executed = if should_interrupt.load(Ordering::Relaxed) {
+    let executed = if ctx.interrupted() {
         None
     } else {
         Some(crate::execute::execute(
@@ -343,8 +336,8 @@ fn run(
                 attributes: &attributes,
                 present,
             },
-            progress,
-            should_interrupt,
+            ctx.progress,
+            ctx.interrupt,
         )?)
     };
 
@@ -373,7 +366,7 @@ fn run(
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
-        for (path, message) in crate::submodule::bring_all(repo, &root, &moves, mode, opts) {
+        for (path, message) in crate::submodule::bring_all(repo, &root, &moves, mode, opts, ctx) {
             // The caller prints "error: " before the message, as for every entry.
             let details = message.strip_prefix("error: ").unwrap_or(&message);
             let message = if details.is_empty() {

@@ -48,8 +48,10 @@ fn held_index_lock_refuses_with_gits_message_and_writes_nothing() {
         &dst,
         &dst.join(".git/index"),
         &gitpar::Options::default(),
-        &gitpar::Progress::default(),
-        &AtomicBool::new(false),
+        &gitpar::Context {
+            progress: &gitpar::Progress::default(),
+            interrupt: &AtomicBool::new(false),
+        },
     )
     .unwrap_err();
     let msg = err.to_string();
@@ -79,8 +81,10 @@ fn held_index_lock_refuses_with_gits_message_and_writes_nothing() {
         &dst,
         &dst.join(".git/index"),
         &gitpar::Options::default(),
-        &gitpar::Progress::default(),
-        &AtomicBool::new(false),
+        &gitpar::Context {
+            progress: &gitpar::Progress::default(),
+            interrupt: &AtomicBool::new(false),
+        },
     )
     .unwrap();
     assert_eq!(git(&dst, &["status", "--porcelain"]), "");
