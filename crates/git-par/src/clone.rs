@@ -75,10 +75,105 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
             .config_snapshot()
             .boolean("clone.filterSubmodules")
             .unwrap_or(false);
-        let status = update_submodules(&parsed, filter, repo.git_dir(), &workdir)?;
+        let status = clone_submodules(&parsed, filter, &repo, &workdir, quiet)?;
         return if status == 0 { Ok(()) } else { Err(status) };
     }
     hooks::combine(Ok(()), rc)
+}
+
+/// `--recurse-submodules`: git clones the submodules (its transports, credentials and options:
+/// [`update_submodules`] with every submodule's update command set to `!true`, so that git checks
+/// nothing out), then the engine checks all the new ones out at once
+/// (`gitpar::checkout::submodules`); rounds from the top until no submodule is left, so that git
+/// recurses into what the engine checked out and clones the next level. git's "checked out"
+/// lines are printed at the end, in git's depth-first order.
+fn clone_submodules(
+    parsed: &Parsed,
+    filter: bool,
+    repo: &gix::Repository,
+    workdir: &Path,
+    quiet: bool,
+) -> Result<u8, u8> {
+    let opts = gitpar::Options::from_config(&repo.config_snapshot(), None);
+    let progress = gitpar::Progress::default();
+    let ctx = gitpar::Context {
+        progress: &progress,
+        interrupt: &interrupt::INTERRUPTED,
+    };
+    // Every repository checked out so far, as (work tree, path from the top with a slash).
+    let mut levels = vec![(workdir.to_owned(), String::new())];
+    let mut checked_out: Vec<(String, gix::ObjectId)> = Vec::new();
+    loop {
+        let mut names: Vec<(String, String)> = Vec::new();
+        for (dir, _) in &levels {
+            names.extend(submodule_names(dir));
+        }
+        if names.is_empty() {
+            break;
+        }
+        let status = update_submodules(parsed, filter, repo.git_dir(), workdir, Some(&names))?;
+        if status != 0 {
+            return Ok(status);
+        }
+        let mut new_levels = Vec::new();
+        for (dir, prefix) in &levels {
+            let Ok(level_repo) = gix::open(dir) else {
+                continue;
+            };
+            let index_path = level_repo.index_path();
+            let (done, failed) =
+                gitpar::checkout::submodules(&level_repo, dir, &index_path, &opts, &ctx)
+                    .map_err(fatal)?;
+            for e in &failed {
+                eprintln!("error: {e}");
+            }
+            if !failed.is_empty() {
+                return Ok(1);
+            }
+            for path in done {
+                let sub_dir = dir.join(path.to_string());
+                if let Ok(head) = gix::open(&sub_dir).and_then(|s| Ok(s.head_id()?.detach())) {
+                    checked_out.push((format!("{prefix}{path}"), head));
+                }
+                new_levels.push((sub_dir, format!("{prefix}{path}/")));
+            }
+        }
+        if new_levels.is_empty() {
+            break;
+        }
+        levels.extend(new_levels);
+    }
+    if !quiet {
+        // Depth-first, as git updates a submodule and then recurses into it.
+        checked_out.sort_by(|(a, _), (b, _)| a.split('/').cmp(b.split('/')));
+        for (path, head) in checked_out {
+            println!("Submodule path '{path}': checked out '{head}'");
+        }
+    }
+    Ok(0)
+}
+
+/// The submodules `.gitmodules` in `dir` names, as `(path, name)`, in file order.
+fn submodule_names(dir: &Path) -> Vec<(String, String)> {
+    let Some(list) = git_output(
+        dir,
+        &[
+            "config",
+            "--file",
+            ".gitmodules",
+            "--get-regexp",
+            r"^submodule\..*\.path$",
+        ],
+    ) else {
+        return Vec::new();
+    };
+    list.lines()
+        .filter_map(|line| {
+            let (key, path) = line.split_once(' ')?;
+            let name = key.strip_prefix("submodule.")?.strip_suffix(".path")?;
+            Some((path.to_owned(), name.to_owned()))
+        })
+        .collect()
 }
 
 /// The directory git cloned into, as `cmd_clone` names it: the second positional argument, or
@@ -292,6 +387,7 @@ fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
             filter.as_deref() == Some("true"),
             &git_dir,
             &workdir,
+            None,
         )?;
         return if status == 0 { Ok(()) } else { Err(status) };
     }
@@ -332,17 +428,24 @@ fn head_to_check_out(repo: &gix::Repository) -> Result<Option<gix::ObjectId>, u8
 }
 
 /// `git submodule update --require-init --recursive ...` with the options git's clone gives
-/// it, run in the new work tree with `GIT_DIR` set, as git's clone runs it. The engine does not
-/// check submodules out itself yet.
+/// it, run in the work tree with `GIT_DIR` set, as git's clone runs it. With `engine` (the names
+/// of the submodules known so far), git only clones them and the engine checks them out;
+/// without (a repository git-par cannot read), git does all of it.
 fn update_submodules(
     parsed: &Parsed,
     filter_config: bool,
     git_dir: &Path,
     workdir: &Path,
+    engine: Option<&[(String, String)]>,
 ) -> Result<u8, u8> {
-    let mut args: Vec<OsString> = ["submodule", "update", "--require-init", "--recursive"]
-        .map(OsString::from)
-        .into();
+    let mut args: Vec<OsString> = Vec::new();
+    // With the engine, git clones and the engine checks out: each submodule's update command
+    // is `!true` (git runs it instead of its checkout; the setting reaches git's recursion).
+    for (_, name) in engine.unwrap_or_default() {
+        args.push("-c".into());
+        args.push(format!("submodule.{name}.update=!true").into());
+    }
+    args.extend(["submodule", "update", "--require-init", "--recursive"].map(OsString::from));
     if parsed.flag("shallow-submodules") == Some(true) {
         args.push("--depth=1".into());
     }
@@ -388,7 +491,27 @@ fn update_submodules(
         .into(),
     );
     let git_dir = std::fs::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
-    crate::run_git(&args, Some((workdir, &git_dir)))
+    if engine.is_some() {
+        run_git_quiet_stdout(&args, workdir, &git_dir)
+    } else {
+        crate::run_git(&args, Some((workdir, &git_dir)))
+    }
+}
+
+/// [`crate::run_git`] with standard output held back: what git prints for the `!true` update
+/// command ("Submodule path 'x': 'true <id>'") is not what happened; [`clone_submodules`] says
+/// what the engine did instead. Standard error (cloning progress, errors) passes through.
+fn run_git_quiet_stdout(args: &[OsString], dir: &Path, git_dir: &Path) -> Result<u8, u8> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_DIR", git_dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| fatal(format!("cannot run git: {e}")))?;
+    Ok(out
+        .code()
+        .map_or(FATAL, |c| u8::try_from(c & 0xff).unwrap_or(FATAL)))
 }
 
 /// git's words when the clone is done but its checkout is not (`builtin/clone.c`).

@@ -891,6 +891,57 @@ fn clone_recurse_submodules_runs_gits_submodule_update_like_git() {
     }
 }
 
+/// `--recurse-submodules` on a superproject with several submodules, nested ones included (with
+/// relative URLs): git clones each, the engine checks them all out, a level at a time; the
+/// messages on both streams, the files and every submodule's HEAD and status are git's.
+#[test]
+fn clone_recurse_nested_submodules_checked_out_by_the_engine_like_git() {
+    let s = scratch();
+    let env = [
+        ("GIT_CONFIG_COUNT", OsString::from("1")),
+        ("GIT_CONFIG_KEY_0", OsString::from("protocol.file.allow")),
+        ("GIT_CONFIG_VALUE_0", OsString::from("always")),
+    ];
+    let git_env = |dir: &Path, args: &[&str]| {
+        run_with("git", dir, &os(args), &env).assert_success();
+    };
+    for (name, file) in [("sub2", "f2"), ("sub1", "f1"), ("super", "top")] {
+        let dir = s.join(name);
+        fs::create_dir(&dir).unwrap();
+        git_env(&dir, &["init", "-q", "-b", "main"]);
+        fs::write(dir.join(file), format!("{name}\n")).unwrap();
+        git_env(&dir, &["add", file]);
+        match name {
+            "sub1" => git_env(&dir, &["submodule", "add", "-q", "../sub2", "nested"]),
+            "super" => {
+                git_env(&dir, &["submodule", "add", "-q", "../sub1", "a"]);
+                git_env(&dir, &["submodule", "add", "-q", "../sub1", "b/c"]);
+            }
+            _ => {}
+        }
+        git_env(&dir, &["commit", "-q", "-m", name]);
+    }
+    let src = s.join("super");
+    let sides = clone_like_git(
+        &[],
+        &[
+            OsString::from("--recurse-submodules"),
+            src.into_os_string(),
+            "dest".into(),
+        ],
+        "dest",
+        &env,
+    );
+    for sub in ["a", "b/c", "a/nested", "b/c/nested"] {
+        let (g, p) = (
+            sides.git().join("dest").join(sub),
+            sides.par().join("dest").join(sub),
+        );
+        compare_worktrees(&g, &p);
+        assert_eq!(clone_state(&sides, &g), clone_state(&sides, &p), "{sub}");
+    }
+}
+
 /// A `git daemon` on a free loopback port, serving `base`; killed on drop.
 struct Daemon {
     child: std::process::Child,

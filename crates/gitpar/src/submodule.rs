@@ -89,7 +89,9 @@ impl Modules {
         if !specs.is_empty() {
             let matched = specs.iter().any(|spec| {
                 let spec = spec.as_bstr();
-                spec == path
+                // `.` and `:/` are the whole tree (`git clone --recurse-submodules` sets `.`).
+                matches!(spec.as_bytes(), b"." | b":/" | b"*")
+                    || spec == path
                     || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
                     || gix::glob::wildmatch(spec, path, gix::glob::wildmatch::Mode::empty())
             });
