@@ -9,37 +9,12 @@ mod support;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use support::*;
 
-/// Two copies of one repository: git's (`git/repo`) and git-par's (`par/repo`).
-struct Pair {
-    _s: Scratch,
-    by_git: PathBuf,
-    by_par: PathBuf,
-}
-
 impl Pair {
-    /// A repository built by `setup` (run once, with git, in an empty directory), copied twice.
-    fn new(setup: impl FnOnce(&Path)) -> Pair {
-        let s = scratch();
-        let src = s.join("src");
-        fs::create_dir_all(&src).unwrap();
-        git_ok(&src, ["init", "-q", "-b", "main"]);
-        setup(&src);
-        let by_git = s.join("git/repo");
-        let by_par = s.join("par/repo");
-        copy_repo(&src, &by_git);
-        copy_repo(&src, &by_par);
-        Pair {
-            _s: s,
-            by_git,
-            by_par,
-        }
-    }
-
     /// `git ARGS` in git's copy, `git-par ARGS` in git-par's, both in `subdir` of the work tree
     /// with `env` added; exit codes, standard error and standard output must be equal.
     #[track_caller]

@@ -12,16 +12,9 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use support::*;
-
-/// Two copies of one repository: git's and git-par's.
-struct Pair {
-    _s: Scratch,
-    by_git: PathBuf,
-    by_par: PathBuf,
-}
 
 fn write(root: &Path, path: &str, contents: &str) {
     let path = root.join(path);
@@ -30,24 +23,6 @@ fn write(root: &Path, path: &str, contents: &str) {
 }
 
 impl Pair {
-    /// A repository built by `setup` (with git, in an empty repository on `main`), copied twice.
-    fn new(setup: impl FnOnce(&Path)) -> Pair {
-        let s = scratch();
-        let src = s.join("src");
-        fs::create_dir_all(&src).unwrap();
-        git_ok(&src, ["init", "-q", "-b", "main"]);
-        setup(&src);
-        // A space in the path: merge drivers get their file names through a shell.
-        let (by_git, by_par) = (s.join("git/the repo"), s.join("par/the repo"));
-        copy_repo(&src, &by_git);
-        copy_repo(&src, &by_par);
-        Pair {
-            _s: s,
-            by_git,
-            by_par,
-        }
-    }
-
     /// The same command with git and with git-par; everything git shows must be the same.
     /// Returns git's exit code.
     #[track_caller]
@@ -147,7 +122,7 @@ fn merge_recreates_the_conflict_of_unmerged_paths() {
         // A binary conflict keeps our side, with git's warning.
         &["checkout", "-m", "--", "bin"],
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(0), "{args:?}");
         // The index keeps the stages: the paths are still unmerged.
         let unmerged = git_str(&pair.by_par, ["diff", "--name-only", "--diff-filter=U"]);
@@ -162,7 +137,7 @@ fn merge_restores_a_resolved_conflict_from_the_resolve_undo_record() {
         &["restore", "--merge", "resolved.txt"],
         &["checkout", "--conflict=merge", "resolved.txt"],
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(0), "{args:?}");
         let text = fs::read_to_string(pair.by_par.join("resolved.txt")).unwrap();
         assert!(text.starts_with("<<<<<<< ours\n"), "{args:?}: {text}");
@@ -207,10 +182,10 @@ fn conflict_styles_come_from_the_option_or_the_configuration() {
             "both.txt",
         ],
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(0), "{args:?}");
     }
-    let pair = Pair::new(conflicted);
+    let pair = Pair::named("the repo", conflicted);
     pair.same(&["restore", "--conflict=diff3", "both.txt"]);
     let text = fs::read_to_string(pair.by_par.join("both.txt")).unwrap();
     assert!(text.contains("||||||| base\ntwo\n"), "{text}");
@@ -247,14 +222,14 @@ fn the_last_of_merge_no_merge_conflict_and_no_conflict_wins() {
         ),
         (&["checkout", "-m", "--no-merge", "--", "both.txt"], 1),
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(code), "{args:?}");
     }
 }
 
 #[test]
 fn a_custom_merge_driver_that_reports_a_conflict_still_writes_its_result() {
-    let pair = Pair::new(|root| {
+    let pair = Pair::named("the repo", |root| {
         conflicted(root);
         // git's `ll_ext_merge`: a non-zero exit is a conflict, the file is the result.
         write(root, "driver.sh", "#!/bin/sh\n{ echo driver; cat \"$2\" \"$3\"; } >\"$2.new\"\nmv \"$2.new\" \"$2\"\nexit 1\n");
@@ -291,7 +266,7 @@ fn a_path_without_both_sides_is_refused() {
             ".",
         ],
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(1), "{args:?}");
     }
 }
@@ -324,7 +299,7 @@ fn merge_options_are_refused_where_git_refuses_them() {
         (&["checkout", "-m", "HEAD", "--", "both.txt"], 128),
         (&["restore", "--conflict=bogus", "both.txt"], 129),
     ] {
-        let pair = Pair::new(conflicted);
+        let pair = Pair::named("the repo", conflicted);
         assert_eq!(pair.same(args), Some(code), "{args:?}");
     }
 }
@@ -354,7 +329,7 @@ fn switch_merge_carries_a_local_change_cleanly() {
         &["checkout", "--merge", "-q", "side"],
         &["checkout", "-m", "side~0"],
     ] {
-        let pair = Pair::new(branches);
+        let pair = Pair::named("the repo", branches);
         // Line 6 of `f` (the switch changes line 2), a deletion and a mode change.
         pair.write("f", "1\n2\n3\n4\n5\n6 local\n7\n");
         for side in [&pair.by_git, &pair.by_par] {
@@ -378,7 +353,7 @@ fn switch_merge_leaves_conflicts_in_index_and_work_tree() {
         &["checkout", "--conflict=zdiff3", "side"],
         &["-c", "merge.conflictStyle=diff3", "checkout", "-m", "side"],
     ] {
-        let pair = Pair::new(branches);
+        let pair = Pair::named("the repo", branches);
         pair.write("f", "1\n2 local\n3\n4\n5\n6\n7\n");
         pair.write("g", "g local\n");
         assert_eq!(pair.same(args), Some(0), "{args:?}");
@@ -386,7 +361,7 @@ fn switch_merge_leaves_conflicts_in_index_and_work_tree() {
         assert_eq!(stages.lines().count(), 3, "{args:?}: {stages}");
     }
     // From a detached HEAD the ancestor is named by its abbreviated commit.
-    let pair = Pair::new(branches);
+    let pair = Pair::named("the repo", branches);
     pair.both(&["checkout", "-q", "--detach", "main"]);
     pair.write("f", "1\n2 local\n3\n4\n5\n6\n7\n");
     assert_eq!(
@@ -398,18 +373,18 @@ fn switch_merge_leaves_conflicts_in_index_and_work_tree() {
 #[test]
 fn switch_merge_is_refused_with_staged_changes_or_untracked_files_in_the_way() {
     // Staged changes: git refuses to merge and names them.
-    let pair = Pair::new(branches);
+    let pair = Pair::named("the repo", branches);
     pair.write("f", "1\n2 local\n3\n4\n5\n6\n7\n");
     pair.write("h", "h staged\n");
     pair.both(&["add", "h", "f"]);
     assert_eq!(pair.same(&["switch", "-m", "side"]), Some(128));
     // An untracked file where the branch has one.
-    let pair = Pair::new(branches);
+    let pair = Pair::named("the repo", branches);
     pair.write("f", "1\n2 local\n3\n4\n5\n6\n7\n");
     pair.write("u", "untracked\n");
     assert_eq!(pair.same(&["checkout", "-m", "side"]), Some(128));
     // `-f` and `-m` together.
-    let pair = Pair::new(branches);
+    let pair = Pair::named("the repo", branches);
     assert_eq!(pair.same(&["checkout", "-f", "-m", "side"]), Some(128));
     assert_eq!(
         pair.same(&["switch", "--conflict=bogus", "side"]),
@@ -419,7 +394,7 @@ fn switch_merge_is_refused_with_staged_changes_or_untracked_files_in_the_way() {
 
 #[test]
 fn switch_merge_without_a_blocking_change_is_a_plain_switch() {
-    let pair = Pair::new(branches);
+    let pair = Pair::named("the repo", branches);
     pair.write("h", "h local\n");
     assert_eq!(pair.same(&["switch", "-m", "side"]), Some(0));
     assert_eq!(

@@ -1243,3 +1243,41 @@ pub fn assert_real_stat_like_git(expected: &Path, actual: &Path, config: &[Strin
     assert_real_stat_except(expected, config, &git_side);
     assert_real_stat_except(actual, config, &par_side);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// One repository, two copies
+
+/// A repository built once by a test's `setup` (run with git in an empty repository on `main`)
+/// and copied twice: git runs in `by_git`, git-par in `by_par`, and the test compares them. Test
+/// files add their own comparisons in `impl Pair` blocks.
+pub struct Pair {
+    _s: Scratch,
+    pub by_git: PathBuf,
+    pub by_par: PathBuf,
+}
+
+impl Pair {
+    /// The two copies at `<scratch>/git/repo` and `<scratch>/par/repo`.
+    pub fn new(setup: impl FnOnce(&Path)) -> Pair {
+        Pair::named("repo", setup)
+    }
+
+    /// The two copies at `<scratch>/git/<name>` and `<scratch>/par/<name>` (a name with a space
+    /// tests what goes through a shell).
+    pub fn named(name: &str, setup: impl FnOnce(&Path)) -> Pair {
+        let s = scratch();
+        let src = s.join("src");
+        fs::create_dir_all(&src).unwrap();
+        git_ok(&src, ["init", "-q", "-b", "main"]);
+        setup(&src);
+        let by_git = s.join("git").join(name);
+        let by_par = s.join("par").join(name);
+        copy_repo(&src, &by_git);
+        copy_repo(&src, &by_par);
+        Pair {
+            _s: s,
+            by_git,
+            by_par,
+        }
+    }
+}
