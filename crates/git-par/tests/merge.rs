@@ -141,10 +141,34 @@ fn merge_restores_a_resolved_conflict_from_the_resolve_undo_record() {
         assert_eq!(pair.same(args), Some(0), "{args:?}");
         let text = fs::read_to_string(pair.by_par.join("resolved.txt")).unwrap();
         assert!(text.starts_with("<<<<<<< ours\n"), "{args:?}: {text}");
-        // The record was used up, as git uses it up. (git keeps the records of other paths;
-        // git-par's index writer drops them all, as it does after every restore.)
+        // The record was used up, as git uses it up, and the others are kept as git keeps them.
         let left = git_str(&pair.by_par, ["ls-files", "--resolve-undo", "resolved.txt"]);
         assert_eq!(left, "", "{args:?}");
+        assert_eq!(
+            git_str(&pair.by_git, ["ls-files", "--resolve-undo"]),
+            git_str(&pair.by_par, ["ls-files", "--resolve-undo"]),
+            "{args:?}"
+        );
+    }
+}
+
+/// Path restores keep the index's resolve-undo records and add one for each conflict they
+/// resolve (git's `record_resolve_undo`), so that a later `checkout -m` can bring it back; the
+/// records after each step are git's.
+#[test]
+fn path_restores_keep_and_add_resolve_undo_records_like_git() {
+    let pair = Pair::named("the repo", conflicted);
+    for args in [
+        ["restore", "wide.txt"].as_slice(),
+        &["checkout", "HEAD", "--", "both.txt"],
+        &["checkout", "-m", "--", "both.txt"],
+    ] {
+        pair.same(args);
+        assert_eq!(
+            git_str(&pair.by_git, ["ls-files", "--resolve-undo"]),
+            git_str(&pair.by_par, ["ls-files", "--resolve-undo"]),
+            "{args:?}"
+        );
     }
 }
 

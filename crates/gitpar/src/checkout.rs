@@ -221,6 +221,7 @@ pub fn checkout(
             tree: Some(tree),
             previous: None,
             changed: None,
+            resolve_undo: None,
         },
     )?;
     Ok(outcome)

@@ -740,6 +740,7 @@ fn record(
             tree: None,
             previous: Some(&updated),
             changed: None,
+            resolve_undo: None,
         },
     )
     .map_err(CheckoutError::from)?;

@@ -32,7 +32,8 @@
 //!     directories), so the cache stays enabled and git refills it at the next `git status`.
 //!   - `FSMN` (fsmonitor): git carries the token over. We drop it; with `core.fsmonitor` set git
 //!     re-adds it at its next command (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
-//!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it.
+//!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it. Path
+//!     restores carry it ([`Keep::resolve_undo`]), as git's `checkout -- paths` does.
 //!   - `link` (split index): git keeps the split. We write one whole index (the shared index is
 //!     not referenced any more and expires as git's `splitIndex.sharedIndexExpire` says); with
 //!     `core.splitIndex=true` git splits it again at its next index write.
@@ -67,6 +68,10 @@ pub struct Keep<'a> {
     /// cache-tree node is reused instead of hashing the directory again, as git's `unpack_trees`
     /// keeps the old cache-tree and repairs only what it invalidated. `None`: rebuild all.
     pub changed: Option<&'a HashSet<BString>>,
+    /// The resolve-undo extension (`REUC`) to write, its payload: path restores carry it (and
+    /// add to it) as git's `checkout -- paths` does; branch switches and resets drop it, as
+    /// git's `unpack_trees` does. `None` or empty: no extension.
+    pub resolve_undo: Option<&'a [u8]>,
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
@@ -139,7 +144,15 @@ pub fn commit(
     let format = Format::of(repo, keep.previous);
     let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
     let tree = cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id));
-    lock.commit_with(|out| encode_to(state, format, tree.as_ref(), keep.previous, out))
+    lock.commit_with(|out| {
+        encode_to(
+            state,
+            format,
+            tree.as_ref(),
+            (keep.previous, keep.resolve_undo),
+            out,
+        )
+    })
 }
 
 /// Write `state` as a short-lived index: no cache-tree, no extensions and a null checksum (which
@@ -152,7 +165,7 @@ pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Erro
         skip_hash: true,
         eoie: false,
     };
-    lock.commit_with(|out| encode_to(state, format, None, None, out))
+    lock.commit_with(|out| encode_to(state, format, None, (None, None), out))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -310,12 +323,11 @@ fn confirm(
     valid
 }
 
-/// The index file: header, entries, extensions, checksum.
 /// The whole index file in memory (tests compare it byte for byte).
 #[cfg(test)]
 fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&State>) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_to(state, format, tree, previous, &mut out).expect("writing to a Vec");
+    encode_to(state, format, tree, (previous, None), &mut out).expect("writing to a Vec");
     out
 }
 
@@ -346,7 +358,7 @@ fn encode_to(
     mut state: State,
     format: Format,
     tree: Option<&Tree>,
-    previous: Option<&State>,
+    (previous, resolve_undo): (Option<&State>, Option<&[u8]>),
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
@@ -392,6 +404,10 @@ fn encode_to(
         tree.write_to(&mut encoded)?;
         // `write_to` writes signature and size itself; record it through `extension` alike.
         extension(&mut out, *b"TREE", &encoded[8..])?;
+    }
+    // git writes REUC right after the cache-tree.
+    if let Some(payload) = resolve_undo.filter(|p| !p.is_empty()) {
+        extension(&mut out, *b"REUC", payload)?;
     }
     if let Some(untracked) = previous.and_then(State::untracked) {
         let payload = emptied_untracked_cache(untracked, hash);

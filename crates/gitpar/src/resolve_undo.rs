@@ -22,6 +22,26 @@ pub struct ResolvedPath {
     pub stages: [Option<(u32, ObjectId)>; 3],
 }
 
+/// The `REUC` payload for `records` (sorted by path, as git keeps them), git's
+/// `resolve_undo_write`: per path the path and NUL, the three modes in octal each with a NUL
+/// (`0` for a missing stage), then the object ids of the stages that exist.
+pub fn encode(records: &[ResolvedPath]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in records {
+        out.extend_from_slice(&r.path);
+        out.push(0);
+        for stage in &r.stages {
+            let mode = stage.map_or(0, |(mode, _)| mode);
+            out.extend_from_slice(format!("{mode:o}").as_bytes());
+            out.push(0);
+        }
+        for (_, id) in r.stages.iter().flatten() {
+            out.extend_from_slice(id.as_bytes());
+        }
+    }
+    out
+}
+
 /// The resolve-undo records of the index at `index_path`, in the order git wrote them; empty
 /// when the index or the extension is missing, or cannot be parsed (git then has nothing to
 /// unmerge either).

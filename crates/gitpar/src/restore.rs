@@ -150,6 +150,7 @@ pub fn restore(
     // A work-tree-only restore from another source than the index leaves the index alone.
     if req.staged || matches!(req.source, Source::Index) {
         let state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
+        let resolve_undo = resolve_undo(index_path, &index, &state, &merged.unmerged);
         // Entries change only at the selected paths (and at what gives way to them, which lies
         // below or at a restored path): the rest of the cache-tree is reused.
         let changed = crate::record::changed_dirs(
@@ -169,6 +170,7 @@ pub fn restore(
                 tree: None,
                 previous: Some(&index),
                 changed: Some(&changed),
+                resolve_undo: Some(&resolve_undo),
             },
         )
         .map_err(CheckoutError::from)?;
@@ -189,11 +191,53 @@ pub fn restore(
     Ok(outcome)
 }
 
+/// The resolve-undo extension after a path restore, as git leaves it: the records the index had,
+/// minus those `checkout -m` used to bring a conflict back (`used`), plus the stages of each
+/// path whose conflict the restore resolved (git's `record_resolve_undo` when it removes a stage
+/// entry: merged into the path's record, stage by stage), sorted by path.
+fn resolve_undo(
+    index_path: &Path,
+    before: &gix::index::File,
+    after: &gix::index::State,
+    used: &[BString],
+) -> Vec<u8> {
+    let mut records: BTreeMap<BString, crate::resolve_undo::ResolvedPath> =
+        crate::resolve_undo::read(index_path, before.object_hash())
+            .into_iter()
+            .filter(|r| !used.contains(&r.path))
+            .map(|r| (r.path.clone(), r))
+            .collect();
+    let still_unmerged: HashSet<&BStr> = after
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(after))
+        .collect();
+    for e in before.entries().iter().filter(|e| e.stage_raw() != 0) {
+        let path = e.path(before);
+        if still_unmerged.contains(path) {
+            continue;
+        }
+        let record =
+            records
+                .entry(path.to_owned())
+                .or_insert_with(|| crate::resolve_undo::ResolvedPath {
+                    path: path.to_owned(),
+                    stages: [None; 3],
+                });
+        record.stages[e.stage_raw() as usize - 1] = Some((e.mode.bits(), e.id));
+    }
+    let records: Vec<_> = records.into_values().collect();
+    crate::resolve_undo::encode(&records)
+}
+
 /// The merges [`read`] made for [`Request::merge`].
 #[derive(Default)]
 struct Merged {
     recreated: usize,
     binary: Vec<BString>,
+    /// Paths whose resolve-undo record brought their conflict back: the record is used up.
+    unmerged: Vec<BString>,
 }
 
 /// **read**: take `index.lock`, then read the index (a missing one is empty) and the entries of
@@ -247,10 +291,11 @@ fn read<'r>(
         Source::Index => {
             let mut entries: Vec<plan::Entry> = Vec::new();
             if let Some(style) = req.merge {
-                unmerge(&mut index, index_path, repo.object_hash(), &m);
+                let used = unmerge(&mut index, index_path, repo.object_hash(), &m);
                 let (found, done) = merge_unmerged(repo, worktree, &index, &m, style)?;
                 entries = found;
                 merged = done;
+                merged.unmerged = used;
             }
             entries.extend(
                 index
@@ -282,14 +327,14 @@ fn unmerge(
     index_path: &Path,
     hash: gix::hash::Kind,
     m: &Matcher<'_>,
-) {
+) -> Vec<BString> {
     let records: Vec<crate::resolve_undo::ResolvedPath> =
         crate::resolve_undo::read(index_path, hash)
             .into_iter()
             .filter(|r| m.selects(r.path.as_bstr()))
             .collect();
     if records.is_empty() {
-        return;
+        return Vec::new();
     }
     let unmerged: HashSet<BString> = index
         .entries()
@@ -321,6 +366,7 @@ fn unmerge(
         }
     }
     index.sort_entries();
+    records.into_iter().map(|r| r.path).collect()
 }
 
 /// The merge of each selected unmerged path of `index` that has stages 2 and 3, as a source

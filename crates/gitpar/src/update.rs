@@ -407,6 +407,7 @@ fn run(
             tree: (!interrupted).then_some(new_tree),
             previous: Some(&index),
             changed: Some(&changed),
+            resolve_undo: None,
         },
     )
     .map_err(CheckoutError::from)?;
