@@ -921,24 +921,32 @@ fn clone_recurse_nested_submodules_checked_out_by_the_engine_like_git() {
         }
         git_env(&dir, &["commit", "-q", "-m", name]);
     }
-    let src = s.join("super");
-    let sides = clone_like_git(
-        &[],
-        &[
-            OsString::from("--recurse-submodules"),
-            src.into_os_string(),
-            "dest".into(),
-        ],
-        "dest",
-        &env,
-    );
-    for sub in ["a", "b/c", "a/nested", "b/c/nested"] {
-        let (g, p) = (
-            sides.git().join("dest").join(sub),
-            sides.par().join("dest").join(sub),
+    // From a local path, and over git:// (the relative submodule URLs then resolve to the same
+    // daemon: git's transport clones every level).
+    let daemon = Daemon::start(s.path());
+    let sources = [
+        s.join("super").into_os_string(),
+        OsString::from(format!("git://127.0.0.1:{}/super", daemon.port)),
+    ];
+    for src in sources {
+        let sides = clone_like_git(
+            &[],
+            &[OsString::from("--recurse-submodules"), src, "dest".into()],
+            "dest",
+            &env,
         );
-        compare_worktrees(&g, &p);
-        assert_eq!(clone_state(&sides, &g), clone_state(&sides, &p), "{sub}");
+        for sub in ["a", "b/c", "a/nested", "b/c/nested"] {
+            let (g, p) = (
+                sides.git().join("dest").join(sub),
+                sides.par().join("dest").join(sub),
+            );
+            assert!(
+                p.join("f1").exists() || p.join("f2").exists(),
+                "{sub} checked out"
+            );
+            compare_worktrees(&g, &p);
+            assert_eq!(clone_state(&sides, &g), clone_state(&sides, &p), "{sub}");
+        }
     }
 }
 
