@@ -133,7 +133,11 @@ fn main() -> ExitCode {
         let err = patch::exec_git(&git_args);
         return ExitCode::from(fatal(format!("cannot run git: {err}")));
     }
-    let cli = Cli::parse();
+    let program = std::env::args_os()
+        .next()
+        .unwrap_or_else(|| "git-par".into());
+    let args = patch::end_of_options(args);
+    let cli = Cli::parse_from(std::iter::once(program).chain(args));
     interrupt::install();
     // git's default identity first, so that any configured one (or `-c`) takes precedence.
     let mut overrides = identity::fallback_overrides();

@@ -11,8 +11,22 @@ const PATCH_COMMANDS: &[&str] = &["checkout", "restore", "reset"];
 /// If `args` (without the program name) ask for `-p/--patch` of a checkout, restore or reset, the
 /// arguments to give git: the same ones, `-c name=value` included. `None` otherwise.
 pub fn delegated(args: &[OsString]) -> Option<Vec<OsString>> {
+    let i = subcommand_at(args)?;
+    let command = args.get(i)?.to_str()?;
+    if !PATCH_COMMANDS.contains(&command) {
+        return None;
+    }
+    let wants_patch = args[i + 1..]
+        .iter()
+        .take_while(|a| a.as_os_str() != OsStr::new("--"))
+        .any(|a| a == "-p" || a == "--patch");
+    wants_patch.then(|| args.to_vec())
+}
+
+/// Where the subcommand is in `args` (without the program name): after git-par's own global
+/// options, `-c name=value` (or `-cname=value`), as git's.
+pub fn subcommand_at(args: &[OsString]) -> Option<usize> {
     let mut i = 0;
-    // git-par's own global options: `-c name=value` (or `-cname=value`), as git's.
     while let Some(arg) = args.get(i) {
         if arg == "-c" {
             i += 2;
@@ -25,15 +39,29 @@ pub fn delegated(args: &[OsString]) -> Option<Vec<OsString>> {
             break;
         }
     }
-    let command = args.get(i)?.to_str()?;
-    if !PATCH_COMMANDS.contains(&command) {
-        return None;
+    (i < args.len()).then_some(i)
+}
+
+/// git's `--end-of-options` for `reset`: what follows is the revision even when it looks like an
+/// option (`reset --hard --end-of-options --foo`, a branch named `--foo`). `reset --hard` takes
+/// no paths, so clap's `--` says the same; the other commands take paths after `--` and keep
+/// the word as it is.
+pub fn end_of_options(mut args: Vec<OsString>) -> Vec<OsString> {
+    let Some(i) = subcommand_at(&args) else {
+        return args;
+    };
+    if args[i] != "reset" {
+        return args;
     }
-    let wants_patch = args[i + 1..]
+    let rest = &mut args[i + 1..];
+    if let Some(k) = rest
         .iter()
         .take_while(|a| a.as_os_str() != OsStr::new("--"))
-        .any(|a| a == "-p" || a == "--patch");
-    wants_patch.then(|| args.to_vec())
+        .position(|a| a == "--end-of-options")
+    {
+        rest[k] = OsString::from("--");
+    }
+    args
 }
 
 /// Replace this process by `git ARGS`; returns only if git could not be started.
@@ -58,5 +86,22 @@ mod tests {
         assert!(delegated(&v(&["checkout", "HEAD", "--", "-p"])).is_none());
         assert!(delegated(&v(&["switch", "-p"])).is_none());
         assert!(delegated(&v(&["checkout", "main"])).is_none());
+    }
+
+    #[test]
+    fn end_of_options_ends_resets_options_only() {
+        assert_eq!(
+            end_of_options(v(&[
+                "-c",
+                "a.b=1",
+                "reset",
+                "--hard",
+                "--end-of-options",
+                "--foo"
+            ])),
+            v(&["-c", "a.b=1", "reset", "--hard", "--", "--foo"])
+        );
+        let checkout = v(&["checkout", "--end-of-options", "x"]);
+        assert_eq!(end_of_options(checkout.clone()), checkout);
     }
 }

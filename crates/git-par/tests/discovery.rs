@@ -530,20 +530,22 @@ fn repositories_gix_cannot_open_are_handed_to_git() {
         };
         fs::remove_file(&head).unwrap();
         std::os::unix::fs::symlink("refs/heads/newmain", &head).unwrap();
-        let sha256 = root.join("sha256");
-        fs::create_dir(&sha256).unwrap();
-        git_ok(
-            &sha256,
-            ["init", "-q", "-b", "main", "--object-format=sha256"],
-        );
-        fs::write(sha256.join("f"), "one\n").unwrap();
-        git_ok(&sha256, ["add", "f"]);
-        git_ok(&sha256, ["commit", "-q", "-m", "one"]);
-        git_ok(&sha256, ["branch", "other"]);
-        fs::write(sha256.join("f"), "two\n").unwrap();
-        git_ok(&sha256, ["commit", "-q", "-am", "two"]);
         dirs.push(root);
     }
+    // The SHA-256 repository is built once and copied, so that both sides have the same commits.
+    let sha256 = dirs[0].join("sha256");
+    fs::create_dir(&sha256).unwrap();
+    git_ok(
+        &sha256,
+        ["init", "-q", "-b", "main", "--object-format=sha256"],
+    );
+    fs::write(sha256.join("f"), "one\n").unwrap();
+    git_ok(&sha256, ["add", "f"]);
+    git_ok(&sha256, ["commit", "-q", "-m", "one"]);
+    git_ok(&sha256, ["branch", "other"]);
+    fs::write(sha256.join("f"), "two\n").unwrap();
+    git_ok(&sha256, ["commit", "-q", "-am", "two"]);
+    copy_repo(&sha256, &dirs[1].join("sha256"));
     for (dir, args) in [
         ("there", &["checkout", "newmain"][..]),
         ("sha256", &["switch", "other"][..]),

@@ -681,3 +681,13 @@ fn a_hook_sees_the_commands_c_options() {
     pair.run(&["-c", "x.y=it's", "-c", "x.bang=a!b", "checkout", "other"]);
     assert_eq!(assert_same_hook_log(&pair), "it's a!b\n");
 }
+
+/// git's t7102 case: after `--end-of-options` the revision may look like an option (a branch
+/// named `--foo`); `reset --hard` resets to it as git does.
+#[test]
+fn reset_hard_end_of_options_takes_what_follows_as_the_revision() {
+    let pair = Pair::new(history);
+    pair.both(&["update-ref", "refs/heads/--foo", "other"]);
+    pair.run(&["reset", "--hard", "--end-of-options", "--foo"]);
+    pair.assert_same();
+}
