@@ -42,10 +42,19 @@ pub fn encode(records: &[ResolvedPath]) -> Vec<u8> {
     out
 }
 
+/// The resolve-undo records of `index`, read from its file only when gix saw a `REUC`
+/// extension there (most indexes have none, and then nothing is read again).
+pub fn of(index: &gix::index::File) -> Vec<ResolvedPath> {
+    if index.resolve_undo().is_none() {
+        return Vec::new();
+    }
+    read(index.path(), index.object_hash())
+}
+
 /// The resolve-undo records of the index at `index_path`, in the order git wrote them; empty
 /// when the index or the extension is missing, or cannot be parsed (git then has nothing to
 /// unmerge either).
-pub fn read(index_path: &Path, hash: gix::hash::Kind) -> Vec<ResolvedPath> {
+fn read(index_path: &Path, hash: gix::hash::Kind) -> Vec<ResolvedPath> {
     std::fs::read(index_path)
         .ok()
         .and_then(|data| parse(&data, hash))

@@ -150,7 +150,7 @@ pub fn restore(
     // A work-tree-only restore from another source than the index leaves the index alone.
     if req.staged || matches!(req.source, Source::Index) {
         let state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
-        let resolve_undo = resolve_undo(index_path, &index, &state, &merged.unmerged);
+        let resolve_undo = resolve_undo(&index, &state, &merged.unmerged);
         // Entries change only at the selected paths (and at what gives way to them, which lies
         // below or at a restored path): the rest of the cache-tree is reused.
         let changed = crate::record::changed_dirs(
@@ -195,14 +195,9 @@ pub fn restore(
 /// minus those `checkout -m` used to bring a conflict back (`used`), plus the stages of each
 /// path whose conflict the restore resolved (git's `record_resolve_undo` when it removes a stage
 /// entry: merged into the path's record, stage by stage), sorted by path.
-fn resolve_undo(
-    index_path: &Path,
-    before: &gix::index::File,
-    after: &gix::index::State,
-    used: &[BString],
-) -> Vec<u8> {
+fn resolve_undo(before: &gix::index::File, after: &gix::index::State, used: &[BString]) -> Vec<u8> {
     let mut records: BTreeMap<BString, crate::resolve_undo::ResolvedPath> =
-        crate::resolve_undo::read(index_path, before.object_hash())
+        crate::resolve_undo::of(before)
             .into_iter()
             .filter(|r| !used.contains(&r.path))
             .map(|r| (r.path.clone(), r))
@@ -291,7 +286,7 @@ fn read<'r>(
         Source::Index => {
             let mut entries: Vec<plan::Entry> = Vec::new();
             if let Some(style) = req.merge {
-                let used = unmerge(&mut index, index_path, repo.object_hash(), &m);
+                let used = unmerge(&mut index, &m);
                 let (found, done) = merge_unmerged(repo, worktree, &index, &m, style)?;
                 entries = found;
                 merged = done;
@@ -322,17 +317,11 @@ fn read<'r>(
 
 /// git's `unmerge_index`: every selected path with a resolve-undo record that is not unmerged
 /// now gets the recorded stages back (its stage-0 entry, if any, goes).
-fn unmerge(
-    index: &mut gix::index::File,
-    index_path: &Path,
-    hash: gix::hash::Kind,
-    m: &Matcher<'_>,
-) -> Vec<BString> {
-    let records: Vec<crate::resolve_undo::ResolvedPath> =
-        crate::resolve_undo::read(index_path, hash)
-            .into_iter()
-            .filter(|r| m.selects(r.path.as_bstr()))
-            .collect();
+fn unmerge(index: &mut gix::index::File, m: &Matcher<'_>) -> Vec<BString> {
+    let records: Vec<crate::resolve_undo::ResolvedPath> = crate::resolve_undo::of(index)
+        .into_iter()
+        .filter(|r| m.selects(r.path.as_bstr()))
+        .collect();
     if records.is_empty() {
         return Vec::new();
     }

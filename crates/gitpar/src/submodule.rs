@@ -241,6 +241,10 @@ pub fn check(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<(), Error> {
+    // Most updates move no submodule: then `.gitmodules` is not even read.
+    if moves.iter().all(|m| m.old.is_none()) {
+        return Ok(());
+    }
     let modules = Modules::load(root);
     let mut messages = Vec::new();
     let mut paths = Vec::new();
@@ -256,7 +260,7 @@ pub fn check(
         };
         let refusal = check_one(&sub, m, mode, opts, ctx);
         if let Err(message) = refusal {
-            messages.extend(message);
+            messages.push(message);
             messages.push(format!(
                 "error: Submodule '{}' could not be updated.",
                 m.path
@@ -277,18 +281,15 @@ fn check_one(
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
-) -> Result<(), Option<String>> {
+) -> Result<(), String> {
     let Some(workdir) = sub.workdir().map(Path::to_owned) else {
         return Ok(());
     };
     if mode == Policy::Safe && has_dirty_index(sub) {
-        return Err(Some(format!(
-            "error: submodule '{}' has dirty index",
-            m.path
-        )));
+        return Err(format!("error: submodule '{}' has dirty index", m.path));
     }
     let new_tree = match m.new {
-        Some(new) => tree_of(sub, new).map_err(Some)?,
+        Some(new) => tree_of(sub, new)?,
         None if mode == Policy::Safe => ObjectId::empty_tree(sub.object_hash()),
         None => return Ok(()),
     };
@@ -311,24 +312,19 @@ fn check_one(
 }
 
 /// The messages a refused submodule update prints before git's "could not be updated".
-fn describe(err: &Error) -> Option<String> {
+fn describe(err: &Error) -> String {
+    let not_uptodate = |paths: &[BString]| {
+        paths
+            .iter()
+            .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     match err {
-        Error::WouldLose { local, .. } if !local.is_empty() => Some(
-            local
-                .iter()
-                .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Error::NotUptodate(paths) => Some(
-            paths
-                .iter()
-                .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Error::Submodules { messages, .. } => Some(messages.join("\n")),
-        _ => Some(format!("error: {err}")),
+        Error::WouldLose { local, .. } if !local.is_empty() => not_uptodate(local),
+        Error::NotUptodate(paths) => not_uptodate(paths),
+        Error::Submodules { messages, .. } => messages.join("\n"),
+        _ => format!("error: {err}"),
     }
 }
 
@@ -554,7 +550,7 @@ fn bring(
             opts,
             &ctx,
         )
-        .map_err(|e| describe(&e).unwrap_or_default())
+        .map_err(|e| describe(&e))
         .and_then(|outcome| match outcome.errors.first() {
             Some(e) => Err(format!("error: {e}")),
             None => Ok(()),
