@@ -11,8 +11,8 @@
 
 use bstr::ByteSlice;
 use clap::Args;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::Target;
+use gitpar::create_branch::{dwim_ref, resolve_symbolic};
+pub(crate) use gitpar::create_branch::{NewBranch, Track};
 
 use crate::{fatal, FATAL};
 
@@ -67,58 +67,20 @@ impl Cmd {
     }
 }
 
-/// git's `enum branch_track` (without `OVERRIDE`, which only `git branch -u` uses).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Track {
-    Never,
-    /// `branch.autoSetupMerge=true` (the default): track a remote-tracking start point.
-    Remote,
-    /// `branch.autoSetupMerge=always`: track the start point, local branches too.
-    Always,
-    /// `--track` / `--track=direct`.
-    Explicit,
-    /// `--track=inherit` / `branch.autoSetupMerge=inherit`: copy the start branch's upstream.
-    Inherit,
-    /// `branch.autoSetupMerge=simple`: track a remote branch of the same name only.
-    Simple,
-}
-
-/// A branch `switch`/`checkout` creates (or, with `-B`/`-C`, resets) after updating the work tree.
-#[derive(Debug, Clone)]
-pub(crate) struct NewBranch {
-    /// Its short name.
-    pub(crate) name: String,
-    /// The start point as given (`HEAD` when none was), for the reflog and tracking.
-    start: String,
-    /// `-B`/`-C`: reset the branch if it exists.
-    pub(crate) force: bool,
-    /// It exists already (so `-B`/`-C` resets it).
-    exists: bool,
-    track: Track,
-    /// Whether the work tree is updated at all: git skips it for `switch -c NEW` and
-    /// `checkout -b NEW` without a start point (`only_merge_on_switching_branches`).
-    pub(crate) update: bool,
-    /// `checkout -l`: git's `REF_FORCE_CREATE_REFLOG`, a reflog for the branch even when
-    /// `core.logAllRefUpdates` is off.
-    pub(crate) reflog: bool,
-}
-
-impl NewBranch {
-    /// What git says on standard error after switching (`old_head`: HEAD's symbolic target
-    /// before, a full ref name).
-    pub(crate) fn switched_message(&self, old_head: Option<&str>) -> String {
-        let name = &self.name;
-        if old_head == Some(format!("refs/heads/{name}").as_str()) {
-            if self.force {
-                format!("Reset branch '{name}'")
-            } else {
-                format!("Already on '{name}'")
-            }
-        } else if self.exists {
-            format!("Switched to and reset branch '{name}'")
+/// What git says on standard error after switching to the new branch `nb` (`old_head`: HEAD's
+/// symbolic target before, a full ref name).
+pub(crate) fn switched_message(nb: &NewBranch, old_head: Option<&str>) -> String {
+    let name = &nb.name;
+    if old_head == Some(format!("refs/heads/{name}").as_str()) {
+        if nb.force {
+            format!("Reset branch '{name}'")
         } else {
-            format!("Switched to a new branch '{name}'")
+            format!("Already on '{name}'")
         }
+    } else if nb.exists {
+        format!("Switched to and reset branch '{name}'")
+    } else {
+        format!("Switched to a new branch '{name}'")
     }
 }
 
@@ -129,19 +91,6 @@ fn config_string(repo: &gix::Repository, key: &str) -> Option<String> {
     repo.config_snapshot()
         .string(key)
         .map(|v| v.to_str_lossy().into_owned())
-}
-
-/// `branch.autoSetupMerge`, as git's `git_default_branch_config` reads it.
-fn configured_track(repo: &gix::Repository) -> Track {
-    match config_string(repo, "branch.autoSetupMerge").as_deref() {
-        Some("always") => Track::Always,
-        Some("inherit") => Track::Inherit,
-        Some("simple") => Track::Simple,
-        _ => match repo.config_snapshot().boolean("branch.autoSetupMerge") {
-            Some(false) => Track::Never,
-            _ => Track::Remote,
-        },
-    }
 }
 
 impl BranchOpts {
@@ -162,7 +111,7 @@ impl BranchOpts {
             (Some("inherit"), _) => Track::Inherit,
             (Some(_), _) => Track::Explicit,
             (None, true) => Track::Never,
-            (None, false) => configured_track(repo),
+            (None, false) => Track::configured(repo),
         }
     }
 
@@ -431,136 +380,6 @@ pub(crate) fn refuse_in_use(
 // ---------------------------------------------------------------------------------------------
 // Creating the branch and its upstream (after the work tree was updated, as git does)
 
-/// git's `repo_dwim_ref`: how many of the ref rules `name` matches, and the first match with its
-/// symbolic refs resolved (`HEAD` → `refs/heads/main`, `origin` → `refs/remotes/origin/main`).
-fn dwim_ref(repo: &gix::Repository, name: &str) -> (usize, Option<String>) {
-    let literal = name.starts_with("refs/")
-        || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
-    let mut candidates = Vec::new();
-    if literal {
-        candidates.push(name.to_owned());
-    }
-    for rule in [
-        "refs/{}",
-        "refs/tags/{}",
-        "refs/heads/{}",
-        "refs/remotes/{}",
-        "refs/remotes/{}/HEAD",
-    ] {
-        candidates.push(rule.replace("{}", name));
-    }
-    let mut found = 0;
-    let mut first = None;
-    for candidate in candidates {
-        if let Some(resolved) = resolve_symbolic(repo, &candidate) {
-            found += 1;
-            first.get_or_insert(resolved);
-        }
-    }
-    (found, first)
-}
-
-/// The ref `full` finally names after following symbolic refs, if it exists.
-fn resolve_symbolic(repo: &gix::Repository, full: &str) -> Option<String> {
-    let mut name = full.to_owned();
-    for _ in 0..5 {
-        let as_ref: &gix::refs::FullNameRef = name.as_str().try_into().ok()?;
-        let reference = repo.try_find_reference(as_ref).ok().flatten()?;
-        if reference.name().as_bstr() != name.as_bytes() {
-            return None;
-        }
-        match reference.target() {
-            gix::refs::TargetRef::Symbolic(next) => {
-                name = next.as_bstr().to_str_lossy().into_owned()
-            }
-            gix::refs::TargetRef::Object(_) => return Some(name),
-        }
-    }
-    None
-}
-
-/// Create (or reset) the branch at `commit` and set up its upstream, as git's `create_branch`
-/// (reflog "branch: Created from START" / "branch: Reset to START", `setup_tracking`).
-pub(crate) fn create(
-    repo: &gix::Repository,
-    nb: &NewBranch,
-    commit: gix::ObjectId,
-    quiet: bool,
-) -> Result<(), u8> {
-    let real_ref = dwim_branch_start(repo, nb)?;
-    let message = if nb.exists {
-        format!("branch: Reset to {}", nb.start)
-    } else {
-        format!("branch: Created from {}", nb.start)
-    };
-    let full = format!("refs/heads/{}", nb.name);
-    let edit = RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: nb.reflog,
-                message: message.clone().into(),
-            },
-            expected: if nb.exists {
-                PreviousValue::Any
-            } else {
-                PreviousValue::MustNotExist
-            },
-            new: Target::Object(commit),
-        },
-        name: full
-            .as_str()
-            .try_into()
-            .map_err(|_| fatal(format!("'{}' is not a valid branch name", nb.name)))?,
-        deref: false,
-    };
-    // git's files backend also logs an update of the branch HEAD is on in HEAD's reflog (even
-    // when the value does not change); gix does not.
-    let head_on_it = repo
-        .head_name()
-        .ok()
-        .flatten()
-        .is_some_and(|h| h.as_bstr() == full.as_bytes());
-    let old_value = if head_on_it {
-        repo.head_id().ok().map(gix::Id::detach)
-    } else {
-        None
-    };
-    let committer = repo
-        .committer()
-        .transpose()
-        .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    // The hook sees the branch, and HEAD's log-only update when HEAD is on it (`reftx.rs`).
-    let mut updates = vec![crate::reftx::Update::to(
-        full.clone(),
-        crate::reftx::Value::Id(commit),
-    )];
-    if head_on_it {
-        updates.push(crate::reftx::Update::to(
-            "HEAD",
-            crate::reftx::Value::Id(commit),
-        ));
-    }
-    crate::reftx::transaction(repo, &updates, || {
-        repo.edit_references_as([edit], committer)
-            .map_err(|e| fatal(format!("cannot lock ref '{full}': {e}")))?;
-        // gix writes no reflog at all with `core.logAllRefUpdates=false`; `-l` wants one.
-        if nb.reflog && repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
-            gitpar::branch::force_reflog(repo, &full, None, commit, &message).map_err(fatal)?;
-        }
-        if head_on_it {
-            gitpar::branch::append_reflog(repo, "HEAD", old_value, commit, &message)
-                .map_err(fatal)?;
-        }
-        Ok(())
-    })?;
-
-    match real_ref {
-        Some(real) if nb.track != Track::Never => setup_tracking(repo, nb, &real, quiet),
-        _ => Ok(()),
-    }
-}
-
 /// `checkout -l --orphan NEW`: git's `update_refs_for_switch` creates the unborn branch's
 /// reflog (empty) when `core.logAllRefUpdates` would not create one, so that its first commit
 /// is logged.
@@ -578,178 +397,6 @@ pub(crate) fn orphan_reflog(repo: &gix::Repository, name: &str) -> Result<(), St
         .open(&path)
         .map(drop)
         .map_err(|e| format!("Can not do reflog for '{name}': {e}"))
-}
-
-/// git's `dwim_branch_start`: the ref the start point names, when it is a branch or a
-/// remote-tracking branch (what tracking can follow); with `--track`, anything else is refused.
-fn dwim_branch_start(repo: &gix::Repository, nb: &NewBranch) -> Result<Option<String>, u8> {
-    let explicit = nb.track == Track::Explicit;
-    let not_a_branch = || {
-        fatal(format!(
-            "cannot set up tracking information; starting point '{}' is not a branch",
-            nb.start
-        ))
-    };
-    match dwim_ref(repo, &nb.start) {
-        (0, _) if explicit => Err(not_a_branch()),
-        (0, _) => Ok(None),
-        (1, Some(real)) => {
-            if !real.starts_with("refs/heads/")
-                && gitpar::branch::tracked_by(repo, &real).is_empty()
-            {
-                if explicit {
-                    return Err(not_a_branch());
-                }
-                Ok(None)
-            } else {
-                Ok(Some(real))
-            }
-        }
-        _ => Err(fatal(format!("ambiguous object name: '{}'", nb.start))),
-    }
-}
-
-/// git's `setup_tracking(new_ref, orig_ref, track, quiet)`.
-fn setup_tracking(
-    repo: &gix::Repository,
-    nb: &NewBranch,
-    orig_ref: &str,
-    quiet: bool,
-) -> Result<(), u8> {
-    let (remote, mut srcs, matches) = if nb.track == Track::Inherit {
-        let bare = orig_ref.strip_prefix("refs/heads/").unwrap_or(orig_ref);
-        let Some(remote) = config_string(repo, &format!("branch.{bare}.remote")) else {
-            eprintln!("warning: asked to inherit tracking from '{bare}', but no remote is set");
-            return Ok(());
-        };
-        let merges: Vec<String> = repo
-            .config_snapshot()
-            .strings(format!("branch.{bare}.merge").as_str())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|m| m.to_str_lossy().into_owned())
-            .collect();
-        if merges.first().is_none_or(String::is_empty) {
-            eprintln!(
-                "warning: asked to inherit tracking from '{bare}', but no merge configuration is set"
-            );
-            return Ok(());
-        }
-        (Some(remote), merges, 0)
-    } else {
-        let found = gitpar::branch::tracked_by(repo, orig_ref);
-        if found.len() > 1 {
-            eprintln!("fatal: not tracking: ambiguous information for ref '{orig_ref}'");
-            if advice_enabled(repo, "ambiguousFetchRefspec") {
-                let mut list = String::new();
-                for (remote, _) in &found {
-                    list.push_str(&format!("  {remote}\n"));
-                }
-                advise(&format!(
-                    "There are multiple remotes whose fetch refspecs map to the remote\n\
-                     tracking ref '{orig_ref}':\n{list}\n\
-                     This is typically a configuration error.\n\n\
-                     To support setting up tracking branches, ensure that\n\
-                     different remotes' fetch refspecs map into different\n\
-                     tracking namespaces."
-                ));
-            }
-            return Err(FATAL);
-        }
-        let n = found.len();
-        match found.into_iter().next() {
-            Some((remote, src)) => (Some(remote), vec![src], n),
-            None => (None, Vec::new(), 0),
-        }
-    };
-    if matches == 0 && !matches!(nb.track, Track::Always | Track::Explicit | Track::Inherit) {
-        return Ok(());
-    }
-    if nb.track == Track::Simple
-        && srcs.first().and_then(|s| s.strip_prefix("refs/heads/")) != Some(nb.name.as_str())
-    {
-        return Ok(());
-    }
-    if srcs.is_empty() {
-        srcs.push(orig_ref.to_owned());
-    }
-    install_branch_config(repo, &nb.name, remote.as_deref(), &srcs, !quiet)
-}
-
-/// git's `install_branch_config_multiple_remotes`: write the upstream, say so.
-fn install_branch_config(
-    repo: &gix::Repository,
-    local: &str,
-    origin: Option<&str>,
-    srcs: &[String],
-    verbose: bool,
-) -> Result<(), u8> {
-    let rebasing = match config_string(repo, "branch.autoSetupRebase").as_deref() {
-        Some("always") => true,
-        Some("local") => origin.is_none(),
-        Some("remote") => origin.is_some(),
-        _ => false,
-    };
-    if rebasing && srcs.len() > 1 {
-        return Err(fatal(
-            "cannot inherit upstream tracking configuration of multiple refs when rebasing is requested",
-        ));
-    }
-    if origin.is_none()
-        && srcs
-            .iter()
-            .any(|s| s.strip_prefix("refs/heads/") == Some(local))
-    {
-        eprintln!("warning: not setting branch '{local}' as its own upstream");
-        return Ok(());
-    }
-    if let Err(err) =
-        gitpar::branch::set_tracking(repo, local, origin.unwrap_or("."), srcs, rebasing)
-    {
-        eprintln!("error: {err}");
-        eprintln!("error: unable to write upstream branch configuration");
-        advise("\nAfter fixing the error cause you may try to fix up\nthe remote tracking information by invoking:");
-        if let [only] = srcs {
-            let prefix = origin.map(|o| format!("{o}/")).unwrap_or_default();
-            advise(&format!("  git branch --set-upstream-to={prefix}{only}"));
-        } else {
-            let remote = origin.unwrap_or(".");
-            advise(&format!(
-                "  git config --add branch.\"{local}\".remote {remote}"
-            ));
-            for src in srcs {
-                advise(&format!(
-                    "  git config --add branch.\"{local}\".merge {src}"
-                ));
-            }
-        }
-        return Err(1);
-    }
-    if verbose {
-        let friendly: Vec<String> = srcs
-            .iter()
-            .map(|s| {
-                let short = s.strip_prefix("refs/heads/").unwrap_or(s);
-                match origin {
-                    Some(o) => format!("{o}/{short}"),
-                    None => short.to_owned(),
-                }
-            })
-            .collect();
-        if let [only] = friendly.as_slice() {
-            if rebasing {
-                println!("branch '{local}' set up to track '{only}' by rebasing.");
-            } else {
-                println!("branch '{local}' set up to track '{only}'.");
-            }
-        } else {
-            println!("branch '{local}' set up to track:");
-            for f in &friendly {
-                println!("  {f}");
-            }
-        }
-    }
-    Ok(())
 }
 
 /// git's `checkout_paths`: `--track`/`--no-track` has no meaning when restoring paths.

@@ -57,7 +57,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         ..CheckoutArgs::default()
     };
     if let Err(err) = crate::run_checkout(&repo, tree, &workdir, &checkout) {
-        crate::report_checkout_error(&err);
+        crate::report::checkout_error(&err);
         if matches!(err, gitpar::checkout::Error::Interrupted) {
             return Err(interrupt::EXIT_CODE);
         }

@@ -1,183 +1,20 @@
-//! git's hooks (`hook.c`, `run-command.c`) as the checkout family runs them: `post-checkout`
-//! after `switch`/`checkout` (flag 1), `checkout -- paths` and `restore` (flag 0), `clone` and
-//! `worktree add` (old id null, flag 1).
-//!
-//! The hook is `hooks/<name>` of the common git directory, or of `core.hooksPath`; it runs only
-//! when it is executable (git's `advice.ignoredHook` hint otherwise), with standard input from
-//! `/dev/null`, its standard output sent to standard error, from the directory git would run it
-//! in and with git's environment. A script without `#!` runs under `/bin/sh`, as git retries it.
-//! Its exit status is returned: the commands fold it into theirs as git does.
+//! Where git runs hooks, as its setup decides (`setup_git_directory`'s exported `GIT_DIR`,
+//! `GIT_WORK_TREE`, `GIT_PREFIX`, the top of the work tree; a clone's or a new work tree's own
+//! directory): the [`gitpar::hooks::Launch`] the engine runs `post-checkout` and
+//! `reference-transaction` with. Finding and running the hook is the engine's
+//! ([`gitpar::hooks`]); what it says on the way is printed by `report.rs`.
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
+use gitpar::hooks::{Env, Launch};
 
 use crate::repo::Opened;
 
-/// How a hook is started: where, and which variables change in its environment.
-pub(crate) struct Launch<'a> {
-    /// The directory the hook runs in; `None`: git-par's (git's) current directory.
-    pub dir: Option<&'a Path>,
-    /// Where git is when it looks the hook up (relative `core.hooksPath` and the default
-    /// `.git/hooks` are relative to it).
-    pub git_cwd: PathBuf,
-    /// git names the git directory relatively (`.git` found at the top, or a relative
-    /// `GIT_DIR`): the default hook path is then relative too (the hook's `$0`).
-    pub relative_git_dir: bool,
-    /// Variables set (`Some`) or removed (`None`) for the hook.
-    pub env: Vec<(&'static str, Option<OsString>)>,
-}
-
-/// The path of hook `name` as git's `find_hook` names it (relative to `launch.git_cwd` or
-/// absolute), if it is there and executable.
-fn find(repo: &gix::Repository, name: &str, launch: &Launch<'_>) -> Option<PathBuf> {
-    let git_cwd = launch.git_cwd.as_path();
-    let configured = repo
-        .config_snapshot()
-        .trusted_path("core.hooksPath")
-        .ok()
-        .flatten();
-    let relative = match &configured {
-        Some(dir) => dir.is_relative(),
-        None => launch.relative_git_dir && repo.common_dir() == repo.git_dir(),
-    };
-    let dir = configured.unwrap_or_else(|| {
-        let common = repo.common_dir();
-        std::fs::canonicalize(common)
-            .unwrap_or_else(|_| common.to_owned())
-            .join("hooks")
-    });
-    let path = git_cwd.join(dir).join(name);
-    // git makes the path absolute when the hook runs elsewhere.
-    let named = if relative && launch.dir.is_none() {
-        shown(&path, git_cwd).to_owned()
-    } else {
-        path.clone()
-    };
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
-        return Some(named);
-    }
-    let denied = std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES);
-    // git gives the hint once per hook and process (`advise_given`), however often it looks.
-    static ADVISED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut advised = ADVISED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if advised.iter().any(|n| n == name) {
-        return None;
-    }
-    advised.push(name.to_owned());
-    let advise = repo
-        .config_snapshot()
-        .boolean("advice.ignoredHook")
-        .unwrap_or(true);
-    if denied && advise {
-        eprintln!(
-            "hint: The '{}' hook was ignored because it's not set as executable.\n\
-             hint: You can disable this warning with `git config advice.ignoredHook false`.",
-            named.display()
-        );
-    }
-    None
-}
-
-/// `path` as git names it: relative to where git is when it is below it.
-fn shown<'a>(path: &'a Path, git_cwd: &Path) -> &'a Path {
-    path.strip_prefix(git_cwd).unwrap_or(path)
-}
-
-/// Run hook `name` with `args`; its exit status (0 when there is no hook), as git's
-/// `run_hooks_opt` returns it: the exit code, 128 + the signal for a killed hook, 1 when it
-/// cannot be started (with git's message).
-pub(crate) fn run(repo: &gix::Repository, name: &str, args: &[String], launch: &Launch<'_>) -> i32 {
-    run_with_input(repo, name, args, launch, None)
-}
-
-/// [`run`], with `input` on the hook's standard input instead of `/dev/null` (git's
-/// `proc.in = -1`); a hook that does not read it all is no error (git ignores `EPIPE`).
-fn run_with_input(
-    repo: &gix::Repository,
-    name: &str,
-    args: &[String],
-    launch: &Launch<'_>,
-    input: Option<&[u8]>,
-) -> i32 {
-    let Some(path) = find(repo, name, launch) else {
-        return 0;
-    };
-    // What git printed so far comes before the hook's output.
-    let _ = std::io::stdout().flush();
-    let spawn = |program: &Path, script: Option<&Path>| {
-        let mut cmd = Command::new(program);
-        if let Some(script) = script {
-            cmd.arg(script);
-        }
-        cmd.args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::from(std::io::stderr()));
-        cmd.current_dir(launch.dir.unwrap_or(&launch.git_cwd));
-        for (key, value) in &launch.env {
-            match value {
-                Some(v) => cmd.env(key, v),
-                None => cmd.env_remove(key),
-            };
-        }
-        let mut child = cmd.spawn()?;
-        if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
-            // EPIPE (the hook did not read it all) is ignored, as git ignores it.
-            let _ = stdin.write_all(input);
-        }
-        child.wait()
-    };
-    let status = match spawn(&path, None) {
-        // git's `execve` retries a script without `#!` with the shell.
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            spawn(Path::new("/bin/sh"), Some(&path))
-        }
-        other => other,
-    };
-    match status {
-        Ok(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => code,
-            (None, Some(sig)) => {
-                eprintln!("error: {} died of signal {sig}", path.display());
-                128 + sig
-            }
-            (None, None) => 1,
-        },
-        Err(e) => {
-            eprintln!("error: cannot run {}: {}", path.display(), strerror(&e));
-            1
-        }
-    }
-}
-
-/// The C library's text for an I/O error, without Rust's "(os error N)".
-fn strerror(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_owned(),
-        None => s,
-    }
-}
-
-/// The 40 (or 64) hex digits of `id`, or git's null id.
-fn hex(repo: &gix::Repository, id: Option<gix::ObjectId>) -> String {
-    id.unwrap_or_else(|| repo.object_hash().null()).to_string()
-}
-
 /// How `switch`/`checkout`/`restore` launch hooks: git has moved to the top of the work tree
 /// and runs the hook there, with the environment `setup_git_directory` exported.
-fn in_worktree(opened: &Opened) -> Launch<'_> {
+fn in_worktree(opened: &Opened) -> Launch {
     let top = opened
         .workdir
         .clone()
@@ -226,69 +63,39 @@ fn git_dir_env(opened: &Opened, top: &Path) -> Option<OsString> {
 }
 
 /// The launch of [`in_worktree`] for the repository this process works on, remembered by
-/// [`remember`] so that the ref-moving code, which has only a `gix::Repository`, runs
-/// `reference-transaction` as git would: from the top of the work tree, with git's environment.
-static WORKTREE_LAUNCH: std::sync::OnceLock<Launch<'static>> = std::sync::OnceLock::new();
+/// [`remember`] so that every ref update runs `reference-transaction` as git would: from the
+/// top of the work tree, with git's environment.
+static WORKTREE_LAUNCH: std::sync::OnceLock<Launch> = std::sync::OnceLock::new();
 
 /// Remember how hooks of `opened` are launched (see [`WORKTREE_LAUNCH`]); the first call wins.
 pub(crate) fn remember(opened: &Opened) {
-    let _ = WORKTREE_LAUNCH.set(in_worktree(opened).into_owned());
+    let _ = WORKTREE_LAUNCH.set(in_worktree(opened));
 }
 
-impl Launch<'_> {
-    /// The same launch, owning what it borrowed (only the directory, which [`in_worktree`]
-    /// never sets).
-    fn into_owned(self) -> Launch<'static> {
-        Launch {
-            dir: None,
-            git_cwd: self.dir.map_or(self.git_cwd, Path::to_owned),
-            relative_git_dir: self.relative_git_dir,
-            env: self.env,
-        }
+/// Hooks as git would launch them for the repository this process works on (the top of the
+/// work tree, or the current directory before [`remember`]), and notices printed as git prints
+/// them.
+pub(crate) fn env() -> Env<'static> {
+    static FALLBACK: std::sync::OnceLock<Launch> = std::sync::OnceLock::new();
+    let launch = WORKTREE_LAUNCH.get().unwrap_or_else(|| {
+        FALLBACK.get_or_init(|| Launch::at(std::env::current_dir().unwrap_or_default()))
+    });
+    Env {
+        launch,
+        sink: &crate::report::Printer,
     }
 }
 
-/// Run the `reference-transaction` hook with `state` (`prepared`, `committed`, `aborted`) and
-/// the updates (`<old> SP <new> SP <ref> LF` lines) on its standard input, as git's
-/// `run_transaction_hook`; its exit status (0 when there is no hook).
-pub(crate) fn reference_transaction(repo: &gix::Repository, state: &str, updates: &[u8]) -> i32 {
-    let fallback;
-    let launch = match WORKTREE_LAUNCH.get() {
-        Some(l) => l,
-        None => {
-            let top = repo
-                .workdir()
-                .map(Path::to_owned)
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_default();
-            fallback = Launch {
-                dir: None,
-                git_cwd: top,
-                relative_git_dir: false,
-                env: Vec::new(),
-            };
-            &fallback
-        }
-    };
-    let args = [state.to_owned()];
-    run_with_input(repo, "reference-transaction", &args, launch, Some(updates))
-}
-
-/// `post-checkout` after a branch switch (`flag` 1) or a path checkout (`flag` 0), with the
-/// old and new `HEAD` commits (null when there is none). Returns the hook's status.
+/// `post-checkout <old> <new> <flag>` in the work tree of `opened`, as git launches it there.
 pub(crate) fn post_checkout(
     opened: &Opened,
     old: Option<gix::ObjectId>,
     new: Option<gix::ObjectId>,
     branch: bool,
 ) -> i32 {
-    let repo = &opened.repo;
-    let args = [
-        hex(repo, old),
-        hex(repo, new),
-        if branch { "1" } else { "0" }.to_owned(),
-    ];
-    run(repo, "post-checkout", &args, &in_worktree(opened))
+    let launch = in_worktree(opened);
+    let env = env();
+    gitpar::hooks::post_checkout(&opened.repo, &launch, old, new, branch, env.sink)
 }
 
 /// `checkout -- paths` / `restore`: `post-checkout HEAD HEAD 0` after the paths were written
@@ -316,13 +123,12 @@ pub(crate) fn after_clone(repo: &gix::Repository, workdir: &Path, commit: gix::O
     let git_dir =
         std::fs::canonicalize(repo.git_dir()).unwrap_or_else(|_| repo.git_dir().to_owned());
     let launch = Launch {
-        dir: Some(&workdir),
-        git_cwd: workdir.clone(),
+        dir: Some(workdir.clone()),
+        git_cwd: workdir,
         relative_git_dir: false,
         env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
     };
-    let args = [hex(repo, None), hex(repo, Some(commit)), "1".to_owned()];
-    run(repo, "post-checkout", &args, &launch)
+    gitpar::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }
 
 /// `post-checkout <null> <commit> 1` after `worktree add` checked out `commit` in `path`: git
@@ -346,7 +152,7 @@ pub(crate) fn after_worktree_add(
     }
     let prefix = std::ffi::OsStr::from_bytes(&prefix).to_owned();
     let launch = Launch {
-        dir: Some(path),
+        dir: Some(path.to_owned()),
         git_cwd,
         relative_git_dir: false,
         env: vec![
@@ -355,6 +161,5 @@ pub(crate) fn after_worktree_add(
             ("GIT_PREFIX", Some(prefix)),
         ],
     };
-    let args = [hex(repo, None), hex(repo, Some(commit)), "1".to_owned()];
-    run(repo, "post-checkout", &args, &launch)
+    gitpar::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }

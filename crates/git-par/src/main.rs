@@ -15,8 +15,8 @@ mod interrupt;
 mod patch;
 mod pathspec_file;
 mod progress;
-mod reftx;
 mod repo;
+mod report;
 mod revision;
 mod state;
 mod switch;
@@ -214,21 +214,6 @@ pub(crate) fn run_checkout(
         }
     }
     result
-}
-
-/// Print a checkout error as git's `error:` lines.
-pub(crate) fn report_checkout_error(err: &gitpar::checkout::Error) {
-    match err {
-        gitpar::checkout::Error::Interrupted => eprintln!("error: interrupted"),
-        gitpar::checkout::Error::Entries(errors) => {
-            for e in errors {
-                eprintln!("error: {e}");
-            }
-        }
-        // git dies in its prefetch: a fatal message of its own.
-        gitpar::checkout::Error::PromisorFetch(_) => eprintln!("fatal: {err}"),
-        other => eprintln!("error: {other}"),
-    }
 }
 
 pub(crate) fn tree_of(

@@ -3,14 +3,12 @@
 
 use bstr::ByteSlice;
 use clap::Args;
-use gitpar::update::{Error as UpdateError, Policy};
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::{FullName, Target};
+use gitpar::switch::Head;
+use gitpar::update::Policy;
 
-use crate::reftx::{Update, Value};
 use crate::repo::Opened;
 use crate::revision::{parse_branchname_arg, Parsed, Words};
-use crate::{fatal, jobs, progress, CheckoutArgs, FATAL};
+use crate::{fatal, jobs, progress, report, CheckoutArgs};
 
 /// `git par switch`.
 #[derive(Args, Debug)]
@@ -181,20 +179,6 @@ pub struct ResetArgs {
     target: Option<String>,
 }
 
-/// Where HEAD goes after the update.
-enum NewHead {
-    /// An existing branch.
-    Branch(String),
-    /// A branch created (or with `-B`/`-C` reset) at the target commit, with its start point
-    /// and upstream (`branches.rs`).
-    NewBranch(crate::branches::NewBranch),
-    /// Detached at the target commit, described as git names it (`revision::Target::name`),
-    /// and whether `--detach` asked for it (then git gives no detached-HEAD advice).
-    Detached(String, bool),
-    /// `checkout [-f] [HEAD]`: HEAD stays as it is (no ref update, no reflog, no "Already on").
-    Unchanged,
-}
-
 /// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
 /// `GIT_INDEX_FILE`, `core.worktree`, `safe.directory`, ...).
 pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
@@ -214,12 +198,12 @@ fn new_branch(
     repo: &gix::Repository,
     new: &crate::branches::Create,
     start: Option<&str>,
-) -> Result<(NewHead, gix::ObjectId), u8> {
+) -> Result<(Head, gix::ObjectId), u8> {
     let name = start.unwrap_or("HEAD");
     let commit =
         resolve_commit(repo, name).ok_or_else(|| fatal(format!("invalid reference: {name}")))?;
     let branch = crate::branches::new_branch(new, start);
-    Ok((NewHead::NewBranch(branch), commit))
+    Ok((Head::NewBranch(branch), commit))
 }
 
 /// git's `die_if_some_operation_in_progress` for `switch` (checkout may switch anyway): a merge,
@@ -256,18 +240,23 @@ fn guess_tracking_branch(
     repo: &gix::Repository,
     name: &str,
     opts: &crate::branches::BranchOpts,
-) -> Result<Option<(NewHead, gix::ObjectId)>, u8> {
+) -> Result<Option<(Head, gix::ObjectId)>, u8> {
     let guessed = crate::branches::guess(repo, name, opts)?;
-    Ok(guessed.map(|(branch, commit)| (NewHead::NewBranch(branch), commit)))
+    Ok(guessed.map(|(branch, commit)| (Head::NewBranch(branch), commit)))
 }
 
-impl NewHead {
+/// git's `die_if_switching_to_a_branch_in_use` guards the branch switched to.
+trait Guarded {
+    fn guarded_branch(&self) -> Option<&str>;
+}
+
+impl Guarded for Head {
     /// The branch git's `die_if_switching_to_a_branch_in_use` guards: an existing branch to
     /// switch to, or the one `-B`/`-C` resets.
     fn guarded_branch(&self) -> Option<&str> {
         match self {
-            NewHead::Branch(b) => Some(b),
-            NewHead::NewBranch(nb) if nb.force => Some(&nb.name),
+            Head::Branch(b) => Some(b),
+            Head::NewBranch(nb) if nb.force => Some(&nb.name),
             _ => None,
         }
     }
@@ -279,11 +268,11 @@ impl NewHead {
 /// at the argument or HEAD), the branch named, HEAD unchanged (`checkout [HEAD]`), or detached.
 fn switch_target(
     repo: &gix::Repository,
-    parsed: Parsed<(NewHead, gix::ObjectId)>,
+    parsed: Parsed<(Head, gix::ObjectId)>,
     new: Option<&crate::branches::Create>,
     detach: bool,
     is_switch: bool,
-) -> Result<(NewHead, gix::ObjectId), u8> {
+) -> Result<(Head, gix::ObjectId), u8> {
     let (target, guessed) = match parsed {
         Parsed::Rev(target, _) => (Some(target), None),
         Parsed::Guessed(guessed) => (None, Some(guessed)),
@@ -321,18 +310,27 @@ fn switch_target(
             .map_err(|_| fatal("You are on a branch yet to be born"))?
             .id;
         let head = if detach {
-            NewHead::Detached("HEAD".into(), true)
+            Head::Detached {
+                name: "HEAD".into(),
+                explicit: true,
+            }
         } else {
-            NewHead::Unchanged
+            Head::Unchanged
         };
         return Ok((head, commit));
     };
     let commit = target.commit.expect("refused above: not a commit");
     Ok(match target.branch {
-        Some(branch) if !detach => (NewHead::Branch(branch), commit),
+        Some(branch) if !detach => (Head::Branch(branch), commit),
         // `checkout HEAD` (or `@`): HEAD stays as it is.
-        _ if target.name == "HEAD" && !detach => (NewHead::Unchanged, commit),
-        _ => (NewHead::Detached(target.name, detach), commit),
+        _ if target.name == "HEAD" && !detach => (Head::Unchanged, commit),
+        _ => (
+            Head::Detached {
+                name: target.name,
+                explicit: detach,
+            },
+            commit,
+        ),
     })
 }
 
@@ -374,7 +372,7 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     run(
         &opened,
         head,
-        commit,
+        Some(commit),
         args.force,
         merge,
         &args.checkout,
@@ -490,13 +488,13 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         .merge
         .for_switch(repo, args.force, args.target.as_deref())?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
-    if let NewHead::NewBranch(nb) = &mut head {
+    if let Head::NewBranch(nb) = &mut head {
         nb.reflog = args.reflog;
     }
     run(
         &opened,
         head,
-        commit,
+        Some(commit),
         args.force,
         merge,
         &args.checkout,
@@ -521,51 +519,24 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
              'git <command> [<revision>...] -- [<file>...]'"
         ))
     })?;
-    let old_tree = head_tree(repo);
-    let outcome = update_worktree(&opened, old_tree, commit, Policy::Force, &args.checkout)?;
-    let message = crate::state::reset_reflog_message("updating HEAD", Some(&target));
-    let old_commit = repo.head_commit().ok().map(|c| c.id);
-    let branch = repo.head_name().ok().flatten();
-    crate::state::update_orig_head(repo, old_commit)?;
-    let edit = ref_edit("HEAD", Target::Object(commit), true, &message)?;
-    // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
-    // with HEAD's log-only update first.
-    let old = old_commit.map_or(Value::Null, Value::Id);
-    let updates = match &branch {
-        Some(b) => vec![
-            Update::to("HEAD", Value::Id(commit)),
-            Update {
-                old,
-                new: Value::Id(commit),
-                name: b.as_bstr().to_str_lossy().into_owned(),
-            },
-        ],
-        None => vec![Update {
-            old,
-            new: Value::Id(commit),
-            name: "HEAD".into(),
-        }],
+    let workdir = opened.require_workdir()?.to_owned();
+    let request = gitpar::reset::Request {
+        commit,
+        rev: &target,
+        options: options(repo, &args.checkout, Policy::Force),
+        worktree: &workdir,
+        index_path: &opened.index_path,
     };
-    crate::reftx::transaction(repo, &updates, || {
-        // git logs the reset even when nothing moves; gix skips such entries, so write them here.
-        edit_refs(&gitpar::branch::without_reflog(repo), vec![edit])?;
-        gitpar::branch::append_reflog(repo, "HEAD", old_commit, commit, &message).map_err(fatal)?;
-        if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
-            gitpar::branch::append_reflog(
-                repo,
-                &branch.as_bstr().to_str_lossy(),
-                old_commit,
-                commit,
-                &message,
-            )
-            .map_err(fatal)?;
-        }
-        Ok(())
-    })?;
+    let env = crate::hooks::env();
+    let outcome = with_progress(&args.checkout, |ctx| {
+        gitpar::reset::hard(repo, env, &request, ctx)
+    })
+    .map_err(|e| report::switch_error(repo, e))?;
+    report::update_outcome(&outcome);
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);
     }
-    crate::state::remove_branch_state(repo, false);
+    gitpar::state::remove_branch_state(repo, env, false).map_err(report::aborted)?;
     if outcome.errors.is_empty() {
         Ok(())
     } else {
@@ -573,436 +544,120 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     }
 }
 
-fn head_tree(repo: &gix::Repository) -> Option<gix::ObjectId> {
-    repo.head_commit()
-        .ok()
-        .and_then(|c| c.tree_id().ok().map(gix::Id::detach))
-}
-
-fn ref_edit(name: &str, new: Target, deref: bool, message: &str) -> Result<RefEdit, u8> {
-    Ok(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.into(),
-            },
-            expected: PreviousValue::Any,
-            new,
-        },
-        name: name
-            .try_into()
-            .map_err(|_| fatal(format!("'{name}' is not a valid ref name")))?,
-        deref,
-    })
-}
-
-fn edit_refs(repo: &gix::Repository, edits: Vec<RefEdit>) -> Result<(), u8> {
-    let committer = repo
-        .committer()
-        .transpose()
-        .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    repo.edit_references_as(edits, committer)
-        .map(|_| ())
-        .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
-}
-
-/// `checkout -m`/`switch -m`: the two-way update, and where it refuses because of local
-/// changes, git's `merge_working_tree`: the local changes are merged into the new tree
-/// (`gitpar::merge::switch`), conflicts stay in the index and the work tree, and the switch
-/// goes on. Untracked files in the way stop it as they stop git's reset to the new tree
-/// (exit 128); so do changes staged against `HEAD`.
-fn update_merging(
-    opened: &Opened,
-    commit: gix::ObjectId,
-    style: gitpar::merge::Style,
-    labels: &gitpar::merge::SwitchLabels,
+/// The engine's options for an update of `policy` (`-j`, config, `--recurse-submodules`,
+/// `--no-overwrite-ignore`).
+pub(crate) fn options(
+    repo: &gix::Repository,
     args: &CheckoutArgs,
-) -> Result<gitpar::update::Outcome, u8> {
-    let repo = &opened.repo;
-    let new_tree = crate::tree_of(repo, commit).map_err(fatal)?;
-    let old_tree = head_tree(repo);
-    let result = engine_update(opened, old_tree, new_tree, Policy::Safe, args)?;
-    let (
-        Some(old_tree),
-        Err(UpdateError::WouldLose {
-            untracked,
-            untracked_removed,
-            ..
-        }),
-    ) = (old_tree, &result)
-    else {
-        return report_update(result);
-    };
-    if !untracked.is_empty() || !untracked_removed.is_empty() {
-        for p in untracked {
-            eprintln!("error: Untracked working tree file '{p}' would be overwritten by merge.");
-        }
-        for p in untracked_removed {
-            eprintln!("error: Updating '{p}' would lose untracked files in it");
-        }
-        return Err(FATAL);
-    }
-    let workdir = opened.require_workdir()?.to_owned();
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
-    let progress = gitpar::Progress::default();
-    let merged = progress::show_while(
-        &progress,
-        "Updating files",
-        !args.quiet,
-        || {
-            gitpar::merge::switch(
-                repo,
-                old_tree,
-                new_tree,
-                &workdir,
-                &opened.index_path,
-                labels,
-                style,
-                &opts,
-                &gitpar::Context {
-                    progress: &progress,
-                    interrupt: &crate::interrupt::INTERRUPTED,
-                },
-            )
-        },
-        Result::is_ok,
-    );
-    match merged {
-        Ok(merged) => {
-            let mut outcome = report_update(Ok(merged.update))?;
-            outcome.local_changes = if args.quiet {
-                Vec::new()
-            } else {
-                merged.local_changes
-            };
-            Ok(outcome)
-        }
-        Err(gitpar::merge::Error::Update(err)) => report_update(Err(err)),
-        Err(err) => Err(fatal(err)),
-    }
-}
-
-/// Run the engine's update with progress, and print git's refusal lists.
-fn update_worktree(
-    opened: &Opened,
-    old_tree: Option<gix::ObjectId>,
-    commit: gix::ObjectId,
     policy: Policy,
-    args: &CheckoutArgs,
-) -> Result<gitpar::update::Outcome, u8> {
-    let new_tree = crate::tree_of(&opened.repo, commit).map_err(fatal)?;
-    update_to_tree(opened, old_tree, new_tree, policy, args)
-}
-
-/// [`update_worktree`] to a tree (the empty tree of `switch --orphan`, `unborn.rs`).
-pub(crate) fn update_to_tree(
-    opened: &Opened,
-    old_tree: Option<gix::ObjectId>,
-    new_tree: gix::ObjectId,
-    policy: Policy,
-    args: &CheckoutArgs,
-) -> Result<gitpar::update::Outcome, u8> {
-    let result = engine_update(opened, old_tree, new_tree, policy, args)?;
-    report_update(result)
-}
-
-/// The engine's update with progress on standard error; nothing is printed about its result.
-fn engine_update(
-    opened: &Opened,
-    old_tree: Option<gix::ObjectId>,
-    new_tree: gix::ObjectId,
-    policy: Policy,
-    args: &CheckoutArgs,
-) -> Result<Result<gitpar::update::Outcome, UpdateError>, u8> {
-    let repo = &opened.repo;
-    let workdir = opened.require_workdir()?.to_owned();
-    let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+) -> gitpar::Options {
+    let config = repo.config_snapshot();
+    let mut opts = gitpar::Options::from_config(&config, jobs(args));
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
-    opts.recurse_submodules = args.recurse_submodules.unwrap_or_else(|| {
-        repo.config_snapshot()
-            .boolean("submodule.recurse")
-            .unwrap_or(false)
-    });
+    opts.recurse_submodules = args
+        .recurse_submodules
+        .unwrap_or_else(|| config.boolean("submodule.recurse").unwrap_or(false));
     opts.overwrite_ignore = !args.preserve_ignored;
+    opts
+}
+
+/// Run `step` with a [`gitpar::Context`]: "Updating files" progress on standard error unless
+/// `-q`, and Ctrl-C asking the engine to stop.
+pub(crate) fn with_progress<T, E>(
+    args: &CheckoutArgs,
+    step: impl FnOnce(&gitpar::Context<'_>) -> Result<T, E>,
+) -> Result<T, E> {
     let progress = gitpar::Progress::default();
-    let interrupt = &crate::interrupt::INTERRUPTED;
-    let index_path = opened.index_path.clone();
-    let result = progress::show_while(
+    let ctx = gitpar::Context {
+        progress: &progress,
+        interrupt: &crate::interrupt::INTERRUPTED,
+    };
+    progress::show_while(
         &progress,
         "Updating files",
         !args.quiet,
-        || {
-            gitpar::update::update(
-                repo,
-                old_tree,
-                new_tree,
-                &workdir,
-                &index_path,
-                policy,
-                &opts,
-                &gitpar::Context {
-                    progress: &progress,
-                    interrupt,
-                },
-            )
-        },
+        || step(&ctx),
         Result::is_ok,
-    );
-    Ok(result)
+    )
 }
 
-/// Print an update's result as git does (its refusal lists, per-path errors) and map it to
-/// git's exit code.
-fn report_update(
-    result: Result<gitpar::update::Outcome, UpdateError>,
-) -> Result<gitpar::update::Outcome, u8> {
-    match result {
-        Ok(outcome) => {
-            // git reports each path it could not write, still moves HEAD, and exits 1.
-            for e in &outcome.errors {
-                eprintln!("error: {e}");
-            }
-            sparse_warnings(&outcome);
-            Ok(outcome)
-        }
-        Err(UpdateError::WouldLose {
-            local,
-            untracked,
-            untracked_removed,
-        }) => {
-            if !local.is_empty() {
-                eprintln!("error: Your local changes to the following files would be overwritten by checkout:");
-                for p in &local {
-                    eprintln!("\t{p}");
-                }
-                eprintln!("Please commit your changes or stash them before you switch branches.");
-            }
-            if !untracked_removed.is_empty() {
-                eprintln!(
-                    "error: Updating the following directories would lose untracked files in them:"
-                );
-                for p in &untracked_removed {
-                    eprintln!("\t{p}");
-                }
-                eprintln!();
-            }
-            if !untracked.is_empty() {
-                eprintln!("error: The following untracked working tree files would be overwritten by checkout:");
-                for p in &untracked {
-                    eprintln!("\t{p}");
-                }
-                eprintln!("Please move or remove them before you switch branches.");
-            }
-            eprintln!("Aborting");
-            Err(1)
-        }
-        Err(UpdateError::Unmerged(paths)) => {
-            for p in &paths {
-                println!("{p}: needs merge");
-            }
-            eprintln!("error: you need to resolve your current index first");
-            Err(1)
-        }
-        Err(UpdateError::Submodules { messages, paths }) => {
-            for m in &messages {
-                eprintln!("{m}");
-            }
-            eprintln!("error: Cannot update submodule:");
-            for p in &paths {
-                eprintln!("\t{p}");
-            }
-            eprintln!();
-            eprintln!("Aborting");
-            Err(1)
-        }
-        Err(UpdateError::NotUptodate(paths)) => {
-            for p in &paths {
-                eprintln!("error: Entry '{p}' not uptodate. Cannot merge.");
-            }
-            Err(FATAL)
-        }
-        Err(UpdateError::Checkout(gitpar::checkout::Error::Entries(errors))) => {
-            for e in &errors {
-                eprintln!("error: {e}");
-            }
-            Err(1)
-        }
-        Err(UpdateError::Checkout(gitpar::checkout::Error::Interrupted)) => {
-            eprintln!("error: interrupted");
-            Err(crate::interrupt::EXIT_CODE)
-        }
-        Err(other) => Err(fatal(other)),
-    }
-}
-
-/// git's `display_warning_msgs` for the paths sparse checkout could not apply its patterns to.
-fn sparse_warnings(outcome: &gitpar::update::Outcome) {
-    let lists = [
-        (
-            "The following paths are not up to date and were left despite sparse patterns:",
-            &outcome.sparse_not_uptodate,
-        ),
-        (
-            "The following paths were already present and thus not updated despite sparse patterns:",
-            &outcome.sparse_orphaned,
-        ),
-    ];
-    let mut shown = false;
-    for (message, paths) in lists {
-        if paths.is_empty() {
-            continue;
-        }
-        shown = true;
-        eprintln!("warning: {message}");
-        for p in paths {
-            eprintln!("\t{p}");
-        }
-        eprintln!();
-    }
-    if shown {
-        eprintln!(
-            "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
-        );
-    }
-}
-
-/// The common tail of `switch` and `checkout`: update (with `-m`, merging local changes the
-/// update would lose), move HEAD, say what happened.
-fn run(
+/// The common tail of `switch` and `checkout`, the engine's switch transaction
+/// ([`gitpar::switch`]) with git's messages between its steps: the update (with `-m`, merging
+/// local changes it would lose) and the changes carried over; the new branch and `HEAD`; then
+/// what git says about where `HEAD` is; then the state files and `post-checkout`.
+pub(crate) fn run(
     opened: &Opened,
-    head: NewHead,
-    commit: gix::ObjectId,
+    head: Head,
+    commit: Option<gix::ObjectId>,
     force: bool,
-    merge: Option<SwitchMerge>,
+    merge: Option<gitpar::switch::Merge>,
     args: &CheckoutArgs,
     verb: &str,
 ) -> Result<(), u8> {
     let repo = &opened.repo;
-    let old_head_name = repo.head_name().ok().flatten();
-    let old_commit = repo.head_commit().ok().map(|c| c.id);
-    let old_desc = old_head_name
-        .as_ref()
-        .map(|n| n.shorten().to_str_lossy().into_owned())
-        .or_else(|| old_commit.map(|c| c.to_string()))
-        .unwrap_or_else(|| "(invalid)".into());
+    let workdir = opened.require_workdir()?.to_owned();
     let policy = if force { Policy::Force } else { Policy::Safe };
-    // git's `only_merge_on_switching_branches`: `switch -c NEW` and `checkout -b NEW` without a
-    // start point leave the index and work tree exactly as they are (`branches.rs`).
-    let skip = matches!(&head, NewHead::NewBranch(nb) if !nb.update);
-    let outcome = match merge {
-        _ if skip => gitpar::update::Outcome::default(),
-        Some(merge) => {
-            let labels = gitpar::merge::SwitchLabels {
-                ancestor: old_head_name.as_ref().map_or_else(
-                    || {
-                        old_commit
-                            .map(|c| crate::short(repo, c))
-                            .unwrap_or_default()
-                    },
-                    |n| n.shorten().to_str_lossy().into_owned(),
-                ),
-                ours: match &head {
-                    NewHead::Branch(b) => b.clone(),
-                    NewHead::Detached(name, _) => name.clone(),
-                    NewHead::NewBranch(_) | NewHead::Unchanged => merge.target,
-                },
-            };
-            update_merging(opened, commit, merge.style, &labels, args)?
-        }
-        None => update_worktree(opened, head_tree(repo), commit, policy, args)?,
+    let request = gitpar::switch::Request {
+        head,
+        commit,
+        force,
+        merge,
+        options: options(repo, args, policy),
+        worktree: &workdir,
+        index_path: &opened.index_path,
+        quiet: args.quiet,
+        verb,
     };
-    for (status, path) in &outcome.local_changes {
-        println!("{status}\t{}", crate::quote_path(path.as_ref()));
+    let fail = |e| report::switch_error(repo, e);
+    let switch = gitpar::switch::Switch::new(repo, crate::hooks::env(), request);
+    let updated = with_progress(args, |ctx| switch.update(ctx)).map_err(fail)?;
+    report::update_outcome(&updated.outcome);
+    // `--orphan` to the empty tree carries nothing over that git would list.
+    if commit.is_some() {
+        for (status, path) in &updated.local_changes {
+            println!("{status}\t{}", crate::quote_path(path.as_ref()));
+        }
     }
-
-    let (new_desc, edits) = match &head {
-        NewHead::Branch(b) => {
-            let full: FullName = format!("refs/heads/{b}")
-                .try_into()
-                .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
-            (
-                b.clone(),
-                vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
-            )
-        }
-        NewHead::NewBranch(nb) => {
-            // git's `create_branch`: the branch and its upstream, before HEAD moves.
-            crate::branches::create(repo, nb, commit, args.quiet)?;
-            let b = &nb.name;
-            let full: FullName = format!("refs/heads/{b}")
-                .try_into()
-                .map_err(|_| fatal(format!("'{b}' is not a valid branch name")))?;
-            (
-                b.clone(),
-                vec![ref_edit("HEAD", Target::Symbolic(full), false, "")?],
-            )
-        }
-        NewHead::Detached(rev, _) => (
-            rev.clone(),
-            vec![ref_edit("HEAD", Target::Object(commit), false, "")?],
-        ),
-        NewHead::Unchanged => (String::new(), Vec::new()),
-    };
-    // HEAD moves without gix's reflog (it cannot give a symbolic HEAD its previous commit);
-    // the line git writes is appended here. A detached HEAD that stays on its commit is no
-    // update for git's ref transaction: no reflog line either.
-    let stays_detached = matches!(head, NewHead::Detached(..))
-        && old_head_name.is_none()
-        && old_commit == Some(commit);
-    // git's `update_refs_for_switch` runs its transaction (and the hook) for a detached HEAD
-    // that stays where it is too; only the files backend then writes nothing.
-    let updates = match &head {
-        NewHead::Branch(b) => vec![Update::to(
-            "HEAD",
-            Value::Symbolic(format!("refs/heads/{b}")),
-        )],
-        NewHead::NewBranch(nb) => vec![Update::to(
-            "HEAD",
-            Value::Symbolic(format!("refs/heads/{}", nb.name)),
-        )],
-        NewHead::Detached(..) => vec![Update::to("HEAD", Value::Id(commit))],
-        NewHead::Unchanged => Vec::new(),
-    };
-    crate::reftx::transaction(repo, &updates, || {
-        if !edits.is_empty() && !stays_detached {
-            // What HEAD names now: a branch `-B` just reset under it has moved already.
-            let head_was = repo.head_id().ok().map(gix::Id::detach);
-            edit_refs(&gitpar::branch::without_reflog(repo), edits)?;
-            let message = format!("{verb}: moving from {old_desc} to {new_desc}");
-            gitpar::branch::append_reflog(repo, "HEAD", head_was, commit, &message)
-                .map_err(fatal)?;
-        }
-        Ok(())
-    })?;
-
+    let moved = updated.move_head().map_err(fail)?;
+    if !args.quiet {
+        say_where_head_is(repo, &moved);
+    }
     // Paths that could not be written were reported; git still switches, and exits 1.
-    let status = if outcome.errors.is_empty() {
+    let status = if moved.outcome.errors.is_empty() {
         Ok(())
     } else {
         Err(1)
     };
-    // Then the branch state files and the post-checkout hook (`state.rs`).
-    let finish = |status| {
-        let (old, quiet) = (old_head_name.as_ref(), args.quiet);
-        crate::state::after_switch(opened, old, old_commit, Some(commit), quiet, status)
-    };
-    if args.quiet {
-        return finish(status);
+    // A failing `post-checkout` makes a switch exit 1 (git's `ret || writeout_error`), unlike
+    // a path checkout, which exits with the hook's status.
+    let rc = moved.finish().map_err(fail)?;
+    match status {
+        Ok(()) if rc != 0 => Err(1),
+        status => status,
     }
-    let was_detached = old_head_name.is_none();
+}
+
+/// What git says once `HEAD` moved: the commits a detached `HEAD` left behind, then "Switched
+/// to branch …", "Already on …", "HEAD is now at …" with the detached-HEAD advice, and the
+/// upstream's ahead/behind.
+fn say_where_head_is(repo: &gix::Repository, moved: &gitpar::switch::Moved<'_>) {
+    let old = moved.old_head();
+    let request = moved.request();
+    let was_detached = old.branch.is_none();
     // git's `orphaned_commit_warning`: on leaving a detached commit, the commits no ref reaches
     // any more, or else where HEAD was.
-    if let Some(c) = old_commit.filter(|c| was_detached && *c != commit) {
-        eprint!("{}", crate::revision::leaving_detached(repo, c, commit));
+    if let (Some(c), Some(commit)) = (old.commit, request.commit) {
+        if was_detached && c != commit {
+            eprint!("{}", crate::revision::leaving_detached(repo, c, commit));
+        }
     }
-    match &head {
-        NewHead::Branch(b) => {
-            if old_head_name
-                .as_ref()
-                .map(|n| n.shorten().to_str_lossy().into_owned())
-                == Some(b.clone())
-            {
+    let old_short = old
+        .branch
+        .as_ref()
+        .map(|n| n.shorten().to_str_lossy().into_owned());
+    match &request.head {
+        Head::Branch(b) => {
+            if old_short.as_deref() == Some(b.as_str()) {
                 eprintln!("Already on '{b}'");
             } else {
                 eprintln!("Switched to branch '{b}'");
@@ -1011,31 +666,36 @@ fn run(
                 print!("{info}");
             }
         }
-        NewHead::NewBranch(nb) => {
-            let old = old_head_name.as_ref().map(|n| n.as_bstr().to_str_lossy());
-            eprintln!("{}", nb.switched_message(old.as_deref()));
+        Head::NewBranch(nb) => {
+            let old_full = old.branch.as_ref().map(|n| n.as_bstr().to_str_lossy());
+            eprintln!(
+                "{}",
+                crate::branches::switched_message(nb, old_full.as_deref())
+            );
             if let Some(info) = tracking_info(repo, &nb.name) {
                 print!("{info}");
             }
         }
-        NewHead::Unchanged => {
-            if let Some(name) = &old_head_name {
-                if let Some(info) = tracking_info(repo, &name.shorten().to_str_lossy()) {
-                    print!("{info}");
-                }
+        Head::Unchanged => {
+            if let Some(info) = old_short.as_deref().and_then(|b| tracking_info(repo, b)) {
+                print!("{info}");
             }
         }
-        NewHead::Detached(name, explicit) => {
+        Head::Orphan(full) => {
+            eprintln!("Switched to a new branch '{}'", full.shorten());
+        }
+        Head::Detached { name, explicit } => {
             if !was_detached && !explicit {
                 if let Some(advice) = crate::revision::detach_advice(repo, name) {
                     eprint!("{advice}");
                 }
             }
-            let now = crate::revision::describe_detached(repo, "HEAD is now at", commit);
-            eprintln!("{now}");
+            if let Some(commit) = request.commit {
+                let now = crate::revision::describe_detached(repo, "HEAD is now at", commit);
+                eprintln!("{now}");
+            }
         }
     }
-    finish(status)
 }
 
 /// Run `git par restore`.
@@ -1344,13 +1004,6 @@ pub struct MergeArgs {
     no_conflict: bool,
 }
 
-/// A branch switch with `-m`: the conflict style and the name git labels the new side with
-/// when the argument creates a branch (its start point, as given).
-struct SwitchMerge {
-    style: gitpar::merge::Style,
-    target: String,
-}
-
 impl MergeArgs {
     /// Whether `-m`, `--merge` or `--conflict` was given.
     fn given(&self) -> bool {
@@ -1389,11 +1042,11 @@ impl MergeArgs {
         repo: &gix::Repository,
         force: bool,
         target: Option<&str>,
-    ) -> Result<Option<SwitchMerge>, u8> {
+    ) -> Result<Option<gitpar::switch::Merge>, u8> {
         if force && self.given() {
             return Err(fatal("'-f' cannot be used with '-m'"));
         }
-        Ok(self.style(repo).map(|style| SwitchMerge {
+        Ok(self.style(repo).map(|style| gitpar::switch::Merge {
             style,
             target: target.unwrap_or("HEAD").to_owned(),
         }))

@@ -3,9 +3,9 @@
 //! `HEAD` — `builtin/checkout.c`'s `switch_unborn_to_new_branch` and the orphan paths of
 //! `checkout_main`/`switch_branches`/`update_refs_for_switch`, `builtin/reset.c`'s `unborn`.
 
+use gitpar::switch::Head;
 use gitpar::update::Policy;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::{FullName, Target};
+use gix::refs::FullName;
 
 use crate::repo::Opened;
 use crate::{fatal, CheckoutArgs};
@@ -93,36 +93,6 @@ fn new_branch_ref(repo: &gix::Repository, name: &str, may_exist: bool) -> Result
     Ok(full)
 }
 
-/// Point `HEAD` at `full` (which does not exist yet). git writes no reflog entry for a
-/// symbolic ref whose target does not resolve.
-fn point_head_at(repo: &gix::Repository, full: FullName) -> Result<(), u8> {
-    let target = crate::reftx::Value::Symbolic(full.as_bstr().to_string());
-    let edit = RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: "".into(),
-            },
-            expected: PreviousValue::Any,
-            new: Target::Symbolic(full),
-        },
-        name: "HEAD".try_into().expect("a valid ref name"),
-        deref: false,
-    };
-    let quiet = gitpar::branch::without_reflog(repo);
-    let committer = quiet
-        .committer()
-        .transpose()
-        .map_err(|e| fatal(format!("unable to determine the committer: {e}")))?;
-    crate::reftx::transaction(repo, &[crate::reftx::Update::to("HEAD", target)], || {
-        quiet
-            .edit_references_as([edit], committer)
-            .map(|_| ())
-            .map_err(|e| fatal(format!("unable to update HEAD: {e}")))
-    })
-}
-
 /// git's `switch_unborn_to_new_branch`: on an unborn `HEAD`, `-b NEW`/`-c NEW`/`--orphan NEW`
 /// without start point only renames the branch to be born; index and work tree stay, no hook.
 fn switch_unborn_to_new_branch(
@@ -138,7 +108,8 @@ fn switch_unborn_to_new_branch(
         .ok()
         .flatten()
         .and_then(|mut r| r.peel_to_id().ok().map(gix::Id::detach));
-    point_head_at(repo, full)?;
+    gitpar::switch::point_head_at(repo, crate::hooks::env(), full)
+        .map_err(|e| crate::report::switch_error(repo, e))?;
     if let Some(commit) = existing {
         gitpar::branch::append_reflog(repo, "HEAD", None, commit, "checkout -b").map_err(fatal)?;
     }
@@ -194,44 +165,22 @@ fn orphan(opened: &Opened, req: &Request<'_>, name: &str) -> Result<(), u8> {
     if start.is_none() && unborn_head(repo).is_some() {
         return switch_unborn_to_new_branch(repo, name, false, quiet);
     }
-    let old_branch = repo.head_name().ok().flatten();
-    let old_tree = old_commit.and_then(|c| crate::tree_of(repo, c).ok());
-    let (new_commit, new_tree) = match req.command {
-        Command::Switch => (None, repo.object_hash().empty_tree()),
-        Command::Checkout => {
-            let commit = start
+    let new_commit = match req.command {
+        Command::Switch => None,
+        Command::Checkout => Some(
+            start
                 .or(old_commit)
-                .ok_or_else(|| fatal("You are on a branch yet to be born"))?;
-            (Some(commit), crate::tree_of(repo, commit).map_err(fatal)?)
-        }
+                .ok_or_else(|| fatal("You are on a branch yet to be born"))?,
+        ),
     };
-    let policy = if req.force {
-        Policy::Force
-    } else {
-        Policy::Safe
-    };
-    let outcome = crate::switch::update_to_tree(opened, old_tree, new_tree, policy, req.checkout)?;
-    if new_commit.is_some() {
-        for (status, path) in &outcome.local_changes {
-            println!("{status}\t{}", crate::quote_path(path.as_ref()));
-        }
-    }
-    point_head_at(repo, full)?;
-    if !quiet {
-        eprintln!("Switched to a new branch '{name}'");
-    }
-    let status = if outcome.errors.is_empty() {
-        Ok(())
-    } else {
-        Err(1)
-    };
-    crate::state::after_switch(
+    crate::switch::run(
         opened,
-        old_branch.as_ref(),
-        old_commit,
+        Head::Orphan(full),
         new_commit,
-        quiet,
-        status,
+        req.force,
+        None,
+        req.checkout,
+        "checkout",
     )
 }
 
@@ -248,16 +197,29 @@ pub(crate) fn reset_hard(
         return None;
     }
     let empty = repo.object_hash().empty_tree();
-    Some(
-        crate::switch::update_to_tree(opened, None, empty, Policy::Force, args).and_then(
-            |outcome| {
-                crate::state::remove_branch_state(repo, false);
-                if outcome.errors.is_empty() {
-                    Ok(())
-                } else {
-                    Err(1)
-                }
-            },
-        ),
-    )
+    Some((|| {
+        let workdir = opened.require_workdir()?.to_owned();
+        let opts = crate::switch::options(repo, args, Policy::Force);
+        let outcome = crate::switch::with_progress(args, |ctx| {
+            gitpar::update::update(
+                repo,
+                None,
+                empty,
+                &workdir,
+                &opened.index_path,
+                Policy::Force,
+                &opts,
+                ctx,
+            )
+        })
+        .map_err(crate::report::update_error)?;
+        crate::report::update_outcome(&outcome);
+        gitpar::state::remove_branch_state(repo, crate::hooks::env(), false)
+            .map_err(crate::report::aborted)?;
+        if outcome.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(1)
+        }
+    })())
 }

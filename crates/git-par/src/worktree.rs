@@ -119,7 +119,7 @@ fn check_out(path: &Path, overrides: &[String], checkout: CheckoutArgs) -> Resul
         })
         .and_then(|tree| {
             crate::run_checkout(&wt_repo, tree, &workdir, &checkout)
-                .map_err(|err| crate::report_checkout_error(&err))
+                .map_err(|err| crate::report::checkout_error(&err))
         });
     if written.is_err() {
         remove_junk(&wt_repo, &workdir);
@@ -133,9 +133,10 @@ fn check_out(path: &Path, overrides: &[String], checkout: CheckoutArgs) -> Resul
     }
     // `git reset --hard` of the new work tree: ORIG_HEAD, the message, and the reflog line git's
     // ref backend writes for an update that changes nothing only through a symbolic HEAD.
-    crate::state::update_orig_head(&wt_repo, Some(commit))?;
+    gitpar::state::update_orig_head(&wt_repo, crate::hooks::env(), Some(commit))
+        .map_err(crate::report::aborted)?;
     let symbolic = wt_repo.head_name().ok().flatten().is_some();
-    let message = crate::state::reset_reflog_message("updating HEAD", Some("HEAD"));
+    let message = gitpar::state::reset_reflog_message("updating HEAD", Some("HEAD"));
     if symbolic {
         if let Err(e) =
             gitpar::branch::append_reflog(&wt_repo, "HEAD", Some(commit), commit, &message)

@@ -85,6 +85,37 @@ pub(crate) fn strerror(err: &io::Error) -> String {
 
 pub use crate::lock::FileLock;
 
+/// Why a reflog line could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflogError {
+    /// The reflog (or its directory) could not be created or appended to.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The system error.
+        #[source]
+        source: io::Error,
+    },
+    /// No committer identity is configured or guessable.
+    #[error("unable to determine the committer (set user.name and user.email)")]
+    NoCommitter,
+    /// The committer identity is malformed.
+    #[error("{0}")]
+    Committer(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Another process holds the ref's lock.
+    #[error("cannot lock ref '{name}': Unable to create '{}.lock': {}.", .path.display(), strerror(.source))]
+    Lock {
+        /// The ref.
+        name: String,
+        /// The ref's file (the lock is `<path>.lock`).
+        path: PathBuf,
+        /// Why the lock could not be created.
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Append one line to the reflog of `name` (`HEAD` or a full ref name), as git writes it:
 /// `<old> <new> <committer>\t<message>`.
 ///
@@ -98,7 +129,7 @@ pub fn append_reflog(
     old: Option<gix::ObjectId>,
     new: gix::ObjectId,
     message: &str,
-) -> Result<(), String> {
+) -> Result<(), ReflogError> {
     if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
         return Ok(());
     }
@@ -114,7 +145,7 @@ pub fn force_reflog(
     old: Option<gix::ObjectId>,
     new: gix::ObjectId,
     message: &str,
-) -> Result<(), String> {
+) -> Result<(), ReflogError> {
     write_reflog_line(repo, name, old, new, message, true)
 }
 
@@ -127,7 +158,7 @@ fn write_reflog_line(
     new: gix::ObjectId,
     message: &str,
     force: bool,
-) -> Result<(), String> {
+) -> Result<(), ReflogError> {
     let base = if name == "HEAD" {
         repo.git_dir()
     } else {
@@ -139,14 +170,15 @@ fn write_reflog_line(
         return Ok(());
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|source| ReflogError::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
     }
     let committer = repo
         .committer()
-        .ok_or_else(|| {
-            "unable to determine the committer (set user.name and user.email)".to_string()
-        })?
-        .map_err(|e| e.to_string())?;
+        .ok_or(ReflogError::NoCommitter)?
+        .map_err(|e| ReflogError::Committer(Box::new(e)))?;
     let mut line = Vec::new();
     line.extend_from_slice(
         old.unwrap_or_else(|| new.kind().null())
@@ -159,7 +191,7 @@ fn write_reflog_line(
     committer
         .trim()
         .write_to(&mut line)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ReflogError::Committer(Box::new(e)))?;
     // git writes the tab only before a message (`update-ref` without `-m` logs none).
     if !message.is_empty() {
         line.push(b'\t');
@@ -170,21 +202,22 @@ fn write_reflog_line(
     // concurrent git never interleaves its own line with ours.
     let ref_path = base.join(name);
     if let Some(parent) = ref_path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|source| ReflogError::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
     }
-    let _lock = FileLock::acquire(&ref_path).map_err(|e| {
-        format!(
-            "cannot lock ref '{name}': Unable to create '{}.lock': {}.",
-            ref_path.display(),
-            strerror(&e)
-        )
+    let _lock = FileLock::acquire(&ref_path).map_err(|source| ReflogError::Lock {
+        name: name.to_owned(),
+        path: ref_path.clone(),
+        source,
     })?;
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
         .and_then(|mut f| f.write_all(&line))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| ReflogError::Io { path, source })
 }
 
 /// A handle on `repo` whose ref edits write no reflog, for edits whose reflog lines

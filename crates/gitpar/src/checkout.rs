@@ -94,12 +94,13 @@ pub enum Error {
     #[error("{} entries could not be written: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
     Entries(Vec<EntryError>),
     /// The repository's configuration or attributes could not be read.
-    #[error("{context}: {message}")]
+    #[error("{context}: {source}")]
     Repository {
         /// What we were doing.
         context: &'static str,
         /// What gix reported.
-        message: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The user interrupted the checkout.
     #[error("interrupted")]
@@ -113,7 +114,7 @@ pub enum Error {
 pub(crate) fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Error {
     move |err| Error::Repository {
         context,
-        message: err.to_string(),
+        source: Box::new(err),
     }
 }
 
@@ -248,7 +249,7 @@ pub fn submodules(
     )
     .map_err(|e| Error::Repository {
         context: "reading the index",
-        message: e.to_string(),
+        source: Box::new(e),
     })?;
     let moves: Vec<crate::submodule::Move> = index
         .entries()

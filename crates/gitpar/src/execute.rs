@@ -95,7 +95,7 @@ pub fn execute(
         next_chunk: AtomicUsize::new(0),
         drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
             context: "reading filter configuration",
-            message,
+            source: message.into(),
         })?,
         command_context: repo
             .command_context()

@@ -8,21 +8,27 @@
 //! [`checkout::checkout`]; [`update`] and [`restore`] change an existing work tree, with
 //! `refresh` checking what is on disk.
 //!
-//! The library never prints; the `git-par` binary turns outcomes and errors into git's messages.
-//! Its public surface is the operations (`checkout`, `update`, `restore`, `merge`), their
-//! options, outcomes and errors, and the repository-side helpers the binary shares (`branch`,
-//! `pathspec`); the machinery (writers, budget, path-safe layer, refresh, index writing,
+//! The library never prints; the `git-par` binary turns outcomes, notices and errors into git's
+//! messages. Its public surface is the operations (`checkout`, `update`, `restore`, `merge`, and
+//! the whole transactions of a branch switch, [`switch`], and of `reset --hard`, [`reset`]:
+//! work tree, index, branch creation, `HEAD` with its reflog, state files, hooks), their
+//! options, outcomes and typed errors, what they say along the way ([`notice`]), and the
+//! repository-side pieces the binary shares (`branch`, `create_branch`, `hooks`, `reftx`,
+//! `state`, `pathspec`); the machinery (writers, budget, path-safe layer, refresh, index writing,
 //! sparse, submodules, prefetch) is crate-private, so it can change without breaking callers.
 
 pub mod branch;
 pub(crate) mod budget;
 pub mod checkout;
 pub(crate) mod convert;
+pub mod create_branch;
 pub(crate) mod execute;
 pub(crate) mod filter;
 pub(crate) mod fs;
+pub mod hooks;
 pub mod lock;
 pub mod merge;
+pub mod notice;
 pub mod options;
 pub mod pathspec;
 pub mod plan;
@@ -30,11 +36,15 @@ pub(crate) mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.
 pub(crate) mod record;
 pub(crate) mod refresh;
+pub mod reftx;
 pub(crate) mod remove;
+pub mod reset;
 pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
+pub mod state;
 pub(crate) mod submodule;
+pub mod switch;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};

@@ -77,11 +77,18 @@ pub enum Error {
     #[error("cannot continue with staged changes in the following files:\n{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "))]
     Staged(Vec<BString>),
     /// gitoxide's blob or tree merge, or writing its result to the object database, failed.
-    #[error("{0}")]
-    Merge(String),
+    #[error("{context}{}", .source.as_ref().map(|s| format!(": {s}")).unwrap_or_default())]
+    Merge {
+        /// What was being merged or written (`path 'x': cannot merge`, `writing the merged
+        /// tree`).
+        context: String,
+        /// gitoxide's error, when it gave one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The index could not be read.
     #[error("unable to read the index: {0}")]
-    Index(String),
+    Index(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A work tree file could not be read to take it into the merge.
     #[error("unable to read '{path}': {source}")]
     Read {
@@ -99,8 +106,19 @@ pub enum Error {
     Checkout(#[from] CheckoutError),
 }
 
+/// git's `path '<path>': cannot merge`, with gitoxide's reason when there is one.
+fn cannot_merge(path: &BStr, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+    Error::Merge {
+        context: format!("path '{path}': cannot merge"),
+        source,
+    }
+}
+
 fn merge_err(context: &str) -> impl FnOnce(gix::Error) -> Error + '_ {
-    move |e| Error::Merge(format!("{context}: {e}"))
+    move |e| Error::Merge {
+        context: context.to_owned(),
+        source: Some(Box::new(e)),
+    }
 }
 
 /// The result of one blob merge.
@@ -190,19 +208,18 @@ impl<'r> BlobMerger<'r> {
         ] {
             self.platform
                 .set_resource(id, kind(mode), path, side, &self.repo.objects)
-                .map_err(|e| Error::Merge(format!("path '{path}': cannot merge: {e}")))?;
+                .map_err(|e| cannot_merge(path, Some(Box::new(e))))?;
         }
         let prepared = self
             .platform
             .prepare_merge(&self.repo.objects, self.options)
-            .map_err(|e| Error::Merge(format!("path '{path}': cannot merge: {e}")))?;
+            .map_err(|e| cannot_merge(path, Some(Box::new(e))))?;
         let labels = Labels {
             ancestor: Some("base".into()),
             current: Some("ours".into()),
             other: Some("theirs".into()),
         };
-        let failed =
-            |e: &dyn std::fmt::Display| Error::Merge(format!("path '{path}': cannot merge: {e}"));
+        let failed = |e: &dyn std::fmt::Display| cannot_merge(path, Some(e.to_string().into()));
         let (id, conflict) = match prepared.configured_driver() {
             Ok(driver) => {
                 let command = driver.command.clone();
@@ -233,7 +250,7 @@ impl<'r> BlobMerger<'r> {
                         self.repo.write_blob(data).map(gix::Id::detach)
                     })
                     .map_err(merge_err("writing the merge result"))?
-                    .ok_or_else(|| Error::Merge(format!("path '{path}': cannot merge")))?;
+                    .ok_or_else(|| cannot_merge(path, None))?;
                 (id, resolution == gix::merge::blob::Resolution::Conflict)
             }
         };
@@ -386,7 +403,7 @@ pub fn switch(
         false,
         gix::index::decode::Options::default(),
     )
-    .map_err(|e| Error::Index(e.to_string()))?;
+    .map_err(|e| Error::Index(Box::new(e)))?;
     let old =
         plan::from_tree(&repo.objects, old_tree, opts.protect).map_err(CheckoutError::from)?;
     let staged = staged_changes(&index, &old.entries);
@@ -519,7 +536,7 @@ fn local_tree(
         items.iter().copied(),
         opts.workers,
     )
-    .map_err(Error::Index)?;
+    .map_err(|e| Error::Index(e.into()))?;
     let mut editor = repo
         .edit_tree(old_tree)
         .map_err(merge_err("reading the old tree"))?;
@@ -628,7 +645,10 @@ fn conflict_stages(
         return Ok(out);
     }
     let mut state = gix::index::State::from_tree(&merged_tree, &repo.objects, Default::default())
-        .map_err(|e| Error::Merge(format!("reading the merged tree: {e}")))?;
+        .map_err(|e| Error::Merge {
+        context: "reading the merged tree".into(),
+        source: Some(Box::new(e)),
+    })?;
     gix::merge::tree::apply_index_entries(
         conflicts,
         gix::merge::tree::TreatAsUnresolved::git(),
@@ -670,7 +690,7 @@ fn record(
         false,
         gix::index::decode::Options::default(),
     )
-    .map_err(|e| Error::Index(e.to_string()))?;
+    .map_err(|e| Error::Index(Box::new(e)))?;
     let merged_by_path: HashMap<&BStr, &plan::Entry> =
         merged.iter().map(|e| (e.path.as_bstr(), e)).collect();
     let mut state = gix::index::State::new(repo.object_hash());

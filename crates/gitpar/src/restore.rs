@@ -109,7 +109,7 @@ pub enum Error {
     Checkout(#[from] CheckoutError),
     /// The index could not be read.
     #[error("unable to read the index: {0}")]
-    Index(String),
+    Index(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A work tree path could not be removed.
     #[error("unable to unlink '{path}': {source}")]
     Remove {
@@ -267,7 +267,7 @@ fn read<'r>(
     )
     .or_else(|err| {
         if index_path.exists() {
-            Err(Error::Index(err.to_string()))
+            Err(Error::Index(Box::new(err)))
         } else {
             Ok(gix::index::File::from_state(
                 gix::index::State::new(repo.object_hash()),
@@ -275,7 +275,10 @@ fn read<'r>(
             ))
         }
     })?;
-    let m = req.pathspec.matcher(repo, &index).map_err(Error::Index)?;
+    let m = req
+        .pathspec
+        .matcher(repo, &index)
+        .map_err(|e| Error::Index(e.into()))?;
     let mut merged = Merged::default();
     let source = match req.source {
         Source::Tree(tree) => {
@@ -660,7 +663,7 @@ fn up_to_date(
         }),
         opts.workers,
     )
-    .map_err(Error::Index)?;
+    .map_err(|e| Error::Index(e.into()))?;
     Ok(candidates
         .iter()
         .zip(states)

@@ -40,7 +40,7 @@ impl Sparse {
         let patterns =
             gix::worktree::sparse::read_patterns(git_dir).map_err(|err| Error::Repository {
                 context: "reading the sparse-checkout patterns",
-                message: format!("{}: {err}", source.display()),
+                source: format!("{}: {err}", source.display()).into(),
             })?;
         let Some(patterns) = patterns else {
             return Ok(None);
@@ -79,7 +79,7 @@ impl Sparse {
         )
         .map_err(|err| Error::Repository {
             context: "applying the sparse-checkout patterns",
-            message: err.to_string(),
+            source: Box::new(err),
         })?;
         Ok(state
             .entries()

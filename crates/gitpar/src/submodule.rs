@@ -22,7 +22,7 @@ use gix::hash::ObjectId;
 use crate::checkout::{Context, Progress};
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
-use crate::update::{Error, Policy};
+use crate::update::{Error, Policy, SubmoduleRefusal, SubmoduleRefused};
 
 /// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`
 /// (`None`: it goes). A forced update also lists unchanged gitlinks (`old == new`): their work
@@ -198,7 +198,7 @@ fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), String> {
             deref: false,
         })
         .map_err(|e| e.to_string())?;
-    crate::branch::append_reflog(repo, "HEAD", old, new, "")
+    crate::branch::append_reflog(repo, "HEAD", old, new, "").map_err(|e| e.to_string())
 }
 
 /// Whether the submodule's index differs from its `HEAD` tree (git's `submodule_has_dirty_index`,
@@ -246,8 +246,7 @@ pub fn check(
         return Ok(());
     }
     let modules = Modules::load(root);
-    let mut messages = Vec::new();
-    let mut paths = Vec::new();
+    let mut refused = Vec::new();
     for m in moves {
         if m.old.is_none() {
             continue;
@@ -258,20 +257,17 @@ pub fn check(
         let Some(sub) = open_populated(root, m.path.as_bstr()) else {
             continue;
         };
-        let refusal = check_one(&sub, m, mode, opts, ctx);
-        if let Err(message) = refusal {
-            messages.push(message);
-            messages.push(format!(
-                "error: Submodule '{}' could not be updated.",
-                m.path
-            ));
-            paths.push(m.path.clone());
+        if let Err(reason) = check_one(&sub, m, mode, opts, ctx) {
+            refused.push(SubmoduleRefused {
+                path: m.path.clone(),
+                reason,
+            });
         }
     }
-    if paths.is_empty() {
+    if refused.is_empty() {
         Ok(())
     } else {
-        Err(Error::Submodules { messages, paths })
+        Err(Error::Submodules(refused))
     }
 }
 
@@ -281,15 +277,15 @@ fn check_one(
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
-) -> Result<(), String> {
+) -> Result<(), SubmoduleRefusal> {
     let Some(workdir) = sub.workdir().map(Path::to_owned) else {
         return Ok(());
     };
     if mode == Policy::Safe && has_dirty_index(sub) {
-        return Err(format!("error: submodule '{}' has dirty index", m.path));
+        return Err(SubmoduleRefusal::DirtyIndex(m.path.clone()));
     }
     let new_tree = match m.new {
-        Some(new) => tree_of(sub, new)?,
+        Some(new) => tree_of(sub, new).map_err(|_| SubmoduleRefusal::MissingCommit(new))?,
         None if mode == Policy::Safe => ObjectId::empty_tree(sub.object_hash()),
         None => return Ok(()),
     };
@@ -308,24 +304,7 @@ fn check_one(
             interrupt: ctx.interrupt,
         },
     )
-    .map_err(|e| describe(&e))
-}
-
-/// The messages a refused submodule update prints before git's "could not be updated".
-fn describe(err: &Error) -> String {
-    let not_uptodate = |paths: &[BString]| {
-        paths
-            .iter()
-            .map(|p| format!("error: Entry '{p}' not uptodate. Cannot merge."))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    match err {
-        Error::WouldLose { local, .. } if !local.is_empty() => not_uptodate(local),
-        Error::NotUptodate(paths) => not_uptodate(paths),
-        Error::Submodules { messages, .. } => messages.join("\n"),
-        _ => format!("error: {err}"),
-    }
+    .map_err(|e| SubmoduleRefusal::Update(Box::new(e)))
 }
 
 /// Take down the submodule of a gitlink that goes (git's `unlink_entry` → `submodule_move_head`
@@ -550,7 +529,7 @@ fn bring(
             opts,
             &ctx,
         )
-        .map_err(|e| describe(&e))
+        .map_err(|e| format!("error: {e}"))
         .and_then(|outcome| match outcome.errors.first() {
             Some(e) => Err(format!("error: {e}")),
             None => Ok(()),

@@ -104,17 +104,35 @@ pub enum Error {
     },
     /// The index could not be read.
     #[error("unable to read the index: {0}")]
-    Index(String),
+    Index(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Submodules the update would move cannot follow (a missing commit, local changes in
-    /// them); nothing was changed. git: each submodule's messages, then "Cannot update
-    /// submodule:" and the paths.
-    #[error("Cannot update submodule: {}", .paths.first().map(ToString::to_string).unwrap_or_default())]
-    Submodules {
-        /// What went wrong in each submodule, as git's messages (`error: ...`, `fatal: ...`).
-        messages: Vec<String>,
-        /// The submodules' paths.
-        paths: Vec<BString>,
-    },
+    /// them); nothing was changed. git: each submodule's reasons and "Submodule '<path>' could
+    /// not be updated.", then "Cannot update submodule:" and the paths.
+    #[error("Cannot update submodule: {}", .0.first().map(|r| r.path.to_string()).unwrap_or_default())]
+    Submodules(Vec<SubmoduleRefused>),
+}
+
+/// A populated submodule that cannot follow an update, and why.
+#[derive(Debug)]
+pub struct SubmoduleRefused {
+    /// The submodule's path in the superproject.
+    pub path: BString,
+    /// Why.
+    pub reason: SubmoduleRefusal,
+}
+
+/// Why a submodule cannot follow an update (git's `submodule_move_head` dry run).
+#[derive(Debug, thiserror::Error)]
+pub enum SubmoduleRefusal {
+    /// A safe update, and the submodule's index differs from its `HEAD`.
+    #[error("submodule '{0}' has dirty index")]
+    DirtyIndex(BString),
+    /// The submodule lacks the commit the superproject records.
+    #[error("failed to unpack tree object {0}")]
+    MissingCommit(ObjectId),
+    /// The submodule's own update refuses (local changes, its own submodules).
+    #[error(transparent)]
+    Update(Box<Error>),
 }
 
 /// One side's view of a path: object id and index mode.
@@ -833,7 +851,7 @@ fn refresh_rows(
         }),
         opts.workers,
     )
-    .map_err(Error::Index)?;
+    .map_err(|e| Error::Index(e.into()))?;
     for (k, state) in checked.into_iter().zip(states) {
         rows[k].state = Some(state);
     }
@@ -857,7 +875,7 @@ fn untracked_in_the_way(
             None,
             gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
         )
-        .map_err(|e| Error::Index(e.to_string()))?
+        .map_err(|e| Error::Index(Box::new(e)))?
         .detach();
     // `--no-overwrite-ignore`: ignored files count as untracked ones (git's `preserve_ignored`).
     let mut is_ignored = |path: &BStr| -> bool {
@@ -1318,7 +1336,7 @@ fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<(gix::index::File, b
             gix::index::File::from_state(gix::index::State::new(hash), path),
             true,
         )),
-        Err(err) => Err(Error::Index(err.to_string())),
+        Err(err) => Err(Error::Index(Box::new(err))),
     }
 }
 

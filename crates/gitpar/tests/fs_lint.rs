@@ -20,6 +20,14 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ("record.rs", "writes the index through the lock"),
     ("branch.rs", "config and reflogs, inside the git directory"),
     (
+        "state.rs",
+        "merge, cherry-pick and revert state files and pseudo-refs, inside the git directory",
+    ),
+    (
+        "hooks.rs",
+        "looks the hook up in the git directory or core.hooksPath, never in the work tree",
+    ),
+    (
         "resolve_undo.rs",
         "reads the index file (its REUC extension), inside the git directory",
     ),

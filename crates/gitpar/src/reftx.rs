@@ -11,9 +11,11 @@
 
 use gix::ObjectId;
 
+use crate::hooks::{reference_transaction, Env};
+
 /// One side of an update.
 #[derive(Debug, Clone)]
-pub(crate) enum Value {
+pub enum Value {
     /// No value: the ref is created or deleted, or git's caller gave no expected old value.
     Null,
     /// An object id.
@@ -24,18 +26,18 @@ pub(crate) enum Value {
 
 /// One ref update of a transaction, as the hook receives it.
 #[derive(Debug, Clone)]
-pub(crate) struct Update {
+pub struct Update {
     /// The expected old value (git's `REF_HAVE_OLD`), or [`Value::Null`].
-    pub(crate) old: Value,
+    pub old: Value,
     /// The new value ([`Value::Null`] for a deletion).
-    pub(crate) new: Value,
+    pub new: Value,
     /// The full ref name (`HEAD`, `refs/heads/x`, `ORIG_HEAD`).
-    pub(crate) name: String,
+    pub name: String,
 }
 
 impl Update {
     /// An update of `name` to `new`, without an expected old value.
-    pub(crate) fn to(name: impl Into<String>, new: Value) -> Update {
+    pub fn to(name: impl Into<String>, new: Value) -> Update {
         Update {
             old: Value::Null,
             new,
@@ -43,6 +45,21 @@ impl Update {
         }
     }
 }
+
+/// Why a transaction did not commit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error<E> {
+    /// The `reference-transaction` hook refused in `prepared`: nothing moved. git dies with
+    /// `fatal: ref updates aborted by hook` (128).
+    #[error("ref updates aborted by hook")]
+    AbortedByHook,
+    /// Moving the refs failed (the hook then saw `aborted`).
+    #[error(transparent)]
+    Apply(E),
+}
+
+/// A transaction whose moves cannot fail on their own: only the hook can stop it.
+pub type Aborted = Error<std::convert::Infallible>;
 
 /// The hook's standard input for `updates`.
 fn lines(repo: &gix::Repository, updates: &[Update]) -> Vec<u8> {
@@ -60,31 +77,32 @@ fn lines(repo: &gix::Repository, updates: &[Update]) -> Vec<u8> {
 }
 
 /// Run `apply`, which moves the refs of `updates`, as one of git's ref transactions: the hook's
-/// `prepared` first (a non-zero exit aborts: `aborted`, then git's `fatal: ref updates aborted by
-/// hook`, 128, with nothing moved), then `apply`, then `committed` (or `aborted` if `apply`
-/// failed). With no updates, `apply` just runs.
-pub(crate) fn transaction<T>(
+/// `prepared` first (a non-zero exit aborts: `aborted`, then [`Error::AbortedByHook`] with
+/// nothing moved), then `apply`, then `committed` (or `aborted` if `apply` failed). With no
+/// updates, `apply` just runs.
+pub fn transaction<T, E>(
     repo: &gix::Repository,
+    env: Env<'_>,
     updates: &[Update],
-    apply: impl FnOnce() -> Result<T, u8>,
-) -> Result<T, u8> {
+    apply: impl FnOnce() -> Result<T, E>,
+) -> Result<T, Error<E>> {
     if updates.is_empty() {
-        return apply();
+        return apply().map_err(Error::Apply);
     }
     let input = lines(repo, updates);
-    if crate::hooks::reference_transaction(repo, "prepared", &input) != 0 {
-        crate::hooks::reference_transaction(repo, "aborted", &input);
-        eprintln!("fatal: ref updates aborted by hook");
-        return Err(crate::FATAL);
+    let hook = |state: &str| reference_transaction(repo, env.launch, state, &input, env.sink);
+    if hook("prepared") != 0 {
+        hook("aborted");
+        return Err(Error::AbortedByHook);
     }
     match apply() {
         Ok(value) => {
-            crate::hooks::reference_transaction(repo, "committed", &input);
+            hook("committed");
             Ok(value)
         }
-        Err(code) => {
-            crate::hooks::reference_transaction(repo, "aborted", &input);
-            Err(code)
+        Err(err) => {
+            hook("aborted");
+            Err(Error::Apply(err))
         }
     }
 }
@@ -92,22 +110,20 @@ pub(crate) fn transaction<T>(
 /// Delete the ref `name` with `delete` as git's `refs_delete_ref(…, old, …)` does with the
 /// files backend: its packed-refs side (the deletion without an old value) is begun and
 /// dropped (`aborted`) before the loose transaction runs (`prepared`, `committed`), whether or
-/// not the ref exists. A hook refusing in `prepared` is git's `die`: the process exits 128.
-pub(crate) fn deletion<T>(
+/// not the ref exists. A hook refusing in `prepared` is [`Error::AbortedByHook`] (git dies).
+pub fn deletion<T>(
     repo: &gix::Repository,
+    env: Env<'_>,
     name: &str,
     old: Value,
     delete: impl FnOnce() -> T,
-) -> T {
+) -> Result<T, Aborted> {
     let packed = lines(repo, &[Update::to(name, Value::Null)]);
-    crate::hooks::reference_transaction(repo, "aborted", &packed);
+    reference_transaction(repo, env.launch, "aborted", &packed, env.sink);
     let updates = [Update {
         old,
         new: Value::Null,
         name: name.to_owned(),
     }];
-    match transaction(repo, &updates, || Ok(delete())) {
-        Ok(value) => value,
-        Err(code) => std::process::exit(i32::from(code)),
-    }
+    transaction(repo, env, &updates, || Ok(delete()))
 }

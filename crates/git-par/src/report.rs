@@ -1,0 +1,299 @@
+//! The one place where the engine's outcomes, notices and errors become git's words and exit
+//! codes (the model is ripgrep's single printer): `error:`/`fatal:`/`warning:`/`hint:` lines as
+//! git 2.47 writes them, 1 for a refused or partly failed update, 128 for what git dies of, 130
+//! for an interruption. The commands call the engine and hand what comes back here.
+
+use gitpar::checkout::Error as CheckoutError;
+use gitpar::notice::{Notice, Sink};
+use gitpar::update::{Error as UpdateError, Outcome as UpdateOutcome};
+
+use crate::branches::{advice_enabled, advise};
+use crate::{fatal, FATAL};
+
+/// The sink the binary hands the engine: every notice printed as git prints it, when it
+/// happens.
+pub(crate) struct Printer;
+
+impl Sink for Printer {
+    fn notice(&self, notice: Notice) {
+        print_notice(&notice);
+    }
+}
+
+/// git's words for `notice`.
+fn print_notice(notice: &Notice) {
+    match notice {
+        Notice::HookIgnored { path } => eprintln!(
+            "hint: The '{}' hook was ignored because it's not set as executable.\n\
+             hint: You can disable this warning with `git config advice.ignoredHook false`.",
+            path.display()
+        ),
+        Notice::HookDied { path, signal } => {
+            eprintln!("error: {} died of signal {signal}", path.display());
+        }
+        Notice::HookCannotRun { path, error } => {
+            eprintln!("error: cannot run {}: {error}", path.display());
+        }
+        Notice::CancelledCherryPick => {
+            eprintln!("warning: cancelling a cherry picking in progress")
+        }
+        Notice::CancelledRevert => eprintln!("warning: cancelling a revert in progress"),
+        Notice::CouldNotRemove { path } => {
+            eprintln!("error: could not remove '{}'", path.display());
+        }
+        Notice::AutostashSymref => eprintln!("error: autostash reference is a symref"),
+        Notice::AutostashStored => eprintln!(
+            "Autostash exists; creating a new stash entry.\n\
+             Your changes are safe in the stash.\n\
+             You can run \"git stash pop\" or \"git stash drop\" at any time."
+        ),
+        Notice::AutostashNotStored { oid } => eprintln!("error: cannot store {oid}"),
+        Notice::OrigHeadNotUpdated { error } => eprintln!("error: {error}"),
+        Notice::TrackingSetUp {
+            branch,
+            upstreams,
+            rebasing,
+        } => {
+            if let [only] = upstreams.as_slice() {
+                if *rebasing {
+                    println!("branch '{branch}' set up to track '{only}' by rebasing.");
+                } else {
+                    println!("branch '{branch}' set up to track '{only}'.");
+                }
+            } else {
+                println!("branch '{branch}' set up to track:");
+                for u in upstreams {
+                    println!("  {u}");
+                }
+            }
+        }
+        Notice::InheritNoRemote { branch } => {
+            eprintln!("warning: asked to inherit tracking from '{branch}', but no remote is set")
+        }
+        Notice::InheritNoMerge { branch } => eprintln!(
+            "warning: asked to inherit tracking from '{branch}', but no merge configuration is set"
+        ),
+        Notice::NotOwnUpstream { branch } => {
+            eprintln!("warning: not setting branch '{branch}' as its own upstream");
+        }
+    }
+}
+
+/// What git says after an update that went through: each path it could not write (it still
+/// moves `HEAD`, and exits 1), then sparse checkout's warnings.
+pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
+    for e in &outcome.errors {
+        eprintln!("error: {e}");
+    }
+    sparse_warnings(outcome);
+}
+
+/// git's `display_warning_msgs` for the paths sparse checkout could not apply its patterns to.
+fn sparse_warnings(outcome: &UpdateOutcome) {
+    let lists = [
+        (
+            "The following paths are not up to date and were left despite sparse patterns:",
+            &outcome.sparse_not_uptodate,
+        ),
+        (
+            "The following paths were already present and thus not updated despite sparse patterns:",
+            &outcome.sparse_orphaned,
+        ),
+    ];
+    let mut shown = false;
+    for (message, paths) in lists {
+        if paths.is_empty() {
+            continue;
+        }
+        shown = true;
+        eprintln!("warning: {message}");
+        for p in paths {
+            eprintln!("\t{p}");
+        }
+        eprintln!();
+    }
+    if shown {
+        eprintln!(
+            "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
+        );
+    }
+}
+
+/// An update's refusal or failure in git's words; git's exit code.
+pub(crate) fn update_error(err: UpdateError) -> u8 {
+    match err {
+        UpdateError::WouldLose {
+            local,
+            untracked,
+            untracked_removed,
+        } => {
+            if !local.is_empty() {
+                eprintln!("error: Your local changes to the following files would be overwritten by checkout:");
+                for p in &local {
+                    eprintln!("\t{p}");
+                }
+                eprintln!("Please commit your changes or stash them before you switch branches.");
+            }
+            if !untracked_removed.is_empty() {
+                eprintln!(
+                    "error: Updating the following directories would lose untracked files in them:"
+                );
+                for p in &untracked_removed {
+                    eprintln!("\t{p}");
+                }
+                eprintln!();
+            }
+            if !untracked.is_empty() {
+                eprintln!("error: The following untracked working tree files would be overwritten by checkout:");
+                for p in &untracked {
+                    eprintln!("\t{p}");
+                }
+                eprintln!("Please move or remove them before you switch branches.");
+            }
+            eprintln!("Aborting");
+            1
+        }
+        UpdateError::Unmerged(paths) => {
+            for p in &paths {
+                println!("{p}: needs merge");
+            }
+            eprintln!("error: you need to resolve your current index first");
+            1
+        }
+        UpdateError::Submodules(refused) => {
+            submodule_refusals(&refused);
+            eprintln!("error: Cannot update submodule:");
+            for r in &refused {
+                eprintln!("\t{}", r.path);
+            }
+            eprintln!();
+            eprintln!("Aborting");
+            1
+        }
+        UpdateError::NotUptodate(paths) => {
+            for p in &paths {
+                eprintln!("error: Entry '{p}' not uptodate. Cannot merge.");
+            }
+            FATAL
+        }
+        UpdateError::Checkout(CheckoutError::Entries(errors)) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            1
+        }
+        UpdateError::Checkout(CheckoutError::Interrupted) => {
+            eprintln!("error: interrupted");
+            crate::interrupt::EXIT_CODE
+        }
+        other => fatal(other),
+    }
+}
+
+/// What git's dry run of each refused submodule's update said (`submodule_move_head`), then
+/// "Submodule '<path>' could not be updated."; a nested refusal prints its own first.
+fn submodule_refusals(refused: &[gitpar::update::SubmoduleRefused]) {
+    use gitpar::update::SubmoduleRefusal;
+    let not_uptodate = |paths: &[bstr::BString]| {
+        for p in paths {
+            eprintln!("error: Entry '{p}' not uptodate. Cannot merge.");
+        }
+    };
+    for r in refused {
+        match &r.reason {
+            SubmoduleRefusal::DirtyIndex(_) => eprintln!("error: {}", r.reason),
+            SubmoduleRefusal::MissingCommit(_) => eprintln!("fatal: {}", r.reason),
+            SubmoduleRefusal::Update(e) => match e.as_ref() {
+                UpdateError::WouldLose { local, .. } if !local.is_empty() => not_uptodate(local),
+                UpdateError::NotUptodate(paths) => not_uptodate(paths),
+                UpdateError::Submodules(nested) => submodule_refusals(nested),
+                other => eprintln!("error: {other}"),
+            },
+        }
+        eprintln!("error: Submodule '{}' could not be updated.", r.path);
+    }
+}
+
+/// A checkout's failure (clone, `worktree add`) as git's lines.
+pub(crate) fn checkout_error(err: &CheckoutError) {
+    match err {
+        CheckoutError::Interrupted => eprintln!("error: interrupted"),
+        CheckoutError::Entries(errors) => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+        }
+        // git dies in its prefetch: a fatal message of its own.
+        CheckoutError::PromisorFetch(_) => eprintln!("fatal: {err}"),
+        other => eprintln!("error: {other}"),
+    }
+}
+
+/// A branch switch or reset that stopped, in git's words; git's exit code.
+pub(crate) fn switch_error(repo: &gix::Repository, err: gitpar::switch::Error) -> u8 {
+    use gitpar::create_branch::Error as BranchError;
+    use gitpar::switch::Error;
+    match err {
+        Error::Update(e) | Error::Merge(gitpar::merge::Error::Update(e)) => update_error(e),
+        Error::MergeUntracked {
+            untracked,
+            untracked_removed,
+        } => {
+            for p in untracked {
+                eprintln!(
+                    "error: Untracked working tree file '{p}' would be overwritten by merge."
+                );
+            }
+            for p in untracked_removed {
+                eprintln!("error: Updating '{p}' would lose untracked files in it");
+            }
+            FATAL
+        }
+        Error::Branch(BranchError::AmbiguousTracking { orig_ref, remotes }) => {
+            eprintln!("fatal: not tracking: ambiguous information for ref '{orig_ref}'");
+            if advice_enabled(repo, "ambiguousFetchRefspec") {
+                let list: String = remotes.iter().map(|r| format!("  {r}\n")).collect();
+                advise(&format!(
+                    "There are multiple remotes whose fetch refspecs map to the remote\n\
+                     tracking ref '{orig_ref}':\n{list}\n\
+                     This is typically a configuration error.\n\n\
+                     To support setting up tracking branches, ensure that\n\
+                     different remotes' fetch refspecs map into different\n\
+                     tracking namespaces."
+                ));
+            }
+            FATAL
+        }
+        Error::Branch(BranchError::UpstreamNotWritten {
+            branch,
+            remote,
+            srcs,
+            source,
+        }) => {
+            eprintln!("error: {source}");
+            eprintln!("error: unable to write upstream branch configuration");
+            advise("\nAfter fixing the error cause you may try to fix up\nthe remote tracking information by invoking:");
+            if let [only] = srcs.as_slice() {
+                let prefix = remote.as_ref().map(|o| format!("{o}/")).unwrap_or_default();
+                advise(&format!("  git branch --set-upstream-to={prefix}{only}"));
+            } else {
+                let r = remote.as_deref().unwrap_or(".");
+                advise(&format!(
+                    "  git config --add branch.\"{branch}\".remote {r}"
+                ));
+                for src in srcs {
+                    advise(&format!(
+                        "  git config --add branch.\"{branch}\".merge {src}"
+                    ));
+                }
+            }
+            1
+        }
+        other => fatal(other),
+    }
+}
+
+/// A ref transaction the `reference-transaction` hook refused: git dies.
+pub(crate) fn aborted(err: gitpar::reftx::Aborted) -> u8 {
+    fatal(err)
+}

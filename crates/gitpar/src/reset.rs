@@ -1,0 +1,116 @@
+//! `reset --hard [<commit>]` as one transaction (git's `builtin/reset.c` without paths): the
+//! work tree and index become the commit's tree (a forced update), `ORIG_HEAD` records where
+//! `HEAD` was, and `HEAD` (or the branch it names) moves with git's reflog lines — logged even
+//! when nothing moves, as git does. The caller says "HEAD is now at …" and then removes the
+//! branch state files ([`crate::state::remove_branch_state`]), in git's order.
+
+use std::path::Path;
+
+use bstr::ByteSlice;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::Target;
+use gix::ObjectId;
+
+use crate::branch::{append_reflog, without_reflog};
+use crate::hooks::Env;
+use crate::reftx::{self, Update, Value};
+use crate::switch::{tree_of, Error};
+use crate::update::{self, Outcome, Policy};
+use crate::{Context, Options};
+
+/// A resolved `reset --hard`.
+pub struct Request<'a> {
+    /// The commit to reset to.
+    pub commit: ObjectId,
+    /// The revision as given (`HEAD` when none was), for the reflog message.
+    pub rev: &'a str,
+    /// Workers, budget, submodules.
+    pub options: Options,
+    /// The work tree.
+    pub worktree: &'a Path,
+    /// The index file.
+    pub index_path: &'a Path,
+}
+
+/// Reset the work tree, index and `HEAD` to `request.commit`. Per-path failures are in the
+/// outcome (`HEAD` still moves, and git exits 1); a refusal or a failure before anything was
+/// written is an error.
+pub fn hard(
+    repo: &gix::Repository,
+    env: Env<'_>,
+    request: &Request<'_>,
+    ctx: &Context<'_>,
+) -> Result<Outcome, Error> {
+    let commit = request.commit;
+    let old_commit = repo.head_commit().ok().map(|c| c.id);
+    let old_tree = old_commit.map(|c| tree_of(repo, c)).transpose()?;
+    let new_tree = tree_of(repo, commit)?;
+    let outcome = update::update(
+        repo,
+        old_tree,
+        new_tree,
+        request.worktree,
+        request.index_path,
+        Policy::Force,
+        &request.options,
+        ctx,
+    )?;
+    let message = crate::state::reset_reflog_message("updating HEAD", Some(request.rev));
+    let branch = repo.head_name().ok().flatten();
+    crate::state::update_orig_head(repo, env, old_commit)?;
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.clone().into(),
+            },
+            expected: PreviousValue::Any,
+            new: Target::Object(commit),
+        },
+        name: "HEAD".try_into().expect("a valid ref name"),
+        deref: true,
+    };
+    // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
+    // with HEAD's log-only update first.
+    let old = old_commit.map_or(Value::Null, Value::Id);
+    let updates = match &branch {
+        Some(b) => vec![
+            Update::to("HEAD", Value::Id(commit)),
+            Update {
+                old,
+                new: Value::Id(commit),
+                name: b.as_bstr().to_str_lossy().into_owned(),
+            },
+        ],
+        None => vec![Update {
+            old,
+            new: Value::Id(commit),
+            name: "HEAD".into(),
+        }],
+    };
+    reftx::transaction(repo, env, &updates, || {
+        // git logs the reset even when nothing moves; gix skips such entries, so they are
+        // written here.
+        let quiet = without_reflog(repo);
+        let committer = quiet
+            .committer()
+            .transpose()
+            .map_err(|e| Error::Head(Box::new(e)))?;
+        quiet
+            .edit_references_as([edit], committer)
+            .map_err(|e| Error::Head(Box::new(e)))?;
+        append_reflog(repo, "HEAD", old_commit, commit, &message)?;
+        if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
+            append_reflog(
+                repo,
+                &branch.as_bstr().to_str_lossy(),
+                old_commit,
+                commit,
+                &message,
+            )?;
+        }
+        Ok::<_, Error>(())
+    })?;
+    Ok(outcome)
+}
