@@ -549,10 +549,15 @@ pub(crate) fn detach_advice_text(name: &str) -> String {
     }
 }
 
-/// git's `orphaned_commit_warning`, on leaving the detached commit `old` for `new`: the commits
+/// git's `orphaned_commit_warning`, on leaving the detached commit `old` for `new` (none for
+/// `switch --orphan`, which leaves for the empty tree): the commits
 /// that no ref (nor `new`) reaches any more, with advice, or else "Previous HEAD position was".
-pub(crate) fn leaving_detached(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> String {
-    let mut hidden = vec![new];
+pub(crate) fn leaving_detached(
+    repo: &gix::Repository,
+    old: ObjectId,
+    new: Option<ObjectId>,
+) -> String {
+    let mut hidden: Vec<ObjectId> = new.into_iter().collect();
     if let Ok(platform) = repo.references() {
         if let Ok(all) = platform.all() {
             for mut reference in all.filter_map(Result::ok) {

@@ -646,10 +646,14 @@ fn say_where_head_is(repo: &gix::Repository, moved: &gitpar::switch::Moved<'_>) 
     let was_detached = old.branch.is_none();
     // git's `orphaned_commit_warning`: on leaving a detached commit, the commits no ref reaches
     // any more, or else where HEAD was.
-    if let (Some(c), Some(commit)) = (old.commit, request.commit) {
-        if was_detached && c != commit {
-            eprint!("{}", crate::revision::leaving_detached(repo, c, commit));
-        }
+    if let Some(c) = old
+        .commit
+        .filter(|c| was_detached && request.commit != Some(*c))
+    {
+        eprint!(
+            "{}",
+            crate::revision::leaving_detached(repo, c, request.commit)
+        );
     }
     let old_short = old
         .branch

@@ -305,6 +305,17 @@ fn switch_orphan_empties_index_and_work_tree() {
 }
 
 #[test]
+fn orphan_branch_from_a_detached_head_says_where_head_was_as_git() {
+    let pair = Pair::new(history);
+    pair.both(&["checkout", "-q", "--detach", "main"]);
+    // git: "Previous HEAD position was <abbrev> <subject>" (the empty tree is no commit).
+    pair.run(&["switch", "--orphan", "fresh"]);
+    pair.both(&["checkout", "-q", "-f", "--detach", "main"]);
+    pair.run(&["checkout", "--orphan", "other-root", "other"]);
+    pair.assert_same();
+}
+
+#[test]
 fn switch_orphan_refusals() {
     let pair = Pair::new(history);
     pair.run(&["switch", "--orphan", "x", "main"]);
