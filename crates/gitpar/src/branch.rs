@@ -228,6 +228,33 @@ pub fn without_reflog(repo: &gix::Repository) -> gix::Repository {
     quiet
 }
 
+/// Point `HEAD` at `target` without a reflog line (the caller appends git's own with
+/// [`append_reflog`]); `deref` moves the branch `HEAD` names instead, as `reset` does.
+pub fn set_head_without_reflog(
+    repo: &gix::Repository,
+    target: gix::refs::Target,
+    deref: bool,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+    let quiet = without_reflog(repo);
+    let committer = quiet.committer().transpose()?;
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: "".into(),
+            },
+            expected: PreviousValue::Any,
+            new: target,
+        },
+        name: "HEAD".try_into().expect("a valid ref name"),
+        deref,
+    };
+    quiet.edit_references_as([edit], committer)?;
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Remotes and their fetch refspecs, as git's `remote.c` reads and queries them.
 

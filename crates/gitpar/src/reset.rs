@@ -7,11 +7,10 @@
 use std::path::Path;
 
 use bstr::ByteSlice;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::Target;
 use gix::ObjectId;
 
-use crate::branch::{append_reflog, without_reflog};
+use crate::branch::{append_reflog, set_head_without_reflog};
 use crate::hooks::Env;
 use crate::reftx::{self, Update, Value};
 use crate::switch::{tree_of, Error};
@@ -58,19 +57,6 @@ pub fn hard(
     let message = crate::state::reset_reflog_message("updating HEAD", Some(request.rev));
     let branch = repo.head_name().ok().flatten();
     crate::state::update_orig_head(repo, env, old_commit)?;
-    let edit = RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.clone().into(),
-            },
-            expected: PreviousValue::Any,
-            new: Target::Object(commit),
-        },
-        name: "HEAD".try_into().expect("a valid ref name"),
-        deref: true,
-    };
     // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
     // with HEAD's log-only update first.
     let old = old_commit.map_or(Value::Null, Value::Id);
@@ -92,14 +78,7 @@ pub fn hard(
     reftx::transaction(repo, env, &updates, || {
         // git logs the reset even when nothing moves; gix skips such entries, so they are
         // written here.
-        let quiet = without_reflog(repo);
-        let committer = quiet
-            .committer()
-            .transpose()
-            .map_err(|e| Error::Head(Box::new(e)))?;
-        quiet
-            .edit_references_as([edit], committer)
-            .map_err(|e| Error::Head(Box::new(e)))?;
+        set_head_without_reflog(repo, Target::Object(commit), true).map_err(Error::Head)?;
         append_reflog(repo, "HEAD", old_commit, commit, &message)?;
         if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
             append_reflog(

@@ -181,22 +181,8 @@ fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, String>
 /// `git update-ref --no-deref HEAD <new>` in the submodule: a detached `HEAD`, with the
 /// message-less reflog line git writes for it.
 fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), String> {
-    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
     let old = repo.head_id().ok().map(gix::Id::detach);
-    crate::branch::without_reflog(repo)
-        .edit_reference(RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: false,
-                    message: "".into(),
-                },
-                expected: PreviousValue::Any,
-                new: gix::refs::Target::Object(new),
-            },
-            name: "HEAD".try_into().expect("valid"),
-            deref: false,
-        })
+    crate::branch::set_head_without_reflog(repo, gix::refs::Target::Object(new), false)
         .map_err(|e| e.to_string())?;
     crate::branch::append_reflog(repo, "HEAD", old, new, "").map_err(|e| e.to_string())
 }

@@ -12,11 +12,10 @@
 use std::path::Path;
 
 use bstr::ByteSlice;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 use gix::ObjectId;
 
-use crate::branch::{append_reflog, without_reflog, ReflogError};
+use crate::branch::{append_reflog, set_head_without_reflog, ReflogError};
 use crate::create_branch::{self, NewBranch};
 use crate::hooks::Env;
 use crate::reftx::{self, Update, Value};
@@ -382,19 +381,6 @@ impl<'a> Updated<'a> {
             let stays_detached = matches!(request.head, Head::Detached { .. })
                 && old.branch.is_none()
                 && old.commit == commit;
-            let edit = RefEdit {
-                change: Change::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: false,
-                        message: "".into(),
-                    },
-                    expected: PreviousValue::Any,
-                    new: target,
-                },
-                name: "HEAD".try_into().expect("a valid ref name"),
-                deref: false,
-            };
             let message = format!(
                 "{}: moving from {} to {new_desc}",
                 request.verb,
@@ -408,14 +394,7 @@ impl<'a> Updated<'a> {
                 // commit); the line git writes is appended here. What HEAD names now: a branch
                 // `-B` just reset under it has moved already.
                 let head_was = repo.head_id().ok().map(gix::Id::detach);
-                let quiet = without_reflog(repo);
-                let committer = quiet
-                    .committer()
-                    .transpose()
-                    .map_err(|e| Error::Head(Box::new(e)))?;
-                quiet
-                    .edit_references_as([edit], committer)
-                    .map_err(|e| Error::Head(Box::new(e)))?;
+                set_head_without_reflog(repo, target, false).map_err(Error::Head)?;
                 if let Some(c) = commit {
                     append_reflog(repo, "HEAD", head_was, c, &message)?;
                 }
@@ -478,29 +457,8 @@ impl Moved<'_> {
 /// writes no reflog entry for a symbolic ref whose target does not resolve.
 pub fn point_head_at(repo: &gix::Repository, env: Env<'_>, full: FullName) -> Result<(), Error> {
     let value = Value::Symbolic(full.as_bstr().to_string());
-    let edit = RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: "".into(),
-            },
-            expected: PreviousValue::Any,
-            new: Target::Symbolic(full),
-        },
-        name: "HEAD".try_into().expect("a valid ref name"),
-        deref: false,
-    };
-    let quiet = without_reflog(repo);
-    let committer = quiet
-        .committer()
-        .transpose()
-        .map_err(|e| Error::Head(Box::new(e)))?;
     reftx::transaction(repo, env, &[Update::to("HEAD", value)], || {
-        quiet
-            .edit_references_as([edit], committer)
-            .map(drop)
-            .map_err(|e| Error::Head(Box::new(e)))
+        set_head_without_reflog(repo, Target::Symbolic(full), false).map_err(Error::Head)
     })?;
     Ok(())
 }

@@ -145,7 +145,13 @@ fn with_identity<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-fn switch_with_library(dir: &Path, head: Head, rev: &str) -> Vec<Notice> {
+/// `Switch::new(..).update(..)?.move_head()?.finish()` in `dir`, as a library caller runs it:
+/// the hook's status and the notices, or the error of the step that stopped.
+fn library_switch(
+    dir: &Path,
+    head: Head,
+    rev: &str,
+) -> Result<(i32, Vec<Notice>), gitpar::switch::Error> {
     with_identity(|| {
         let repo = gix::open(dir).unwrap();
         let commit = repo.rev_parse_single(rev).unwrap().detach();
@@ -174,12 +180,18 @@ fn switch_with_library(dir: &Path, head: Head, rev: &str) -> Vec<Notice> {
             progress: &progress,
             interrupt: &interrupt,
         };
-        let updated = Switch::new(&repo, env, request).update(&ctx).unwrap();
+        let updated = Switch::new(&repo, env, request).update(&ctx)?;
         assert!(updated.outcome.errors.is_empty());
-        let moved = updated.move_head().unwrap();
-        assert_eq!(moved.finish().unwrap(), 0, "post-checkout exit status");
-        notices.into_inner().unwrap()
+        let status = updated.move_head()?.finish()?;
+        Ok((status, notices.into_inner().unwrap()))
     })
+}
+
+/// [`library_switch`] that must succeed, with `post-checkout` exiting 0.
+fn switch_with_library(dir: &Path, head: Head, rev: &str) -> Vec<Notice> {
+    let (status, notices) = library_switch(dir, head, rev).unwrap();
+    assert_eq!(status, 0, "post-checkout exit status");
+    notices
 }
 
 #[test]
@@ -277,36 +289,8 @@ fn a_refusing_reference_transaction_hook_stops_the_switch_before_head_moves() {
     )
     .unwrap();
     let before = git(&p, &["symbolic-ref", "HEAD"]);
-    with_identity(|| {
-        let repo = gix::open(&p).unwrap();
-        let commit = repo.rev_parse_single("topic").unwrap().detach();
-        let launch = gitpar::hooks::Launch::at(p.clone());
-        let env = gitpar::hooks::Env {
-            launch: &launch,
-            sink: &gitpar::notice::Ignore,
-        };
-        let index = p.join(".git/index");
-        let request = Request {
-            head: Head::Branch("topic".into()),
-            commit: Some(commit),
-            force: false,
-            merge: None,
-            options: gitpar::Options::default(),
-            worktree: &p,
-            index_path: &index,
-            quiet: true,
-            verb: "checkout",
-        };
-        let progress = gitpar::Progress::default();
-        let interrupt = AtomicBool::new(false);
-        let ctx = gitpar::Context {
-            progress: &progress,
-            interrupt: &interrupt,
-        };
-        let updated = Switch::new(&repo, env, request).update(&ctx).unwrap();
-        let err = updated.move_head().err().expect("the hook refuses");
-        assert!(matches!(err, gitpar::switch::Error::AbortedByHook), "{err}");
-        assert_eq!(err.to_string(), "ref updates aborted by hook");
-    });
+    let err = library_switch(&p, Head::Branch("topic".into()), "topic").unwrap_err();
+    assert!(matches!(err, gitpar::switch::Error::AbortedByHook), "{err}");
+    assert_eq!(err.to_string(), "ref updates aborted by hook");
     assert_eq!(git(&p, &["symbolic-ref", "HEAD"]), before);
 }
