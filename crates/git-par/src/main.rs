@@ -216,15 +216,12 @@ pub(crate) fn run_checkout(
     result
 }
 
+/// The tree of `commit`, with the engine's error as text (`gitpar::switch::tree_of`).
 pub(crate) fn tree_of(
     repo: &gix::Repository,
     commit: gix::ObjectId,
 ) -> Result<gix::ObjectId, String> {
-    repo.find_commit(commit)
-        .map_err(|e| format!("unable to read commit {commit}: {e}"))?
-        .tree_id()
-        .map(gix::Id::detach)
-        .map_err(|e| format!("unable to read the tree of {commit}: {e}"))
+    gitpar::switch::tree_of(repo, commit).map_err(|e| e.to_string())
 }
 
 /// Run `git ARGS` with git-par's standard streams (git's output and errors are the user's),
