@@ -612,6 +612,7 @@ fn write(
         },
         ctx.progress,
         ctx.interrupt,
+        false,
     )?;
     if executed.interrupted {
         return Err(CheckoutError::Interrupted.into());

@@ -338,6 +338,7 @@ fn run(
             },
             ctx.progress,
             ctx.interrupt,
+            false,
         )?)
     };
 

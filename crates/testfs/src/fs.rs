@@ -256,11 +256,12 @@ impl TestFs {
             .map(|(p, &i)| (p.clone(), i))
             .collect();
         for (old, ino) in moved {
-            let new = to.join(old.strip_prefix(from).unwrap_or(Path::new("")));
-            let new = if new.as_os_str().is_empty() {
+            // (`join("")` would add a trailing slash: the renamed path itself is `to`.)
+            let rest = old.strip_prefix(from).unwrap_or(Path::new(""));
+            let new = if rest.as_os_str().is_empty() {
                 to.to_path_buf()
             } else {
-                new
+                to.join(rest)
             };
             names.by_path.remove(&old);
             names.by_path.insert(new.clone(), ino);

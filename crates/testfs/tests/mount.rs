@@ -61,6 +61,12 @@ fn passthrough_shows_and_changes_the_backing_directory() {
         "from the backing side"
     );
 
+    // A file renamed over another (git's lock-file pattern) is found under its new name.
+    fs::write(m.join("config.lock"), "new").unwrap();
+    fs::rename(m.join("config.lock"), m.join("before")).unwrap();
+    assert_eq!(fs::read_to_string(m.join("before")).unwrap(), "new");
+    assert!(fs::symlink_metadata(m.join("before")).unwrap().is_file());
+
     fs::create_dir_all(m.join("d/e")).unwrap();
     fs::write(m.join("d/e/f"), "x".repeat(300_000)).unwrap();
     std::os::unix::fs::symlink("e/f", m.join("d/link")).unwrap();
