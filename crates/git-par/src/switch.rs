@@ -828,6 +828,12 @@ fn report_update(
             }
             Err(1)
         }
+        Err(UpdateError::Unrecorded { errors, source }) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            Err(fatal(source))
+        }
         Err(UpdateError::Checkout(gitpar::checkout::Error::Interrupted)) => {
             eprintln!("error: interrupted");
             Err(crate::interrupt::EXIT_CODE)
