@@ -12,7 +12,9 @@ use std::path::Path;
 use support::*;
 
 /// A repository whose tree holds a group of four names equal but for case (distinct contents), a
-/// file `a` colliding with the directory `A/` of `A/B` and `A/C`, two directories equal but for
+/// file `a` colliding with the directory `A/` of `A/B` and `A/C` (the file after them in index
+/// order: it wins), a file `B` before the directory `b/` of `b/c` (the directory wins, and git
+/// reports nothing), two directories equal but for
 /// case (`DIR/y`, `dir/x`: no collision, one directory), and ordinary files.
 fn colliding_repo(dir: &Path) {
     git_ok(dir.parent().unwrap(), ["init", "-q", dir.to_str().unwrap()]);
@@ -25,8 +27,8 @@ fn colliding_repo(dir: &Path) {
         oid
     };
     for path in [
-        "FILE_X", "FILE_x", "file_X", "file_x", "A/B", "A/C", "a", "DIR/y", "dir/x", "README",
-        "sub/one",
+        "FILE_X", "FILE_x", "file_X", "file_x", "A/B", "A/C", "a", "B", "b/c", "DIR/y", "dir/x",
+        "README", "sub/one",
     ] {
         info.push_str(&format!("100644 {}\t{path}\n", blob(&format!("{path}\n"))));
     }
