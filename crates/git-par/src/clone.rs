@@ -56,7 +56,11 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         quiet,
         ..CheckoutArgs::default()
     };
-    if let Err(err) = crate::run_checkout(&repo, tree, &workdir, &checkout) {
+    let checked_out = crate::run_checkout(&repo, tree, &workdir, &checkout);
+    if let Ok(outcome) = &checked_out {
+        report_collisions(&repo, &outcome.collisions);
+    }
+    if let Err(err) = checked_out {
         crate::report::checkout_error(&err);
         if matches!(err, gitpar::checkout::Error::Interrupted) {
             return Err(interrupt::EXIT_CODE);
@@ -515,6 +519,34 @@ fn run_git_quiet_stdout(args: &[OsString], dir: &Path, git_dir: &Path) -> Result
 }
 
 /// git's words when the clone is done but its checkout is not (`builtin/clone.c`).
+/// git's `report_collided_checkout` (a clone's only): the entries of colliding groups, sorted
+/// as `fspathcmp` sorts (ignoring ASCII case under `core.ignorecase`; a stable sort, so names
+/// equal but for case stay in index order).
+fn report_collisions(repo: &gix::Repository, collisions: &[gix::bstr::BString]) {
+    if collisions.is_empty() {
+        return;
+    }
+    let ignore_case = repo
+        .config_snapshot()
+        .boolean("core.ignorecase")
+        .unwrap_or(false);
+    let mut list: Vec<&gix::bstr::BString> = collisions.iter().collect();
+    if ignore_case {
+        list.sort_by_key(|p| p.to_ascii_lowercase());
+    } else {
+        list.sort();
+    }
+    // warning()'s own newline after a message that ends in one: an empty line follows.
+    eprintln!(
+        "warning: the following paths have collided (e.g. case-sensitive paths\n\
+         on a case-insensitive filesystem) and only one from the same\n\
+         colliding group is in the working tree:\n"
+    );
+    for path in list {
+        eprintln!("  '{path}'");
+    }
+}
+
 fn checkout_failed() {
     eprintln!(
         "warning: Clone succeeded, but checkout failed.\n\

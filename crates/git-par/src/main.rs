@@ -182,7 +182,7 @@ pub(crate) fn run_checkout(
     let interrupt = &interrupt::INTERRUPTED;
     // A new repository's index, or GIT_INDEX_FILE: git's `worktree add` and `clone` write there.
     let index_path = repo::index_path(repo.git_dir(), Some(worktree), worktree);
-    let result = progress::show_while(
+    progress::show_while(
         &progress,
         "Updating files",
         !args.quiet,
@@ -200,20 +200,7 @@ pub(crate) fn run_checkout(
             )
         },
         Result::is_ok,
-    );
-    if let Ok(outcome) = &result {
-        if !outcome.collisions.is_empty() {
-            eprintln!(
-                "warning: the following paths have collided (e.g. case-sensitive paths\n\
-                 on a case-insensitive filesystem) and only one from the same\n\
-                 colliding group is in the working tree:"
-            );
-            for path in &outcome.collisions {
-                eprintln!("  '{path}'");
-            }
-        }
-    }
-    result
+    )
 }
 
 /// The tree of `commit`, with the engine's error as text (`gitpar::switch::tree_of`).

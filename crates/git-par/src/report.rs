@@ -182,6 +182,12 @@ pub(crate) fn update_error(err: UpdateError) -> u8 {
             }
             1
         }
+        UpdateError::Unrecorded { errors, source } => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            fatal(source)
+        }
         UpdateError::Checkout(CheckoutError::Interrupted) => {
             eprintln!("error: interrupted");
             crate::interrupt::EXIT_CODE

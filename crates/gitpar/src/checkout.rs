@@ -192,6 +192,7 @@ pub fn checkout(
         },
         ctx.progress,
         ctx.interrupt,
+        true,
     )?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.

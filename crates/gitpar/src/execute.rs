@@ -55,7 +55,9 @@ pub struct Executed {
     pub interrupted: bool,
     /// Writer threads used.
     pub workers: usize,
-    /// Paths that collided and were written again in the tail (last one wins).
+    /// Entries that collided with another one (git's `CE_MATCHED`: each entry found something
+    /// of another entry in its place, and that other entry), in index order. Only one of each
+    /// group is on disk: the last in index order, as with git's sequential checkout.
     pub collisions: Vec<bstr::BString>,
     /// Bytes written into regular files.
     pub bytes_written: u64,
@@ -64,7 +66,9 @@ pub struct Executed {
 /// Create `plan.dirs` that do not exist yet and write the entries of `plan` named by `jobs`
 /// (sorted by entry), using `filters` (the gix-filter pipeline and the attribute stack) for
 /// content conversion. Per-entry failures and an interruption are reported in the result, not
-/// as an error: the caller records what was written.
+/// as an error: the caller records what was written. `fresh` says the work tree was empty (a
+/// clone, a new work tree): a directory in the way of a file can then only be a case-folded
+/// leading directory of another entry, and is replaced as git's checkout replaces it.
 #[allow(clippy::too_many_arguments)]
 pub fn execute(
     repo: &gix::Repository,
@@ -75,6 +79,7 @@ pub fn execute(
     filters: Filters<'_>,
     progress: &Progress,
     should_interrupt: &AtomicBool,
+    fresh: bool,
 ) -> Result<Executed, Error> {
     progress.total.store(jobs.len(), Ordering::Relaxed);
     let mut main_dirs = root.dirs();
@@ -124,11 +129,21 @@ pub fn execute(
     if !should_interrupt.load(Ordering::Relaxed) {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
         let mut tail_worker = Worker::new(repo.clone(), (filter, attributes), root, opts, &shared);
+        let collisions = Collisions {
+            fresh,
+            ignore_case: repo
+                .config_snapshot()
+                .boolean("core.ignorecase")
+                .unwrap_or(false),
+            marked: vec![false; plan.entries.len()],
+            group: (0..plan.entries.len()).collect(),
+            in_tail: vec![false; plan.entries.len()],
+        };
         tail(
             &mut tail_worker,
             plan,
             jobs,
-            collided,
+            (collided, collisions),
             &shared,
             &mut executed,
             &mut errors,
@@ -207,6 +222,72 @@ fn pool(
     (workers, results)
 }
 
+/// Which entries collided with which (git's `mark_colliding_entries`), for the tail.
+struct Collisions {
+    /// See [`execute`]'s `fresh`.
+    fresh: bool,
+    /// `core.ignorecase`: names are compared ignoring ASCII case when pairing entries by name.
+    ignore_case: bool,
+    /// Per plan entry: part of a collision (git's `CE_MATCHED`).
+    marked: Vec<bool>,
+    /// Per plan entry: a union-find parent linking the entries of one colliding group.
+    group: Vec<usize>,
+    /// Per plan entry: written by the tail (after every writer finished).
+    in_tail: Vec<bool>,
+}
+
+impl Collisions {
+    fn root(&mut self, mut e: usize) -> usize {
+        while self.group[e] != e {
+            self.group[e] = self.group[self.group[e]];
+            e = self.group[e];
+        }
+        e
+    }
+
+    /// git's `paths_collide`: equal names, or one a leading directory of the other, compared
+    /// ignoring case under `core.ignorecase`.
+    fn paths_collide(&self, a: &[u8], b: &[u8]) -> bool {
+        let eq = |x: &[u8], y: &[u8]| {
+            if self.ignore_case {
+                x.eq_ignore_ascii_case(y)
+            } else {
+                x == y
+            }
+        };
+        let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        if short.len() == long.len() {
+            eq(short, long)
+        } else {
+            long[short.len()] == b'/' && eq(short, &long[..short.len()])
+        }
+    }
+
+    /// Entry `e` found `found` in its place: marks `e` and the first unmarked entry that put it
+    /// there (same inode as its recorded stat data, or a colliding name), as git does.
+    fn mark(
+        &mut self,
+        plan: &Plan,
+        stats: &[Option<gix::index::entry::Stat>],
+        e: usize,
+        found: &gix::index::entry::Stat,
+    ) {
+        self.marked[e] = true;
+        let path = plan.entries[e].path.as_slice();
+        let peer = (0..plan.entries.len()).find(|&d| {
+            d != e
+                && !self.marked[d]
+                && (stats[d].is_some_and(|s| s.ino == found.ino && s.dev == found.dev)
+                    || self.paths_collide(path, plan.entries[d].path.as_slice()))
+        });
+        if let Some(d) = peer {
+            self.marked[d] = true;
+            let (a, b) = (self.root(e), self.root(d));
+            self.group[a] = b;
+        }
+    }
+}
+
 /// The sequential tail: collisions (and entries whose directory was not there as a real
 /// directory), then symlinks, then gitlinks, in index order. It stops between entries when
 /// interrupted.
@@ -214,7 +295,7 @@ fn tail(
     worker: &mut Worker<'_>,
     plan: &Plan,
     jobs: &[Job],
-    mut collided: Vec<Job>,
+    (mut collided, mut marks): (Vec<Job>, Collisions),
     shared: &Shared<'_>,
     executed: &mut Executed,
     errors: &mut Vec<EntryError>,
@@ -229,7 +310,6 @@ fn tail(
             return;
         }
         let entry = &plan.entries[job.entry];
-        executed.collisions.push(entry.path.clone());
         // git's `create_directories` under force: a file or symlink where a leading directory
         // belongs is replaced by a directory (the link itself goes, never what it points to).
         let (dir, _) = fs::split_path(entry.path.as_bstr());
@@ -240,8 +320,31 @@ fn tail(
                 continue;
             }
         }
+        // What is in the way, and whose it is (git's `checkout_entry` under `state->clone`).
+        if let Ok(Some(found)) = worker.dirs.lstat(entry.path.as_bstr()) {
+            let is_dir = rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir();
+            if is_dir && marks.fresh {
+                // A leading directory of entries whose names fold to this one. git, in index
+                // order, replaces it by this file when they come first, and this file by it
+                // when they come after.
+                let path = entry.path.as_slice();
+                if (job.entry + 1..plan.entries.len())
+                    .any(|d| marks.paths_collide(path, plan.entries[d].path.as_slice()))
+                {
+                    continue;
+                }
+                marks.mark(plan, &executed.stats, job.entry, &fs::index_stat(&found));
+                if let Err(err) = worker.dirs.remove_all(entry.path.as_bstr()) {
+                    errors.push(fail(&entry.path, "unable to remove directory", err));
+                    continue;
+                }
+                worker.dirs.forget();
+            } else if !is_dir {
+                marks.mark(plan, &executed.stats, job.entry, &fs::index_stat(&found));
+            }
+        }
         // Whatever non-directory collided is replaced by the writer (the last one wins, as in
-        // git); a directory there stays a collision.
+        // git); a directory there stays a collision, except in a fresh work tree (above).
         let job = Job {
             replace: true,
             ..job
@@ -249,6 +352,7 @@ fn tail(
         match worker.write_entry(entry, job, shared, Delay::Forbid) {
             Ok(stat) => {
                 executed.stats[job.entry] = Some(stat);
+                marks.in_tail[job.entry] = true;
                 shared.progress.done.fetch_add(1, Ordering::Relaxed);
             }
             Err(Failure::Collision) => errors.push(EntryError {
@@ -262,6 +366,42 @@ fn tail(
             Err(Failure::Delayed(_)) => unreachable!("delaying was forbidden"),
         }
     }
+    // git checks out in index order, so the last entry of a colliding group is the one on disk.
+    // A writer may have created that one first and the others replaced it in the tail: write it
+    // again, last.
+    let roots: Vec<usize> = (0..plan.entries.len()).map(|e| marks.root(e)).collect();
+    let mut last: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for e in (0..plan.entries.len()).filter(|&e| marks.marked[e]) {
+        last.insert(roots[e], e);
+    }
+    let mut again: Vec<usize> = last
+        .into_iter()
+        .filter(|&(root, e)| {
+            !marks.in_tail[e]
+                && executed.stats[e].is_some()
+                && (0..plan.entries.len()).any(|d| marks.in_tail[d] && roots[d] == root)
+        })
+        .map(|(_, e)| e)
+        .collect();
+    again.sort_unstable();
+    for e in again {
+        let job = Job {
+            entry: e,
+            replace: true,
+        };
+        match worker.write_entry(&plan.entries[e], job, shared, Delay::Forbid) {
+            Ok(stat) => executed.stats[e] = Some(stat),
+            Err(Failure::Error(err)) => errors.push(err),
+            Err(_) => errors.push(EntryError {
+                path: plan.entries[e].path.clone(),
+                message: format!("unable to create file {}", plan.entries[e].path),
+            }),
+        }
+    }
+    executed.collisions = (0..plan.entries.len())
+        .filter(|&e| marks.marked[e])
+        .map(|e| plan.entries[e].path.clone())
+        .collect();
     for job in jobs {
         if shared.should_interrupt.load(Ordering::Relaxed) {
             return;

@@ -615,6 +615,7 @@ fn write(
         },
         ctx.progress,
         ctx.interrupt,
+        false,
     )?;
     if executed.interrupted {
         return Err(CheckoutError::Interrupted.into());

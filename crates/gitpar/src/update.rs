@@ -110,6 +110,17 @@ pub enum Error {
     /// not be updated.", then "Cannot update submodule:" and the paths.
     #[error("Cannot update submodule: {}", .0.first().map(|r| r.path.to_string()).unwrap_or_default())]
     Submodules(Vec<SubmoduleRefused>),
+    /// Entries could not be written, and then the index could not be recorded either (a full
+    /// disk): git prints the entries' errors, then dies on the index. The old index stands and
+    /// the caller moves no ref.
+    #[error("{source}")]
+    Unrecorded {
+        /// The entries that failed, with git's messages.
+        errors: Vec<EntryError>,
+        /// Why the index could not be written.
+        #[source]
+        source: CheckoutError,
+    },
 }
 
 /// A populated submodule that cannot follow an update, and why.
@@ -356,6 +367,7 @@ fn run(
             },
             ctx.progress,
             ctx.interrupt,
+            false,
         )?)
     };
 
@@ -417,7 +429,7 @@ fn run(
             .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
             .map(|r| r.path),
     );
-    crate::record::commit(
+    let recorded = crate::record::commit(
         lock,
         repo,
         state,
@@ -427,8 +439,18 @@ fn run(
             changed: Some(&changed),
             resolve_undo: None,
         },
-    )
-    .map_err(CheckoutError::from)?;
+    );
+    if let Err(err) = recorded {
+        let source = CheckoutError::from(err);
+        if outcome.errors.is_empty() {
+            return Err(source.into());
+        }
+        // The entries' own failures (the cause, with their paths) are not lost behind the index's.
+        return Err(Error::Unrecorded {
+            errors: std::mem::take(&mut outcome.errors),
+            source,
+        });
+    }
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }

@@ -1281,3 +1281,21 @@ impl Pair {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// testfs: a FUSE filesystem with case folding, latency and faults
+
+/// Mounts testfs over `dir/back` at `dir/mnt` (both created) with `options`, or prints why not and
+/// returns `None` when the machine has no /dev/fuse (the only reason a testfs test may skip).
+/// Keep the returned mount in a variable declared after `dir`'s guard: it must drop (unmount)
+/// first.
+pub fn testfs_mount(dir: &Path, options: testfs::Options) -> Option<testfs::Mount> {
+    if let Some(why) = testfs::unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let (back, mnt) = (dir.join("back"), dir.join("mnt"));
+    fs::create_dir_all(&back).expect("create testfs backing directory");
+    fs::create_dir_all(&mnt).expect("create testfs mount point");
+    Some(testfs::Mount::new(&back, &mnt, options).expect("mount testfs"))
+}

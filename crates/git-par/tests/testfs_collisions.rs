@@ -1,0 +1,134 @@
+//! Clones onto a case-insensitive filesystem (testfs `--case-insensitive`, folding names as NTFS
+//! and APFS do): paths that differ only in case collide, as in git's
+//! t2081-parallel-checkout-collisions.sh (which Linux alone cannot run). git-par, with one writer
+//! and with eight, must print git's warning with git's list, leave git's one file per colliding
+//! group (the last in index order) and record git's index.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::*;
+
+/// A repository whose tree holds a group of four names equal but for case (distinct contents), a
+/// file `a` colliding with the directory `A/` of `A/B` and `A/C` (the file after them in index
+/// order: it wins), a file `B` before the directory `b/` of `b/c` (the directory wins, and git
+/// reports nothing), two directories equal but for
+/// case (`DIR/y`, `dir/x`: no collision, one directory), and ordinary files.
+fn colliding_repo(dir: &Path) {
+    git_ok(dir.parent().unwrap(), ["init", "-q", dir.to_str().unwrap()]);
+    let mut info = String::new();
+    let blob = |content: &str| -> String {
+        let path = dir.join(".blob");
+        fs::write(&path, content).unwrap();
+        let oid = git_str(dir, ["hash-object", "-w", ".blob"]);
+        fs::remove_file(path).unwrap();
+        oid
+    };
+    for path in [
+        "FILE_X", "FILE_x", "file_X", "file_x", "A/B", "A/C", "a", "B", "b/c", "DIR/y", "dir/x",
+        "README", "sub/one",
+    ] {
+        info.push_str(&format!("100644 {}\t{path}\n", blob(&format!("{path}\n"))));
+    }
+    fs::write(dir.join(".info"), info).unwrap();
+    let status = std::process::Command::new("sh")
+        .current_dir(dir)
+        .args(["-c", "git update-index --index-info <.info"])
+        .env("HOME", home())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs::remove_file(dir.join(".info")).unwrap();
+    git_ok(dir, ["commit", "-q", "-m", "colliding paths"]);
+}
+
+fn status(dir: &Path) -> String {
+    git_str(dir, ["status", "--porcelain", "--untracked-files=all"])
+}
+
+fn clone_collisions_match_git(jobs: u32) {
+    let s = scratch();
+    let src = s.join("src");
+    colliding_repo(&src);
+    let Some(mount) = testfs_mount(
+        &s.join("fs"),
+        testfs::Options {
+            case_insensitive: true,
+            ..testfs::Options::default()
+        },
+    ) else {
+        return;
+    };
+    let m = mount.path().to_path_buf();
+    let by_git = m.join("by-git");
+    let by_par = m.join("by-git-par");
+    // `--no-hardlinks`: the mount is another filesystem than the source's.
+    let git_run = git(
+        s.path(),
+        [
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-hardlinks".as_ref(),
+            src.as_os_str(),
+            by_git.as_os_str(),
+        ],
+    )
+    .assert_success();
+    let workers = format!("checkout.workers={jobs}");
+    let par_run = git_par(
+        s.path(),
+        [
+            "-c".as_ref(),
+            THRESHOLD_ZERO.as_ref(),
+            "-c".as_ref(),
+            workers.as_ref(),
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-hardlinks".as_ref(),
+            src.as_os_str(),
+            by_par.as_os_str(),
+        ],
+    )
+    .assert_success();
+
+    // The mount really folds case: git saw the collisions (else this test proves nothing).
+    assert!(
+        git_run
+            .stderr_str()
+            .contains("the following paths have collided"),
+        "git reported no collision on the case-insensitive mount: {}",
+        git_run.describe()
+    );
+    assert_eq!(
+        par_run.stderr_str(),
+        git_run.stderr_str(),
+        "the collision report differs (left: git-par, right: git)"
+    );
+
+    // One file per group, the same one as git's (the last in index order), same contents.
+    compare_worktrees(&by_git, &by_par);
+    let names = dir_names(&by_par);
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.eq_ignore_ascii_case("file_x"))
+            .count(),
+        1,
+        "one file of the FILE_X group on disk: {names:?}"
+    );
+    assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
+    assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+    drop(mount);
+}
+
+#[test]
+fn clone_collisions_with_1_worker_match_git() {
+    clone_collisions_match_git(1);
+}
+
+#[test]
+fn clone_collisions_with_8_workers_match_git() {
+    clone_collisions_match_git(8);
+}
