@@ -19,6 +19,7 @@ use crate::checkout::{EntryError, Error, Progress};
 use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::tune;
 
 /// One entry to write: an index into the plan's entries, and whether a file the index tracks
 /// is at its path now (the worker unlinks it right before creating the new one).
@@ -93,6 +94,9 @@ pub fn execute(
         bytes_written: AtomicU64::new(0),
         attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
+        finished: AtomicUsize::new(0),
+        target: AtomicUsize::new(usize::MAX),
+        chunk: AtomicUsize::new(CHUNK),
         drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
             context: "reading filter configuration",
             message,
@@ -143,10 +147,14 @@ pub fn execute(
 
 /// The writer pool: the regular files of `jobs` (and symlinks, when they are written as plain
 /// files) go to writers that take contiguous chunks of them from a shared counter; symlinks and
-/// gitlinks are left to the tail. Below `opts.threshold` files, or with one worker configured,
-/// they are written in the calling thread, without spawning. Returns the number of writers and
-/// one result per pooled job, in no particular order. A writer's panic is resumed in the calling
-/// thread (after `std::thread::scope` has joined the other writers).
+/// gitlinks are left to the tail. The writer count is [`Options::choice`]'s for the work tree's
+/// filesystem: below the threshold, or with one worker, they are written in the calling thread,
+/// without spawning. When the choice may grow (an automatic count), the calling thread measures
+/// the throughput while the writers run and starts more of them while it grows
+/// ([`tune::Refiner`]); writers beyond a lowered target stop at their next chunk. Returns the
+/// largest number of writers that ran and one result per pooled job, in no particular order. A
+/// writer's panic is resumed in the calling thread (after `std::thread::scope` has joined the
+/// other writers).
 fn pool(
     repo: &gix::Repository,
     plan: &Plan,
@@ -165,38 +173,58 @@ fn pool(
         })
         .copied()
         .collect();
-    let workers = if pooled.len() < opts.threshold.max(1) {
-        1
-    } else {
-        opts.workers.clamp(1, pooled.len().max(1))
-    };
+    let choice = opts.choice(tune::Kind::of(root.fd()), pooled.len());
     let mut results = Vec::with_capacity(pooled.len());
-    if workers == 1 {
+    if choice.workers <= 1 && !choice.refinable() {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
         let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
-        worker.run(plan, &pooled, shared, &mut results);
-        return (workers, results);
+        worker.run(0, plan, &pooled, shared, &mut results);
+        return (1, results);
     }
+    // Chunks small enough that every writer the run may grow to gets a few.
+    shared.chunk.store(
+        (pooled.len() / (4 * choice.max)).clamp(1, CHUNK),
+        Ordering::Relaxed,
+    );
+    shared.target.store(choice.workers, Ordering::Relaxed);
     let sync_repo = repo.clone().into_sync();
+    let mut refiner = tune::Refiner::new(&choice);
+    let mut started = 0;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                // Cloned here, moved into the thread: a writer owns its pipeline and stack.
-                let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-                let (pooled, sync_repo) = (&pooled, &sync_repo);
-                std::thread::Builder::new()
-                    .name("git-par writer".into())
-                    .spawn_scoped(scope, move || {
-                        let repo = sync_repo.to_thread_local();
-                        let mut worker =
-                            Worker::new(repo, (filter, attributes), root, opts, shared);
-                        let mut out = Vec::new();
-                        worker.run(plan, pooled, shared, &mut out);
-                        out
-                    })
-                    .expect("spawning a thread only fails when the system is out of resources")
-            })
-            .collect();
+        let spawn = |id: usize| {
+            // Cloned here, moved into the thread: a writer owns its pipeline and stack.
+            let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+            let (pooled, sync_repo) = (&pooled, &sync_repo);
+            std::thread::Builder::new()
+                .name("git-par writer".into())
+                .spawn_scoped(scope, move || {
+                    let repo = sync_repo.to_thread_local();
+                    let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
+                    let mut out = Vec::new();
+                    worker.run(id, plan, pooled, shared, &mut out);
+                    out
+                })
+                .expect("spawning a thread only fails when the system is out of resources")
+        };
+        let mut handles: Vec<_> = (0..choice.workers).map(spawn).collect();
+        started = choice.workers;
+        // The calling thread measures while the writers run, until the refiner has settled or
+        // the work is all handed out. A sampling period, not synchronisation: the writers
+        // never wait for it.
+        while refiner.active()
+            && shared.next_chunk.load(Ordering::Relaxed) < pooled.len()
+            && !shared.should_interrupt.load(Ordering::Relaxed)
+        {
+            std::thread::sleep(SAMPLE);
+            let done = shared.finished.load(Ordering::Relaxed);
+            if let Some(target) = refiner.observe(done, std::time::Instant::now()) {
+                shared.target.store(target, Ordering::Relaxed);
+                while started < target {
+                    handles.push(spawn(started));
+                    started += 1;
+                }
+            }
+        }
         for handle in handles {
             match handle.join() {
                 Ok(out) => results.extend(out),
@@ -204,8 +232,11 @@ fn pool(
             }
         }
     });
-    (workers, results)
+    (started, results)
 }
+
+/// How often the calling thread samples the throughput while it refines the writer count.
+const SAMPLE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The sequential tail: collisions (and entries whose directory was not there as a real
 /// directory), then symlinks, then gitlinks, in index order. It stops between entries when
@@ -332,6 +363,12 @@ struct Shared<'a> {
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
     command_context: gix::command::Context,
+    /// Pooled entries finished (written or failed), for the refiner's measurements.
+    finished: AtomicUsize,
+    /// Writers with an id below this take chunks; the others stop at their next one.
+    target: AtomicUsize,
+    /// Entries per chunk for this run (at most [`CHUNK`]).
+    chunk: AtomicUsize,
     /// Index of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the sorted
     /// path list, so a worker mostly stays in one directory (good for the kernel's dentry and
     /// directory locks), while taking them dynamically keeps slow chunks from stalling the run.
@@ -419,15 +456,24 @@ impl<'r> Worker<'r> {
     }
 
     /// Write the entries named by `pooled`, taking chunks from the shared counter until none
-    /// are left or the run is interrupted, then the entries this writer's filters delayed, and
-    /// append one result per entry to `out`.
-    fn run(&mut self, plan: &Plan, pooled: &[Job], shared: &Shared<'_>, out: &mut Vec<JobResult>) {
-        loop {
-            let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
+    /// are left, the run is interrupted or the writer count dropped to `id` or below, then the
+    /// entries this writer's filters delayed, and append one result per entry to `out`.
+    fn run(
+        &mut self,
+        id: usize,
+        plan: &Plan,
+        pooled: &[Job],
+        shared: &Shared<'_>,
+        out: &mut Vec<JobResult>,
+    ) {
+        let chunk = shared.chunk.load(Ordering::Relaxed);
+        while id < shared.target.load(Ordering::Relaxed) {
+            let start = shared.next_chunk.fetch_add(chunk, Ordering::Relaxed);
             if start >= pooled.len() {
                 break;
             }
-            let range = start..(start + CHUNK).min(pooled.len());
+            let range = start..(start + chunk).min(pooled.len());
+            let len = range.len();
             for &job in &pooled[range] {
                 if shared.should_interrupt.load(Ordering::Relaxed) {
                     return;
@@ -446,6 +492,7 @@ impl<'r> Worker<'r> {
                 }
                 out.push((job, result));
             }
+            shared.finished.fetch_add(len, Ordering::Relaxed);
         }
         self.finish_delayed(plan, shared, out);
     }

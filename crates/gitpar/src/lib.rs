@@ -35,6 +35,7 @@ pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
 pub(crate) mod submodule;
+pub mod tune;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};
