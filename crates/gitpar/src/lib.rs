@@ -34,6 +34,7 @@ pub(crate) mod remove;
 pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
+pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod tune;
 pub mod update;
