@@ -104,6 +104,8 @@ pub fn execute(
         stream_above: opts.stream_threshold,
         streamed: AtomicUsize::new(0),
         autocrlf: repo.config_snapshot().boolean("core.autocrlf") == Some(true),
+        config_converts: repo.config_snapshot().boolean("core.autocrlf") == Some(true)
+            || repo.config_snapshot().string("core.eol").is_some(),
         target: AtomicUsize::new(usize::MAX),
         chunk: AtomicUsize::new(CHUNK),
         drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
@@ -386,6 +388,9 @@ struct Shared<'a> {
     streamed: AtomicUsize,
     /// `core.autocrlf=true`: files without `text`/`crlf`/`eol` attributes may be converted.
     autocrlf: bool,
+    /// Whether configuration alone may convert a file (`core.autocrlf=true`, `core.eol`):
+    /// when it cannot and no attribute file exists, the conversion step is skipped.
+    config_converts: bool,
     /// Bytes of decoded-object cache per writer ([`DELTA_CACHE`]).
     pack_cache: usize,
     /// Pooled entries finished (written or failed), for the refiner's measurements.
@@ -472,6 +477,8 @@ struct Worker<'r> {
     chunk: Vec<u8>,
     /// Where big blobs are streamed from.
     streamer: crate::stream::Streamer,
+    /// The attribute search outcome, selecting the attributes we apply ourselves.
+    outcome: gix::attrs::search::Outcome,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
     symlinks: bool,
@@ -499,7 +506,20 @@ impl<'r> Worker<'r> {
         });
         filter.options_mut().drivers.clear();
         let streamer = crate::stream::Streamer::new(&repo);
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(
+            &Default::default(),
+            [
+                "ident",
+                "working-tree-encoding",
+                "filter",
+                "text",
+                "crlf",
+                "eol",
+            ],
+        );
         Worker {
+            outcome,
             repo,
             filter,
             attributes,
@@ -565,7 +585,7 @@ impl<'r> Worker<'r> {
                 &self.repo.objects,
             )
             .expect("the attributes of this entry were read a moment ago");
-        Self::own_attributes(&platform, &self.smudger)
+        Self::own_attributes(&platform, &self.smudger, &mut self.outcome)
             .driver
             .expect("only a driver delays an entry")
     }
@@ -776,20 +796,11 @@ impl<'r> Worker<'r> {
     fn own_attributes(
         platform: &gix::worktree::stack::Platform<'_>,
         smudger: &crate::filter::Smudger<'r>,
+        outcome: &mut gix::attrs::search::Outcome,
     ) -> OwnAttributes<'r> {
-        let mut outcome = gix::attrs::search::Outcome::default();
-        outcome.initialize_with_selection(
-            &Default::default(),
-            [
-                "ident",
-                "working-tree-encoding",
-                "filter",
-                "text",
-                "crlf",
-                "eol",
-            ],
-        );
-        platform.matching_attributes(&mut outcome);
+        // The search resets the outcome (keeping its selection): one per writer, no
+        // allocation per file.
+        platform.matching_attributes(outcome);
         let mut own = OwnAttributes::default();
         let (mut text, mut crlf, mut eol) = (None, None, None);
         let says = |state: gix::attrs::StateRef<'_>| match state {
@@ -840,23 +851,32 @@ impl<'r> Worker<'r> {
                 .map(|st| fs::index_stat(&st))
                 .map_err(|err| create_failure(entry, err));
         }
-        let platform = self
-            .attributes
-            .at_entry(
-                entry.path.as_bstr(),
-                Some(entry.kind.index_mode()),
-                &self.repo.objects,
-            )
-            .map_err(|err| {
-                entry_failure(
-                    entry,
-                    format!("unable to read the attributes of {}: {err}", entry.path),
+        // Without any attribute file, and without configuration that converts files nobody
+        // marked (`core.autocrlf=true`, `core.eol`), nothing can convert: no attribute lookup,
+        // no pipeline.
+        let platform = if shared.attributes_present || shared.config_converts {
+            let platform = self
+                .attributes
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &self.repo.objects,
                 )
-            })?;
-        let own = if shared.attributes_present {
-            Self::own_attributes(&platform, &self.smudger)
+                .map_err(|err| {
+                    entry_failure(
+                        entry,
+                        format!("unable to read the attributes of {}: {err}", entry.path),
+                    )
+                })?;
+            Some(platform)
         } else {
-            OwnAttributes::default()
+            None
+        };
+        let own = match &platform {
+            Some(platform) if shared.attributes_present => {
+                Self::own_attributes(platform, &self.smudger, &mut self.outcome)
+            }
+            _ => OwnAttributes::default(),
         };
         // The blob is read after the attributes, so that the budget can hold what a filter
         // needs from the start (no second request while holding the first).
@@ -877,27 +897,32 @@ impl<'r> Worker<'r> {
             })
             .flatten();
         let input = expanded.as_deref().unwrap_or(&data);
-        let converted = self
-            .filter
-            .convert_to_worktree(
-                input,
-                entry.path.as_bstr(),
-                &mut |_, attrs| {
-                    platform.matching_attributes(attrs);
-                },
-                gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
-            )
-            .map_err(|err| {
-                entry_failure(
-                    entry,
-                    format!("unable to convert {} to the work tree: {err}", entry.path),
-                )
-            })?;
-        let bytes = match converted {
-            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
-            | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
-            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
-                unreachable!("the writers' pipelines have no drivers")
+        let bytes = match &platform {
+            None => input,
+            Some(platform) => {
+                let converted = self
+                    .filter
+                    .convert_to_worktree(
+                        input,
+                        entry.path.as_bstr(),
+                        &mut |_, attrs| {
+                            platform.matching_attributes(attrs);
+                        },
+                        gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
+                    )
+                    .map_err(|err| {
+                        entry_failure(
+                            entry,
+                            format!("unable to convert {} to the work tree: {err}", entry.path),
+                        )
+                    })?;
+                match converted {
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
+                    | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
+                        unreachable!("the writers' pipelines have no drivers")
+                    }
+                }
             }
         };
         let encoded;
