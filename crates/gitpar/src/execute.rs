@@ -101,6 +101,7 @@ pub fn execute(
         attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
         finished: AtomicUsize::new(0),
+        cpu_ns: AtomicU64::new(0),
         stream_above: opts.stream_threshold,
         streamed: AtomicUsize::new(0),
         autocrlf: repo.config_snapshot().boolean("core.autocrlf") == Some(true),
@@ -222,7 +223,12 @@ fn pool(
         {
             std::thread::sleep(SAMPLE);
             let done = shared.finished.load(Ordering::Relaxed);
-            if let Some(target) = refiner.observe(done, std::time::Instant::now()) {
+            let sample = tune::Sample {
+                done,
+                cpu: std::time::Duration::from_nanos(shared.cpu_ns.load(Ordering::Relaxed)),
+                at: std::time::Instant::now(),
+            };
+            if let Some(target) = refiner.observe(sample) {
                 shared.target.store(target, Ordering::Relaxed);
                 while started < target {
                     handles.push(spawn(started));
@@ -395,6 +401,8 @@ struct Shared<'a> {
     pack_cache: usize,
     /// Pooled entries finished (written or failed), for the refiner's measurements.
     finished: AtomicUsize,
+    /// CPU time the writers used (in nanoseconds, counted per chunk), for the refiner.
+    cpu_ns: AtomicU64,
     /// Writers with an id below this take chunks; the others stop at their next one.
     target: AtomicUsize,
     /// Entries per chunk for this run (at most [`CHUNK`]).
@@ -545,6 +553,7 @@ impl<'r> Worker<'r> {
         out: &mut Vec<JobResult>,
     ) {
         let chunk = shared.chunk.load(Ordering::Relaxed);
+        let mut cpu = thread_cpu_ns();
         while id < shared.target.load(Ordering::Relaxed) {
             let start = shared.next_chunk.fetch_add(chunk, Ordering::Relaxed);
             if start >= pooled.len() {
@@ -570,6 +579,11 @@ impl<'r> Worker<'r> {
                 }
                 out.push((job, result));
             }
+            let now = thread_cpu_ns();
+            shared
+                .cpu_ns
+                .fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+            cpu = now;
             shared.finished.fetch_add(len, Ordering::Relaxed);
         }
         self.finish_delayed(plan, shared, out);
@@ -1107,6 +1121,12 @@ impl<'r> Worker<'r> {
             file.write_all(&chunk[..n])?;
         })
     }
+}
+
+/// The CPU time the calling thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
 /// A failure of `entry` with `message`.
