@@ -440,8 +440,8 @@ impl OwnAttributes<'_> {
 /// is 96 MiB), split between the writers. A quarter of the budget at most, and carved out of it:
 /// the budget bounds blobs in flight and this cache together. gix keeps each resolved object
 /// (not the intermediate bases of its chain), so a delta whose base was written a while ago
-/// is one delta away instead of a whole chain: on the bench's 40,000 files a 64 MiB cache
-/// cut the CPU of a checkout by a quarter.
+/// is one delta away instead of a whole chain: on the bench's 40,000 files (tmpfs) a 64 MiB cache
+/// cut the CPU of a clone from 1.96 s to 1.60 s (user + sys, medians of 5).
 const DELTA_CACHE: u64 = 64 * 1024 * 1024;
 
 /// How many consecutive entries a worker takes at a time.
