@@ -182,7 +182,7 @@ pub(crate) fn run_checkout(
     let interrupt = &interrupt::INTERRUPTED;
     // A new repository's index, or GIT_INDEX_FILE: git's `worktree add` and `clone` write there.
     let index_path = repo::index_path(repo.git_dir(), Some(worktree), worktree);
-    progress::show_while(
+    let result = progress::show_while(
         &progress,
         "Updating files",
         !args.quiet,
@@ -200,7 +200,16 @@ pub(crate) fn run_checkout(
             )
         },
         Result::is_ok,
-    )
+    );
+    if let Ok(outcome) = &result {
+        if std::env::var_os("GIT_PAR_TRACE").is_some() {
+            eprintln!(
+                "git-par: {} files, {} writers, {} blobs streamed",
+                outcome.entries, outcome.workers, outcome.streamed
+            );
+        }
+    }
+    result
 }
 
 /// The tree of `commit`, with the engine's error as text (`gitpar::switch::tree_of`).

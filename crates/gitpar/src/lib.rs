@@ -43,8 +43,10 @@ pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
 pub mod state;
+pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod switch;
+pub mod tune;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};
