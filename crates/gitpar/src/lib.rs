@@ -34,6 +34,7 @@ pub(crate) mod remove;
 pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
+pub mod status;
 pub(crate) mod submodule;
 pub mod update;
 

@@ -1,0 +1,837 @@
+//! **status** and **refresh**: what `git status` and `git update-index --refresh` compute, with
+//! the work tree looked at in parallel.
+//!
+//! Both start the same way, as git's `refresh_index` does: every tracked entry (stage 0, not
+//! skip-worktree, not assume-unchanged) is `lstat`ed and — only where the stat data cannot decide
+//! — re-hashed through the to-git filters, by the threads of [`crate::refresh::check`] (the pool
+//! the checkout's local-change check uses). Entries whose content is unchanged take the fresh
+//! stat data, and the index is written back under `index.lock` with its extensions copied
+//! byte for byte ([`crate::record::commit_refreshed`]): the untracked cache (`UNTR`), the
+//! fsmonitor token (`FSMN`), the cache-tree and the rest stay as they were, since a refresh
+//! changes no path and no object id.
+//!
+//! [`status`] then adds what `git status` shows besides: the staged changes (HEAD's tree against
+//! the index, with renames as `status.renames`/`diff.renames` decide, by gix's tree/index diff),
+//! unmerged paths, submodules (new commits; modified or untracked content as git learns it, from
+//! `git status --porcelain=2` run inside the submodule), and the untracked and ignored files (the
+//! directory walk of gix-dir, with git's `.gitignore`/`info/exclude`/`core.excludesFile` rules,
+//! run on its own thread while the tracked entries are checked).
+
+use std::path::Path;
+
+use bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stage};
+use gix::ObjectId;
+
+use crate::fs::Root;
+use crate::lock::IndexLock;
+use crate::refresh::{Item, State};
+
+/// Why a refresh or a status could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The index could not be read.
+    #[error("index file corrupt: {0}")]
+    Index(String),
+    /// The work tree could not be opened.
+    #[error("unable to open the work tree '{}': {source}", path.display())]
+    Worktree {
+        /// The work tree.
+        path: std::path::PathBuf,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// Taking or writing `index.lock` failed (refresh only: status writes opportunistically).
+    #[error(transparent)]
+    Lock(#[from] crate::lock::Error),
+    /// Reading objects, attributes, ignore files or the work tree failed.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// How many threads look at the work tree when nothing else decides: git's
+/// `core.preloadIndex=false` means one (as git then does it all in one thread),
+/// `par.refreshThreads` overrides, otherwise [`threads_for_filesystem`] chooses from what the
+/// work tree is on.
+pub fn refresh_threads(config: &gix::config::Snapshot<'_>, worktree: &Path) -> usize {
+    if let Some(n) = config.integer("par.refreshThreads") {
+        return usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1);
+    }
+    if !config.boolean("core.preloadIndex").unwrap_or(true) {
+        return 1;
+    }
+    threads_for_filesystem(worktree)
+}
+
+/// The thread count for the filesystem under `worktree` (its `statfs` magic number): local
+/// filesystems whose metadata is in memory (tmpfs, ext4, xfs, btrfs) gain nothing beyond one
+/// thread per CPU; on network and FUSE filesystems each `lstat` waits for a round trip, so many
+/// more requests in flight pay off (capped at 32, as a request queue, not as CPU work).
+///
+/// Kept in one small function so that the checkout's tuning (issue 12) can replace it.
+pub fn threads_for_filesystem(worktree: &Path) -> usize {
+    let cpus = crate::options::online_cpus();
+    const NFS: i64 = 0x6969;
+    const FUSE: i64 = 0x6573_5546;
+    const SMB2: i64 = 0xfe53_4d42;
+    const CIFS: i64 = 0xff53_4d42;
+    #[allow(clippy::unnecessary_cast)]
+    let kind = rustix::fs::statfs(worktree).map(|s| s.f_type as i64).ok();
+    match kind {
+        Some(NFS | FUSE | SMB2 | CIFS) => (cpus * 8).clamp(8, 32),
+        _ => cpus,
+    }
+}
+
+/// A tracked entry's state in the work tree after the refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Not looked at: unmerged, skip-worktree or assume-unchanged (git trusts those bits).
+    Skipped,
+    /// What the index records.
+    Clean,
+    /// Different (content, type, mode) or missing.
+    Changed,
+}
+
+/// The index after a parallel refresh.
+struct Refreshed {
+    index: gix::index::File,
+    seen: Vec<Seen>,
+    /// Some entry took new stat data (git's `CE_ENTRY_CHANGED`).
+    changed: bool,
+    /// Racily clean entries whose content differs: git smudges them (size 0) when it writes.
+    smudge: Vec<usize>,
+}
+
+fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
+    match gix::index::File::at(path, hash, false, gix::index::decode::Options::default()) {
+        Ok(f) => Ok(f),
+        Err(_) if !path.exists() => Ok(gix::index::File::from_state(
+            gix::index::State::new(hash),
+            path,
+        )),
+        Err(e) => Err(Error::Index(e.to_string())),
+    }
+}
+
+/// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
+fn refresh_index(
+    repo: &gix::Repository,
+    root: &Root,
+    mut index: gix::index::File,
+    threads: usize,
+) -> Result<Refreshed, Error> {
+    let index_ts = index.timestamp().unix_seconds();
+    let looked: Vec<usize> = index
+        .entries()
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e.stage() == Stage::Unconflicted
+                && !e
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let states = {
+        let state: &gix::index::State = &index;
+        crate::refresh::check(
+            repo,
+            root,
+            state,
+            index_ts,
+            looked.iter().map(|&i| {
+                let entry = &state.entries()[i];
+                Item {
+                    path: entry.path(state),
+                    entry,
+                }
+            }),
+            threads,
+        )
+        .map_err(Error::Other)?
+    };
+    let mut seen = vec![Seen::Skipped; index.entries().len()];
+    let mut changed = false;
+    let mut smudge = Vec::new();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if entry.flags.contains(Flags::INTENT_TO_ADD) && entry.stage() == Stage::Unconflicted {
+            seen[i] = Seen::Changed;
+        }
+    }
+    let entries = index.entries_mut();
+    for (&i, state) in looked.iter().zip(states) {
+        let entry = &mut entries[i];
+        seen[i] = match state {
+            State::Clean => Seen::Clean,
+            State::Refreshed(stat) => {
+                if entry.stat != stat {
+                    entry.stat = stat;
+                    changed = true;
+                }
+                Seen::Clean
+            }
+            State::RacilyModified => {
+                smudge.push(i);
+                Seen::Changed
+            }
+            State::Modified | State::Missing => Seen::Changed,
+        };
+        if seen[i] == Seen::Clean {
+            // git's CE_UPTODATE: gix-dir takes only such entries as present on disk.
+            entry.flags.insert(Flags::UPTODATE);
+        }
+    }
+    // A gitlink is clean for the stat check when its directory is there; git compares the
+    // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
+    let gitlinks: Vec<usize> = looked
+        .iter()
+        .copied()
+        .filter(|&i| seen[i] == Seen::Clean && index.entries()[i].mode == Mode::COMMIT)
+        .collect();
+    for i in gitlinks {
+        let path = index.entries()[i].path(&index).to_owned();
+        if let Some(head) = submodule_head(root.path(), path.as_bstr()) {
+            if head != index.entries()[i].id {
+                seen[i] = Seen::Changed;
+            }
+        }
+    }
+    Ok(Refreshed {
+        index,
+        seen,
+        changed,
+        smudge,
+    })
+}
+
+/// The commit checked out in the submodule at `path`, if it is a populated repository (git's
+/// `resolve_gitlink_ref`; an empty directory is an unpopulated submodule, unchanged).
+fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
+    let dir = worktree.join(path.to_path_lossy());
+    let repo = gix::open_opts(&dir, gix::open::Options::isolated().open_path_as_is(true)).ok()?;
+    repo.head_id().ok().map(gix::Id::detach)
+}
+
+/// Write the refreshed index into `lock`, as git's `write_locked_index` after a refresh.
+fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Result<(), Error> {
+    let Refreshed { index, smudge, .. } = refreshed;
+    let path = index.path().to_owned();
+    let mut state: gix::index::State = index.into();
+    for i in smudge {
+        state.entries_mut()[i].stat.size = 0;
+    }
+    for entry in state.entries_mut() {
+        entry.flags.remove(Flags::UPTODATE);
+    }
+    crate::record::commit_refreshed(lock, repo, state, &path)?;
+    Ok(())
+}
+
+/// Options of [`refresh`].
+#[derive(Debug, Clone, Default)]
+pub struct RefreshOptions {
+    /// Threads looking at the work tree; `None`: [`refresh_threads`] decides.
+    pub threads: Option<usize>,
+}
+
+/// What [`refresh`] found.
+#[derive(Debug, Clone, Default)]
+pub struct RefreshOutcome {
+    /// Entries that differ from the work tree (git's `needs update`), in index order.
+    pub needs_update: Vec<BString>,
+    /// Unmerged paths (git's `needs merge`), once each.
+    pub needs_merge: Vec<BString>,
+    /// Whether the index was written (some entry took fresh stat data).
+    pub written: bool,
+    /// How many threads looked at the work tree.
+    pub threads: usize,
+}
+
+/// `git update-index --refresh`: take `index.lock`, check every tracked entry against the
+/// work tree in parallel, store the fresh stat data of unchanged files and write the index
+/// (only if an entry changed, as git), extensions intact. The caller prints `needs update` /
+/// `needs merge` and exits 1 when there are any, as git does.
+pub fn refresh(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    opts: &RefreshOptions,
+) -> Result<RefreshOutcome, Error> {
+    let lock = IndexLock::acquire(index_path)?;
+    let root = Root::open(worktree).map_err(|source| Error::Worktree {
+        path: worktree.to_owned(),
+        source,
+    })?;
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| refresh_threads(&repo.config_snapshot(), worktree));
+    let index = read_index(index_path, repo.object_hash())?;
+    let refreshed = refresh_index(repo, &root, index, threads)?;
+    let mut outcome = RefreshOutcome {
+        threads,
+        ..RefreshOutcome::default()
+    };
+    let entries = refreshed.index.entries();
+    for (i, entry) in entries.iter().enumerate() {
+        let path = entry.path(&refreshed.index);
+        if entry.stage() != Stage::Unconflicted {
+            if outcome.needs_merge.last().map(|p| p.as_bstr()) != Some(path) {
+                outcome.needs_merge.push(path.to_owned());
+            }
+        } else if refreshed.seen[i] == Seen::Changed {
+            outcome.needs_update.push(path.to_owned());
+        }
+    }
+    if refreshed.changed {
+        outcome.written = true;
+        write(lock, repo, refreshed)?;
+    }
+    Ok(outcome)
+}
+
+/// `-u`/`status.showUntrackedFiles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Untracked {
+    /// `no`: no walk at all.
+    No,
+    /// `normal`: a directory holding only untracked files is shown as `dir/`.
+    #[default]
+    Normal,
+    /// `all`: every untracked file.
+    All,
+}
+
+/// `--ignored`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ignored {
+    /// Not shown.
+    #[default]
+    No,
+    /// `traditional`: ignored files, and wholly ignored directories as `dir/`.
+    Traditional,
+    /// `matching`: the files and directories an ignore pattern matches.
+    Matching,
+}
+
+/// Options of [`status`].
+#[derive(Debug, Clone, Default)]
+pub struct StatusOptions {
+    /// Threads looking at the work tree; `None`: [`refresh_threads`] decides.
+    pub threads: Option<usize>,
+    /// Which untracked files to list.
+    pub untracked: Untracked,
+    /// Which ignored files to list.
+    pub ignored: Ignored,
+    /// Write the refreshed index if `index.lock` can be taken (git's opportunistic write;
+    /// false for `--no-optional-locks`).
+    pub write_index: bool,
+    /// Rename detection between HEAD and the index (`status.renames`, `diff.renames`; on by
+    /// default).
+    pub renames: bool,
+    /// Pathspecs (as given, relative to the current directory) limiting what is shown.
+    pub pathspec: Option<crate::pathspec::Pathspec>,
+    /// The raw pathspecs, for the directory walk.
+    pub patterns: Vec<BString>,
+}
+
+/// A submodule's state in the work tree (porcelain v2's `S<c><m><u>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubmoduleState {
+    /// Its HEAD is not the commit the index records.
+    pub new_commits: bool,
+    /// Tracked files in it (or in its submodules) are modified.
+    pub modified: bool,
+    /// It has untracked files.
+    pub untracked: bool,
+}
+
+/// One path with a change: staged, unstaged, both, or unmerged. The fields are git's
+/// `wt_status_change_data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path (the new one for a rename).
+    pub path: BString,
+    /// HEAD against the index: `A`, `M`, `D`, `T`, `R`, or none.
+    pub index_status: Option<u8>,
+    /// The index against the work tree: `M`, `D`, `T`, `A` (intent to add), or none.
+    pub worktree_status: Option<u8>,
+    /// For a rename: the path in HEAD and the similarity (percent).
+    pub rename: Option<(BString, u32)>,
+    /// The mode in HEAD, the index and the work tree (0: absent).
+    pub modes: [u32; 3],
+    /// The object in HEAD and in the index (null: absent).
+    pub ids: [ObjectId; 2],
+    /// For a gitlink changed in the work tree: what changed.
+    pub submodule: Option<SubmoduleState>,
+    /// For an unmerged path: which stages exist (bit 0: stage 1, ...), their modes and ids.
+    pub unmerged: Option<(u8, [u32; 3], [ObjectId; 3])>,
+}
+
+/// What [`status`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// Changed paths, sorted by path.
+    pub changes: Vec<Change>,
+    /// Untracked files and directories (`dir/`), sorted.
+    pub untracked: Vec<BString>,
+    /// Ignored files and directories (`dir/`), sorted.
+    pub ignored: Vec<BString>,
+    /// HEAD's tree (`None` on an unborn branch).
+    pub head_tree: Option<ObjectId>,
+    /// Whether the refreshed index was written.
+    pub index_written: bool,
+    /// How many threads looked at the work tree.
+    pub threads: usize,
+}
+
+/// `git status`'s computation. `head_tree` is HEAD's tree, `None` on an unborn branch.
+pub fn status(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    head_tree: Option<ObjectId>,
+    opts: &StatusOptions,
+) -> Result<Status, Error> {
+    // As git: the lock is taken (if it can be) before the index is read, so that what is
+    // written is the refresh of what was read.
+    let lock = opts
+        .write_index
+        .then(|| IndexLock::acquire(index_path).ok())
+        .flatten();
+    let root = Root::open(worktree).map_err(|source| Error::Worktree {
+        path: worktree.to_owned(),
+        source,
+    })?;
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| refresh_threads(&repo.config_snapshot(), worktree));
+    let index = read_index(index_path, repo.object_hash())?;
+    // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
+    let walk_index: gix::index::State =
+        if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
+            gix::index::State::new(repo.object_hash())
+        } else {
+            let mut s: gix::index::State = (*index).clone();
+            for e in s.entries_mut() {
+                e.flags.insert(Flags::UPTODATE);
+            }
+            s
+        };
+    let sync = repo.clone().into_sync();
+    let (refreshed, walked) = std::thread::scope(|scope| {
+        let (sync, walk_index) = (&sync, &walk_index);
+        let walker = scope.spawn(move || walk(&sync.to_thread_local(), walk_index, opts));
+        let refreshed = refresh_index(repo, &root, index, threads);
+        let walked = walker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (refreshed, walked)
+    });
+    let refreshed = refreshed?;
+    let (untracked, ignored) = walked?;
+    let mut out = Status {
+        untracked,
+        ignored,
+        head_tree,
+        threads,
+        ..Status::default()
+    };
+    collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
+    if let Some(pathspec) = &opts.pathspec {
+        let matcher = pathspec
+            .matcher(repo, &refreshed.index)
+            .map_err(Error::Other)?;
+        out.changes.retain(|c| {
+            matcher.selects(c.path.as_bstr())
+                || c.rename
+                    .as_ref()
+                    .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
+        });
+    }
+    // git's `repo_update_index_if_able`: written when an entry changed or one is racy.
+    if let Some(lock) = lock {
+        let ts = refreshed.index.timestamp().unix_seconds();
+        let racy = refreshed
+            .index
+            .entries()
+            .iter()
+            .any(|e| i64::from(e.stat.mtime.secs) >= ts);
+        if refreshed.changed || racy {
+            write(lock, repo, refreshed)?;
+            out.index_written = true;
+        }
+    }
+    Ok(out)
+}
+
+/// The staged, unstaged and unmerged changes, merged per path and sorted.
+fn collect_changes(
+    repo: &gix::Repository,
+    root: &Root,
+    refreshed: &Refreshed,
+    head_tree: Option<ObjectId>,
+    opts: &StatusOptions,
+    out: &mut Vec<Change>,
+) -> Result<(), Error> {
+    use std::collections::BTreeMap;
+    let index = &refreshed.index;
+    let null = repo.object_hash().null();
+    let blank = |path: &BStr| Change {
+        path: path.to_owned(),
+        index_status: None,
+        worktree_status: None,
+        rename: None,
+        modes: [0; 3],
+        ids: [null; 2],
+        submodule: None,
+        unmerged: None,
+    };
+    let mut changes: BTreeMap<BString, Change> = BTreeMap::new();
+    // Unmerged paths first: nothing else is reported for them.
+    for entry in index.entries() {
+        let stage = entry.stage_raw();
+        if stage == 0 {
+            continue;
+        }
+        let path = entry.path(index);
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            c.unmerged = Some((0, [0; 3], [null; 3]));
+            c
+        });
+        if let Some((mask, modes, ids)) = &mut change.unmerged {
+            let k = (stage - 1) as usize;
+            *mask |= 1 << k;
+            modes[k] = entry.mode.bits();
+            ids[k] = entry.id;
+        }
+    }
+    // HEAD against the index.
+    if let Some(tree) = head_tree {
+        let renames = if opts.renames {
+            gix::status::tree_index::TrackRenames::AsConfigured
+        } else {
+            gix::status::tree_index::TrackRenames::Disabled
+        };
+        // Intent-to-add entries are not in the index for this comparison (git's diff-index
+        // --cached skips them).
+        let mut state: gix::index::State = (**index).clone();
+        state
+            .remove_entries(|_, _, e| e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0);
+        let mut found: Vec<Change> = Vec::new();
+        repo.tree_index_status(&tree, &state, None, renames, |change, _, _| {
+            use gix::diff::index::ChangeRef;
+            let mut c;
+            match change {
+                ChangeRef::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => {
+                    c = blank(location.as_ref());
+                    c.index_status = Some(b'A');
+                    c.modes[1] = entry_mode.bits();
+                    c.ids[1] = id.into_owned();
+                }
+                ChangeRef::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => {
+                    c = blank(location.as_ref());
+                    c.index_status = Some(b'D');
+                    c.modes[0] = entry_mode.bits();
+                    c.ids[0] = id.into_owned();
+                }
+                ChangeRef::Modification {
+                    location,
+                    previous_entry_mode,
+                    previous_id,
+                    entry_mode,
+                    id,
+                    ..
+                } => {
+                    c = blank(location.as_ref());
+                    let typechange =
+                        previous_entry_mode.bits() & 0o170000 != entry_mode.bits() & 0o170000;
+                    c.index_status = Some(if typechange { b'T' } else { b'M' });
+                    c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
+                    c.ids = [previous_id.into_owned(), id.into_owned()];
+                }
+                ChangeRef::Rewrite {
+                    source_location,
+                    source_entry_mode,
+                    source_id,
+                    location,
+                    entry_mode,
+                    id,
+                    copy,
+                    ..
+                } => {
+                    c = blank(location.as_ref());
+                    c.index_status = Some(if copy { b'C' } else { b'R' });
+                    let score = if source_id.as_ref() == id.as_ref() {
+                        100
+                    } else {
+                        similarity(repo, &source_id, &id)
+                    };
+                    c.rename = Some((source_location.into_owned(), score));
+                    c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
+                    c.ids = [source_id.into_owned(), id.into_owned()];
+                }
+            }
+            found.push(c);
+            Ok(std::ops::ControlFlow::Continue(()))
+        })
+        .map_err(|e| Error::Other(e.to_string()))?;
+        for c in found {
+            if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
+                continue;
+            }
+            changes.insert(c.path.clone(), c);
+        }
+    } else {
+        // Unborn: every index entry is an addition.
+        for entry in index.entries() {
+            if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
+                continue;
+            }
+            let mut c = blank(entry.path(index));
+            c.index_status = Some(b'A');
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            changes.insert(c.path.clone(), c);
+        }
+    }
+    // The index against the work tree.
+    let config = repo.config_snapshot();
+    let file_mode = config.boolean("core.fileMode").unwrap_or(true);
+    let mut dirs = root.dirs();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if refreshed.seen[i] != Seen::Changed {
+            continue;
+        }
+        let path = entry.path(index);
+        let (status, mode, submodule) = if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            (
+                b'A',
+                worktree_mode(&mut dirs, path, entry.mode, file_mode),
+                None,
+            )
+        } else {
+            let mode = worktree_mode(&mut dirs, path, entry.mode, file_mode);
+            if mode == 0 {
+                (b'D', 0, None)
+            } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
+                let sub = SubmoduleState {
+                    new_commits: true,
+                    ..submodule_content(root.path(), path)
+                };
+                (b'M', mode, Some(sub))
+            } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
+                (b'T', mode, None)
+            } else {
+                (b'M', mode, None)
+            }
+        };
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            // Unchanged between HEAD and the index: both sides are the index entry.
+            if !entry.flags.contains(Flags::INTENT_TO_ADD) {
+                c.modes[0] = entry.mode.bits();
+                c.ids[0] = entry.id;
+            }
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            c
+        });
+        if change.unmerged.is_some() {
+            continue;
+        }
+        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            change.modes[1] = 0;
+        }
+        change.worktree_status = Some(status);
+        change.modes[2] = mode;
+        change.submodule = submodule;
+    }
+    // Clean gitlinks (same commit) may still have modified or untracked content.
+    for (i, entry) in index.entries().iter().enumerate() {
+        if entry.mode != Mode::COMMIT || refreshed.seen[i] != Seen::Clean {
+            continue;
+        }
+        let path = entry.path(index);
+        let sub = submodule_content(root.path(), path);
+        if !(sub.modified || sub.untracked) {
+            continue;
+        }
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            c.modes[0] = entry.mode.bits();
+            c.ids[0] = entry.id;
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            c
+        });
+        change.worktree_status = Some(b'M');
+        change.modes[2] = Mode::COMMIT.bits();
+        change.submodule = Some(sub);
+    }
+    // A change only in the index keeps the index's mode as its work tree mode.
+    for c in changes.values_mut() {
+        if c.worktree_status.is_none() && c.unmerged.is_none() {
+            c.modes[2] = c.modes[1];
+        }
+    }
+    out.extend(changes.into_values());
+    Ok(())
+}
+
+/// The mode git's diff-files gives the work tree file at `path` (0 when it is gone), from
+/// `lstat` as `ce_mode_from_stat` decides.
+fn worktree_mode(
+    dirs: &mut crate::fs::Dirs<'_>,
+    path: &BStr,
+    index_mode: Mode,
+    file_mode: bool,
+) -> u32 {
+    use rustix::fs::FileType;
+    let Ok(Some(st)) = dirs.lstat(path) else {
+        return 0;
+    };
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => Mode::SYMLINK.bits(),
+        FileType::Directory if index_mode == Mode::COMMIT => Mode::COMMIT.bits(),
+        FileType::RegularFile => {
+            if index_mode == Mode::SYMLINK || index_mode == Mode::COMMIT {
+                Mode::FILE.bits()
+            } else if !file_mode {
+                index_mode.bits()
+            } else if st.st_mode & 0o100 != 0 {
+                Mode::FILE_EXECUTABLE.bits()
+            } else {
+                Mode::FILE.bits()
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Modified and untracked content of the submodule at `path`, as git's
+/// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
+fn submodule_content(worktree: &Path, path: &BStr) -> SubmoduleState {
+    let dir = worktree.join(path.to_path_lossy());
+    let mut state = SubmoduleState::default();
+    if !dir.join(".git").exists() {
+        return state;
+    }
+    let output = std::process::Command::new("git")
+        .args(["status", "--porcelain=2"])
+        .current_dir(&dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(output) = output else {
+        return state;
+    };
+    for line in output.stdout.lines() {
+        match line.first() {
+            Some(b'1' | b'2' | b'u') => {
+                if line.get(5) == Some(&b'S') && line.get(8) == Some(&b'U') {
+                    state.untracked = true;
+                } else {
+                    state.modified = true;
+                }
+            }
+            Some(b'?') => state.untracked = true,
+            _ => {}
+        }
+    }
+    state
+}
+
+/// The similarity score (percent) of an inexact rename. git's `estimate_similarity` counts
+/// the bytes the two blobs share in chunks; this approximates it by common lines.
+fn similarity(repo: &gix::Repository, from: &gix::hash::oid, to: &gix::hash::oid) -> u32 {
+    let (Ok(a), Ok(b)) = (repo.find_object(from), repo.find_object(to)) else {
+        return 0;
+    };
+    let (a, b) = (a.data.clone(), b.data.clone());
+    let max = a.len().max(b.len());
+    if max == 0 {
+        return 100;
+    }
+    let mut counts: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+    for line in a.lines_with_terminator() {
+        *counts.entry(line).or_default() += 1;
+    }
+    let mut common = 0usize;
+    for line in b.lines_with_terminator() {
+        if let Some(n) = counts.get_mut(line) {
+            if *n > 0 {
+                *n -= 1;
+                common += line.len();
+            }
+        }
+    }
+    u32::try_from(common * 100 / max).unwrap_or(100)
+}
+
+/// The untracked and ignored files, by gix-dir's walk.
+fn walk(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    opts: &StatusOptions,
+) -> Result<(Vec<BString>, Vec<BString>), Error> {
+    use gix::dir::walk::EmissionMode;
+    if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mode = match opts.untracked {
+        Untracked::All => EmissionMode::Matching,
+        _ => EmissionMode::CollapseDirectory,
+    };
+    let options = repo
+        .dirwalk_options()
+        .map_err(|e| Error::Other(e.to_string()))?
+        .emit_untracked(mode)
+        .emit_ignored(match opts.ignored {
+            Ignored::No => None,
+            Ignored::Traditional => Some(EmissionMode::CollapseDirectory),
+            Ignored::Matching => Some(EmissionMode::Matching),
+        })
+        .empty_patterns_match_prefix(false);
+    let mut collect = gix::dir::walk::delegate::Collect::default();
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    repo.dirwalk(index, &opts.patterns, &interrupt, options, &mut collect)
+        .map_err(|e| Error::Other(e.to_string()))?;
+    let mut untracked = Vec::new();
+    let mut ignored = Vec::new();
+    for (entry, _) in collect.unorded_entries {
+        let mut path = entry.rela_path;
+        if matches!(
+            entry.disk_kind,
+            Some(gix::dir::entry::Kind::Directory | gix::dir::entry::Kind::Repository)
+        ) {
+            path.push(b'/');
+        }
+        match entry.status {
+            gix::dir::entry::Status::Untracked if opts.untracked != Untracked::No => {
+                untracked.push(path);
+            }
+            gix::dir::entry::Status::Ignored(_) => ignored.push(path),
+            _ => {}
+        }
+    }
+    untracked.sort();
+    ignored.sort();
+    Ok((untracked, ignored))
+}
