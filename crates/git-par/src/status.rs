@@ -120,6 +120,11 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         let err = crate::patch::exec_git(&git);
         return Err(fatal(format!("cannot run git: {err}")));
     };
+    if args.ignored == Ignored::Matching && args.untracked == Some(Untracked::No) {
+        return Err(fatal(
+            "Unsupported combination of ignored and untracked-files arguments",
+        ));
+    }
     let opened = crate::repo::open(overrides)?;
     let worktree = opened.require_workdir()?.to_owned();
     let repo = &opened.repo;
@@ -575,7 +580,7 @@ impl Printer<'_> {
             if self.nul {
                 p.to_owned()
             } else {
-                quote(p, false)
+                quote(self.shown_path(p, false).as_bstr(), false)
             }
         };
         for c in &self.st.changes {
@@ -718,10 +723,38 @@ impl Printer<'_> {
         if self.head.upstream.is_some() && self.head.commit.is_some() {
             out.push(b'\n');
         }
-        if self.head.commit.is_none() {
+        let unborn = self.head.commit.is_none();
+        let has_unmerged = self.st.changes.iter().any(|c| c.unmerged.is_some());
+        let git_dir = self.repo.git_dir();
+        let merging = git_dir.join("MERGE_HEAD").exists();
+        // git's `whence`: during a merge or cherry-pick there is no "unstage" hint.
+        let from_commit = !merging && !git_dir.join("CHERRY_PICK_HEAD").exists();
+        if merging {
+            if has_unmerged {
+                out.extend_from_slice(b"You have unmerged paths.\n");
+                if hints {
+                    out.extend_from_slice(
+                        b"  (fix conflicts and run \"git commit\")\n  (use \"git merge --abort\" to abort the merge)\n",
+                    );
+                }
+            } else {
+                out.extend_from_slice(b"All conflicts fixed but you are still merging.\n");
+                if hints {
+                    out.extend_from_slice(b"  (use \"git commit\" to conclude merge)\n");
+                }
+            }
+            out.push(b'\n');
+        }
+        if let Some((present, all)) = self.st.sparse.filter(|s| s.1 > 0) {
+            let _ = writeln!(
+                out,
+                "You are in a sparse checkout with {}% of tracked files present.\n",
+                present * 100 / all
+            );
+        }
+        if unborn {
             out.extend_from_slice(b"\nNo commits yet\n\n");
         }
-        let unborn = self.head.commit.is_none();
         let staged: Vec<&Change> = self
             .st
             .changes
@@ -768,7 +801,7 @@ impl Printer<'_> {
         };
         if !staged.is_empty() {
             out.extend_from_slice(b"Changes to be committed:\n");
-            if hints {
+            if hints && from_commit {
                 if unborn {
                     out.extend_from_slice(b"  (use \"git rm --cached <file>...\" to unstage)\n");
                 } else {
@@ -784,12 +817,14 @@ impl Printer<'_> {
         }
         if !unmerged.is_empty() {
             out.extend_from_slice(b"Unmerged paths:\n");
-            if hints {
+            if hints && from_commit {
                 out.extend_from_slice(if unborn {
                     b"  (use \"git rm --cached <file>...\" to unstage)\n" as &[u8]
                 } else {
                     b"  (use \"git restore --staged <file>...\" to unstage)\n"
                 });
+            }
+            if hints {
                 let deletions = unmerged
                     .iter()
                     .any(|c| matches!(c.unmerged, Some((1 | 3 | 5, _, _))));

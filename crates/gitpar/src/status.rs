@@ -211,7 +211,10 @@ fn refresh_index(
 /// `resolve_gitlink_ref`; an empty directory is an unpopulated submodule, unchanged).
 fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
     let dir = worktree.join(path.to_path_lossy());
-    let repo = gix::open_opts(&dir, gix::open::Options::isolated().open_path_as_is(true)).ok()?;
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let repo = gix::open_opts(&dir, gix::open::Options::isolated()).ok()?;
     repo.head_id().ok().map(gix::Id::detach)
 }
 
@@ -385,6 +388,9 @@ pub struct Status {
     pub index_written: bool,
     /// How many threads looked at the work tree.
     pub threads: usize,
+    /// With `core.sparseCheckout`: how many entries are present in the work tree (not
+    /// skip-worktree), and how many there are.
+    pub sparse: Option<(usize, usize)>,
 }
 
 /// `git status`'s computation. `head_tree` is HEAD's tree, `None` on an unborn branch.
@@ -414,9 +420,17 @@ pub fn status(
         if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
             gix::index::State::new(repo.object_hash())
         } else {
+            // Unmerged paths are tracked for the walk: one stage-0 entry each.
             let mut s: gix::index::State = (*index).clone();
+            let mut last: Option<BString> = None;
+            s.remove_entries(|_, path, e| {
+                let dup = e.stage_raw() != 0 && last.as_ref().is_some_and(|l| l == path);
+                last = Some(path.to_owned());
+                dup
+            });
             for e in s.entries_mut() {
                 e.flags.insert(Flags::UPTODATE);
+                e.flags.remove(Flags::STAGE_MASK);
             }
             s
         };
@@ -432,11 +446,26 @@ pub fn status(
     });
     let refreshed = refreshed?;
     let (untracked, ignored) = walked?;
+    let sparse = repo
+        .config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false)
+        .then(|| {
+            let all = refreshed.index.entries().len();
+            let skipped = refreshed
+                .index
+                .entries()
+                .iter()
+                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                .count();
+            (all - skipped, all)
+        });
     let mut out = Status {
         untracked,
         ignored,
         head_tree,
         threads,
+        sparse,
         ..Status::default()
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
@@ -444,6 +473,24 @@ pub fn status(
         let matcher = pathspec
             .matcher(repo, &refreshed.index)
             .map_err(Error::Other)?;
+        // A collapsed directory the pathspecs do not name is shown as its matching files, as
+        // git's walk recurses into it.
+        let mut dirs = root.dirs();
+        for list in [&mut out.untracked, &mut out.ignored] {
+            let mut kept = Vec::new();
+            for path in list.drain(..) {
+                match path.strip_suffix(b"/") {
+                    Some(dir) if !matcher.selects(dir.as_bstr()) => {
+                        let mut files = Vec::new();
+                        files_below(&mut dirs, dir.as_bstr(), &mut files);
+                        kept.extend(files.into_iter().filter(|f| matcher.selects(f.as_bstr())));
+                    }
+                    _ => kept.push(path),
+                }
+            }
+            kept.sort();
+            *list = kept;
+        }
         out.changes.retain(|c| {
             matcher.selects(c.path.as_bstr())
                 || c.rename
@@ -522,72 +569,89 @@ fn collect_changes(
         state
             .remove_entries(|_, _, e| e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0);
         let mut found: Vec<Change> = Vec::new();
-        repo.tree_index_status(&tree, &state, None, renames, |change, _, _| {
-            use gix::diff::index::ChangeRef;
-            let mut c;
-            match change {
-                ChangeRef::Addition {
-                    location,
-                    entry_mode,
-                    id,
-                    ..
-                } => {
-                    c = blank(location.as_ref());
-                    c.index_status = Some(b'A');
-                    c.modes[1] = entry_mode.bits();
-                    c.ids[1] = id.into_owned();
+        // All paths, wherever the current directory is (gix's default is its prefix).
+        let empty = gix::index::State::new(repo.object_hash());
+        let mut everything = repo
+            .pathspec(
+                false,
+                None::<&str>,
+                false,
+                &empty,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+            )
+            .map_err(|e| Error::Other(e.to_string()))?;
+        repo.tree_index_status(
+            &tree,
+            &state,
+            Some(&mut everything),
+            renames,
+            |change, _, _| {
+                use gix::diff::index::ChangeRef;
+                let mut c;
+                match change {
+                    ChangeRef::Addition {
+                        location,
+                        entry_mode,
+                        id,
+                        ..
+                    } => {
+                        c = blank(location.as_ref());
+                        c.index_status = Some(b'A');
+                        c.modes[1] = entry_mode.bits();
+                        c.ids[1] = id.into_owned();
+                    }
+                    ChangeRef::Deletion {
+                        location,
+                        entry_mode,
+                        id,
+                        ..
+                    } => {
+                        c = blank(location.as_ref());
+                        c.index_status = Some(b'D');
+                        c.modes[0] = entry_mode.bits();
+                        c.ids[0] = id.into_owned();
+                    }
+                    ChangeRef::Modification {
+                        location,
+                        previous_entry_mode,
+                        previous_id,
+                        entry_mode,
+                        id,
+                        ..
+                    } => {
+                        c = blank(location.as_ref());
+                        let typechange =
+                            previous_entry_mode.bits() & 0o170000 != entry_mode.bits() & 0o170000;
+                        c.index_status = Some(if typechange { b'T' } else { b'M' });
+                        c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
+                        c.ids = [previous_id.into_owned(), id.into_owned()];
+                    }
+                    ChangeRef::Rewrite {
+                        source_location,
+                        source_entry_mode,
+                        source_id,
+                        location,
+                        entry_mode,
+                        id,
+                        copy,
+                        ..
+                    } => {
+                        c = blank(location.as_ref());
+                        c.index_status = Some(if copy { b'C' } else { b'R' });
+                        let score = if source_id.as_ref() == id.as_ref() {
+                            100
+                        } else {
+                            similarity(repo, &source_id, &id)
+                        };
+                        c.rename = Some((source_location.into_owned(), score));
+                        c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
+                        c.ids = [source_id.into_owned(), id.into_owned()];
+                    }
                 }
-                ChangeRef::Deletion {
-                    location,
-                    entry_mode,
-                    id,
-                    ..
-                } => {
-                    c = blank(location.as_ref());
-                    c.index_status = Some(b'D');
-                    c.modes[0] = entry_mode.bits();
-                    c.ids[0] = id.into_owned();
-                }
-                ChangeRef::Modification {
-                    location,
-                    previous_entry_mode,
-                    previous_id,
-                    entry_mode,
-                    id,
-                    ..
-                } => {
-                    c = blank(location.as_ref());
-                    let typechange =
-                        previous_entry_mode.bits() & 0o170000 != entry_mode.bits() & 0o170000;
-                    c.index_status = Some(if typechange { b'T' } else { b'M' });
-                    c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
-                    c.ids = [previous_id.into_owned(), id.into_owned()];
-                }
-                ChangeRef::Rewrite {
-                    source_location,
-                    source_entry_mode,
-                    source_id,
-                    location,
-                    entry_mode,
-                    id,
-                    copy,
-                    ..
-                } => {
-                    c = blank(location.as_ref());
-                    c.index_status = Some(if copy { b'C' } else { b'R' });
-                    let score = if source_id.as_ref() == id.as_ref() {
-                        100
-                    } else {
-                        similarity(repo, &source_id, &id)
-                    };
-                    c.rename = Some((source_location.into_owned(), score));
-                    c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
-                    c.ids = [source_id.into_owned(), id.into_owned()];
-                }
-            }
-            found.push(c);
-            Ok(std::ops::ControlFlow::Continue(()))
-        })
+                found.push(c);
+                Ok(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .map_err(|e| Error::Other(e.to_string()))?;
         for c in found {
             if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
@@ -630,7 +694,7 @@ fn collect_changes(
             } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
                 let sub = SubmoduleState {
                     new_commits: true,
-                    ..submodule_content(root.path(), path)
+                    ..submodule_content(root.path(), path, opts.untracked != Untracked::No)
                 };
                 (b'M', mode, Some(sub))
             } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
@@ -655,6 +719,7 @@ fn collect_changes(
         }
         if entry.flags.contains(Flags::INTENT_TO_ADD) {
             change.modes[1] = 0;
+            change.ids[1] = null;
         }
         change.worktree_status = Some(status);
         change.modes[2] = mode;
@@ -666,7 +731,7 @@ fn collect_changes(
             continue;
         }
         let path = entry.path(index);
-        let sub = submodule_content(root.path(), path);
+        let sub = submodule_content(root.path(), path, opts.untracked != Untracked::No);
         if !(sub.modified || sub.untracked) {
             continue;
         }
@@ -681,6 +746,18 @@ fn collect_changes(
         change.worktree_status = Some(b'M');
         change.modes[2] = Mode::COMMIT.bits();
         change.submodule = Some(sub);
+    }
+    // An unmerged path's work tree mode is what is on disk.
+    for c in changes.values_mut() {
+        if let Some((_, modes, _)) = c.unmerged {
+            let ours = modes[1..]
+                .iter()
+                .copied()
+                .find(|&m| m != 0)
+                .unwrap_or(modes[0]);
+            let mode = Mode::from_bits(ours).unwrap_or(Mode::FILE);
+            c.modes[2] = worktree_mode(&mut dirs, c.path.as_bstr(), mode, file_mode);
+        }
     }
     // A change only in the index keeps the index's mode as its work tree mode.
     for c in changes.values_mut() {
@@ -724,7 +801,7 @@ fn worktree_mode(
 
 /// Modified and untracked content of the submodule at `path`, as git's
 /// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
-fn submodule_content(worktree: &Path, path: &BStr) -> SubmoduleState {
+fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
     let dir = worktree.join(path.to_path_lossy());
     let mut state = SubmoduleState::default();
     if !dir.join(".git").exists() {
@@ -732,6 +809,7 @@ fn submodule_content(worktree: &Path, path: &BStr) -> SubmoduleState {
     }
     let output = std::process::Command::new("git")
         .args(["status", "--porcelain=2"])
+        .args((!untracked).then_some("-uno"))
         .current_dir(&dir)
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
@@ -803,11 +881,16 @@ fn walk(
         .dirwalk_options()
         .map_err(|e| Error::Other(e.to_string()))?
         .emit_untracked(mode)
-        .emit_ignored(match opts.ignored {
-            Ignored::No => None,
-            Ignored::Traditional => Some(EmissionMode::CollapseDirectory),
-            Ignored::Matching => Some(EmissionMode::Matching),
+        .emit_ignored(match (opts.ignored, opts.untracked) {
+            (Ignored::No, _) => None,
+            (Ignored::Traditional, Untracked::All) => Some(EmissionMode::Matching),
+            (Ignored::Traditional, _) => Some(EmissionMode::CollapseDirectory),
+            (Ignored::Matching, _) => Some(EmissionMode::Matching),
         })
+        .emit_collapsed(
+            (opts.ignored != Ignored::No)
+                .then_some(gix::dir::walk::CollapsedEntriesEmissionMode::OnStatusMismatch),
+        )
         .empty_patterns_match_prefix(false);
     let mut collect = gix::dir::walk::delegate::Collect::default();
     let interrupt = std::sync::atomic::AtomicBool::new(false);
@@ -831,7 +914,41 @@ fn walk(
             _ => {}
         }
     }
+    // `--ignored -uall`: every file of an ignored directory, as git's walk without
+    // DIR_SHOW_OTHER_DIRECTORIES lists them.
+    if opts.ignored == Ignored::Traditional && opts.untracked == Untracked::All {
+        if let Some(workdir) = repo.workdir() {
+            if let Ok(root) = Root::open(workdir) {
+                let mut dirs = root.dirs();
+                let mut files = Vec::new();
+                for path in ignored.drain(..) {
+                    match path.strip_suffix(b"/") {
+                        Some(dir) => files_below(&mut dirs, dir.as_bstr(), &mut files),
+                        None => files.push(path),
+                    }
+                }
+                ignored = files;
+            }
+        }
+    }
     untracked.sort();
     ignored.sort();
     Ok((untracked, ignored))
+}
+
+/// Every file below the directory `dir` (repository-relative), depth first.
+fn files_below(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr, out: &mut Vec<BString>) {
+    let Ok(entries) = dirs.read_dir(dir) else {
+        return;
+    };
+    for (name, is_dir) in entries {
+        let mut path = BString::from(dir);
+        path.push(b'/');
+        path.extend_from_slice(&name);
+        if is_dir {
+            files_below(dirs, path.as_bstr(), out);
+        } else {
+            out.push(path);
+        }
+    }
 }
