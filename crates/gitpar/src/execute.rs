@@ -19,6 +19,7 @@ use crate::checkout::{EntryError, Error, Progress};
 use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::tune;
 
 /// One entry to write: an index into the plan's entries, and whether a file the index tracks
 /// is at its path now (the worker unlinks it right before creating the new one).
@@ -86,13 +87,20 @@ pub fn execute(
         // the tail, with its path, and the rest of the checkout goes on, as with git.
         let _ = main_dirs.mkdir(dir.as_bstr(), true);
     }
+    let pooled = pooled_jobs(plan, jobs, opts);
+    let choice = opts.choice(tune::Kind::of(root.fd()), pooled.len());
+    let cache = (opts.budget / 4).min(DELTA_CACHE);
     let shared = Shared {
-        budget: Budget::new(opts.budget),
+        budget: Budget::new(opts.budget - cache),
+        pack_cache: usize::try_from(cache).unwrap_or(usize::MAX) / choice.max.max(1),
         progress,
         should_interrupt,
         bytes_written: AtomicU64::new(0),
         attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
+        finished: AtomicUsize::new(0),
+        target: AtomicUsize::new(usize::MAX),
+        chunk: AtomicUsize::new(CHUNK),
         drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
             context: "reading filter configuration",
             message,
@@ -101,7 +109,7 @@ pub fn execute(
             .command_context()
             .map_err(crate::checkout::repo_err("setting up filters"))?,
     };
-    let (workers, results) = pool(repo, plan, jobs, root, opts, filters, &shared);
+    let (workers, results) = pool(repo, plan, &pooled, choice, root, opts, filters, &shared);
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
     let mut errors = Vec::new();
     let mut collided = Vec::new();
@@ -143,60 +151,76 @@ pub fn execute(
 
 /// The writer pool: the regular files of `jobs` (and symlinks, when they are written as plain
 /// files) go to writers that take contiguous chunks of them from a shared counter; symlinks and
-/// gitlinks are left to the tail. Below `opts.threshold` files, or with one worker configured,
-/// they are written in the calling thread, without spawning. Returns the number of writers and
-/// one result per pooled job, in no particular order. A writer's panic is resumed in the calling
-/// thread (after `std::thread::scope` has joined the other writers).
+/// gitlinks are left to the tail. The writer count is [`Options::choice`]'s for the work tree's
+/// filesystem: below the threshold, or with one worker, they are written in the calling thread,
+/// without spawning. When the choice may grow (an automatic count), the calling thread measures
+/// the throughput while the writers run and starts more of them while it grows
+/// ([`tune::Refiner`]); writers beyond a lowered target stop at their next chunk. Returns the
+/// largest number of writers that ran and one result per pooled job, in no particular order. A
+/// writer's panic is resumed in the calling thread (after `std::thread::scope` has joined the
+/// other writers).
+#[allow(clippy::too_many_arguments)]
 fn pool(
     repo: &gix::Repository,
     plan: &Plan,
-    jobs: &[Job],
+    pooled: &[Job],
+    choice: tune::Choice,
     root: &Root,
     opts: &Options,
     filters: Filters<'_>,
     shared: &Shared<'_>,
 ) -> (usize, Vec<JobResult>) {
-    let pooled: Vec<Job> = jobs
-        .iter()
-        .filter(|j| match plan.entries[j.entry].kind {
-            Kind::File | Kind::Executable => true,
-            Kind::Symlink => !opts.symlinks,
-            Kind::Gitlink => false,
-        })
-        .copied()
-        .collect();
-    let workers = if pooled.len() < opts.threshold.max(1) {
-        1
-    } else {
-        opts.workers.clamp(1, pooled.len().max(1))
-    };
     let mut results = Vec::with_capacity(pooled.len());
-    if workers == 1 {
+    if choice.workers <= 1 && !choice.refinable() {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
         let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
-        worker.run(plan, &pooled, shared, &mut results);
-        return (workers, results);
+        worker.run(0, plan, pooled, shared, &mut results);
+        return (1, results);
     }
+    // Chunks small enough that every writer the run may grow to gets a few.
+    shared.chunk.store(
+        (pooled.len() / (4 * choice.max)).clamp(1, CHUNK),
+        Ordering::Relaxed,
+    );
+    shared.target.store(choice.workers, Ordering::Relaxed);
     let sync_repo = repo.clone().into_sync();
+    let mut refiner = tune::Refiner::new(&choice);
+    let mut started = 0;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                // Cloned here, moved into the thread: a writer owns its pipeline and stack.
-                let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-                let (pooled, sync_repo) = (&pooled, &sync_repo);
-                std::thread::Builder::new()
-                    .name("git-par writer".into())
-                    .spawn_scoped(scope, move || {
-                        let repo = sync_repo.to_thread_local();
-                        let mut worker =
-                            Worker::new(repo, (filter, attributes), root, opts, shared);
-                        let mut out = Vec::new();
-                        worker.run(plan, pooled, shared, &mut out);
-                        out
-                    })
-                    .expect("spawning a thread only fails when the system is out of resources")
-            })
-            .collect();
+        let spawn = |id: usize| {
+            // Cloned here, moved into the thread: a writer owns its pipeline and stack.
+            let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+            let sync_repo = &sync_repo;
+            std::thread::Builder::new()
+                .name("git-par writer".into())
+                .spawn_scoped(scope, move || {
+                    let repo = sync_repo.to_thread_local();
+                    let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
+                    let mut out = Vec::new();
+                    worker.run(id, plan, pooled, shared, &mut out);
+                    out
+                })
+                .expect("spawning a thread only fails when the system is out of resources")
+        };
+        let mut handles: Vec<_> = (0..choice.workers).map(spawn).collect();
+        started = choice.workers;
+        // The calling thread measures while the writers run, until the refiner has settled or
+        // the work is all handed out. A sampling period, not synchronisation: the writers
+        // never wait for it.
+        while refiner.active()
+            && shared.next_chunk.load(Ordering::Relaxed) < pooled.len()
+            && !shared.should_interrupt.load(Ordering::Relaxed)
+        {
+            std::thread::sleep(SAMPLE);
+            let done = shared.finished.load(Ordering::Relaxed);
+            if let Some(target) = refiner.observe(done, std::time::Instant::now()) {
+                shared.target.store(target, Ordering::Relaxed);
+                while started < target {
+                    handles.push(spawn(started));
+                    started += 1;
+                }
+            }
+        }
         for handle in handles {
             match handle.join() {
                 Ok(out) => results.extend(out),
@@ -204,7 +228,23 @@ fn pool(
             }
         }
     });
-    (workers, results)
+    (started, results)
+}
+
+/// How often the calling thread samples the throughput while it refines the writer count.
+const SAMPLE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The jobs the writer pool takes: regular files, and symlinks when they are written as plain
+/// files (`core.symlinks=false`); symlinks and gitlinks are the tail's.
+fn pooled_jobs(plan: &Plan, jobs: &[Job], opts: &Options) -> Vec<Job> {
+    jobs.iter()
+        .filter(|j| match plan.entries[j.entry].kind {
+            Kind::File | Kind::Executable => true,
+            Kind::Symlink => !opts.symlinks,
+            Kind::Gitlink => false,
+        })
+        .copied()
+        .collect()
 }
 
 /// The sequential tail: collisions (and entries whose directory was not there as a real
@@ -332,6 +372,14 @@ struct Shared<'a> {
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
     command_context: gix::command::Context,
+    /// Bytes of decoded-object cache per writer ([`DELTA_CACHE`]).
+    pack_cache: usize,
+    /// Pooled entries finished (written or failed), for the refiner's measurements.
+    finished: AtomicUsize,
+    /// Writers with an id below this take chunks; the others stop at their next one.
+    target: AtomicUsize,
+    /// Entries per chunk for this run (at most [`CHUNK`]).
+    chunk: AtomicUsize,
     /// Index of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the sorted
     /// path list, so a worker mostly stays in one directory (good for the kernel's dentry and
     /// directory locks), while taking them dynamically keeps slow chunks from stalling the run.
@@ -346,6 +394,14 @@ struct OwnAttributes<'d> {
     /// The configured driver the `filter` attribute names, if it can smudge.
     driver: Option<&'d gix::filter::plumbing::Driver>,
 }
+
+/// The most memory for decoded objects kept to resolve deltas (git's `core.deltaBaseCacheLimit`
+/// is 96 MiB), split between the writers. A quarter of the budget at most, and carved out of it:
+/// the budget bounds blobs in flight and this cache together. gix keeps each resolved object
+/// (not the intermediate bases of its chain), so a delta whose base was written a while ago
+/// is one delta away instead of a whole chain: on the bench's 40,000 files a 64 MiB cache
+/// cut the CPU of a checkout by a quarter.
+const DELTA_CACHE: u64 = 64 * 1024 * 1024;
 
 /// How many consecutive entries a worker takes at a time.
 const CHUNK: usize = 32;
@@ -404,6 +460,13 @@ impl<'r> Worker<'r> {
         shared: &'r Shared<'_>,
     ) -> Self {
         repo.object_cache_size(0);
+        // A decoded-object cache keyed by pack offset, sized from the budget: gix resolves a
+        // delta chain from the nearest cached object, and small fixed LRUs miss almost always
+        // on a big checkout (see [`DELTA_CACHE`]).
+        let bytes = shared.pack_cache.max(1);
+        repo.objects.set_pack_cache(move || {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
+        });
         filter.options_mut().drivers.clear();
         Worker {
             repo,
@@ -419,15 +482,24 @@ impl<'r> Worker<'r> {
     }
 
     /// Write the entries named by `pooled`, taking chunks from the shared counter until none
-    /// are left or the run is interrupted, then the entries this writer's filters delayed, and
-    /// append one result per entry to `out`.
-    fn run(&mut self, plan: &Plan, pooled: &[Job], shared: &Shared<'_>, out: &mut Vec<JobResult>) {
-        loop {
-            let start = shared.next_chunk.fetch_add(CHUNK, Ordering::Relaxed);
+    /// are left, the run is interrupted or the writer count dropped to `id` or below, then the
+    /// entries this writer's filters delayed, and append one result per entry to `out`.
+    fn run(
+        &mut self,
+        id: usize,
+        plan: &Plan,
+        pooled: &[Job],
+        shared: &Shared<'_>,
+        out: &mut Vec<JobResult>,
+    ) {
+        let chunk = shared.chunk.load(Ordering::Relaxed);
+        while id < shared.target.load(Ordering::Relaxed) {
+            let start = shared.next_chunk.fetch_add(chunk, Ordering::Relaxed);
             if start >= pooled.len() {
                 break;
             }
-            let range = start..(start + CHUNK).min(pooled.len());
+            let range = start..(start + chunk).min(pooled.len());
+            let len = range.len();
             for &job in &pooled[range] {
                 if shared.should_interrupt.load(Ordering::Relaxed) {
                     return;
@@ -446,6 +518,7 @@ impl<'r> Worker<'r> {
                 }
                 out.push((job, result));
             }
+            shared.finished.fetch_add(len, Ordering::Relaxed);
         }
         self.finish_delayed(plan, shared, out);
     }

@@ -120,6 +120,12 @@ impl Root {
         Ok(fd)
     }
 
+    /// The root directory's descriptor, for questions about the filesystem it is on
+    /// ([`crate::tune::Kind::of`]); never for resolving paths (that is [`Root::open_dir`]'s).
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
     /// A per-thread cache of open directories below this root.
     pub fn dirs(&self) -> Dirs<'_> {
         Dirs {

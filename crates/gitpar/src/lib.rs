@@ -36,6 +36,7 @@ pub mod restore;
 pub(crate) mod sparse;
 pub mod status;
 pub(crate) mod submodule;
+pub mod tune;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};

@@ -1,8 +1,9 @@
 //! Resolving what a checkout should do from the command line and git's configuration.
 //!
-//! Precedence follows git: an explicit `-j N` wins, then `checkout.workers`, then our default.
+//! Precedence follows git: an explicit `-j N` wins, then `checkout.workers`, then our default,
+//! which is chosen per run from the work tree's filesystem ([`crate::tune`]).
 //! `checkout.thresholdForParallelism` keeps its meaning (fewer files than this are written
-//! sequentially).
+//! sequentially); unset, it depends on the filesystem too.
 
 /// Git's default for `checkout.thresholdForParallelism`.
 pub const DEFAULT_THRESHOLD: usize = 100;
@@ -14,10 +15,17 @@ pub const DEFAULT_BUDGET: u64 = 256 * 1024 * 1024;
 /// Everything the engine needs to know about how to check out, decided once per run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Number of writer threads; 1 means the main thread writes everything.
+    /// Number of writer threads; 1 means the main thread writes everything. With
+    /// [`tune::Source::Auto`](crate::tune::Source) this is only a fallback: each run chooses
+    /// from its work tree's filesystem ([`Options::choice`]).
     pub workers: usize,
+    /// Where `workers` came from: `-j`, `checkout.workers`, or nothing (auto).
+    pub workers_source: crate::tune::Source,
     /// Below this many regular files the checkout is sequential, as with git.
     pub threshold: usize,
+    /// Whether `threshold` was configured (`checkout.thresholdForParallelism`); when not, the
+    /// filesystem decides ([`crate::tune::default_threshold`]).
+    pub threshold_set: bool,
     /// `core.symlinks`: when false, symlinks are written as plain files holding the target.
     pub symlinks: bool,
     /// Path-component protections (gix-validate), from `core.protectNTFS`/`core.protectHFS`.
@@ -40,7 +48,9 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             workers: default_workers(),
+            workers_source: crate::tune::Source::Auto,
             threshold: DEFAULT_THRESHOLD,
+            threshold_set: false,
             symlinks: true,
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
@@ -56,11 +66,12 @@ pub fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
-/// Our default worker count when neither `-j` nor `checkout.workers` says otherwise.
+/// The fallback worker count when neither `-j` nor `checkout.workers` says otherwise and the
+/// filesystem is not known (a run that knows its work tree asks [`Options::choice`]).
 ///
 /// Creating files is mostly waiting on the kernel and the filesystem, not computing, so threads
 /// beyond the CPU count still overlap useful work (and threads, unlike git's processes, cost no
-/// extra memory under the budget). The tuning work refines this per filesystem.
+/// extra memory under the budget).
 pub fn default_workers() -> usize {
     (online_cpus() * 4).clamp(4, 16)
 }
@@ -87,12 +98,16 @@ impl Options {
                 .filter(|n| *n >= 1)
                 .unwrap_or_else(online_cpus)
         });
-        opts.workers = jobs
-            .map(|n| if n < 1 { online_cpus() } else { n })
-            .or(from_config)
-            .unwrap_or_else(default_workers);
+        let explicit = jobs.map(|n| if n < 1 { online_cpus() } else { n });
+        opts.workers_source = match (explicit, from_config) {
+            (Some(_), _) => crate::tune::Source::Explicit,
+            (None, Some(_)) => crate::tune::Source::Config,
+            (None, None) => crate::tune::Source::Auto,
+        };
+        opts.workers = explicit.or(from_config).unwrap_or_else(default_workers);
         if let Some(t) = config.integer("checkout.thresholdForParallelism") {
             opts.threshold = usize::try_from(t).unwrap_or(0);
+            opts.threshold_set = true;
         }
         opts.symlinks = config.boolean("core.symlinks").unwrap_or(true);
         if let Some(v) = config.boolean("core.protectNTFS") {
@@ -105,5 +120,28 @@ impl Options {
             opts.budget = u64::try_from(bytes).unwrap_or(1).max(1);
         }
         opts
+    }
+
+    /// The worker count for a pass over `n_items` files on a filesystem of `kind`: sequential
+    /// below the threshold (configured, or the filesystem's default), else `-j` or
+    /// `checkout.workers` as given, else the filesystem's choice ([`crate::tune::workers_for`]),
+    /// whose growth the memory budget bounds.
+    pub fn choice(&self, kind: crate::tune::Kind, n_items: usize) -> crate::tune::Choice {
+        use crate::tune::{self, Choice, Source};
+        let threshold = if self.threshold_set {
+            self.threshold
+        } else {
+            tune::default_threshold(kind)
+        };
+        if n_items < threshold.max(1) {
+            return Choice {
+                workers: 1,
+                max: 1,
+                source: self.workers_source,
+            };
+        }
+        let explicit = (self.workers_source != Source::Auto)
+            .then_some((self.workers.max(1), self.workers_source));
+        tune::within_budget(tune::workers_for(kind, n_items, explicit), self.budget)
     }
 }

@@ -23,6 +23,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "resolve_undo.rs",
         "reads the index file (its REUC extension), inside the git directory",
     ),
+    (
+        "tune.rs",
+        "reads the block device's queue/rotational under /sys, never a work tree",
+    ),
 ];
 
 /// Path-taking `std::fs` functions (the `File` type and `OpenOptions` are caught by `open(`).

@@ -1,0 +1,427 @@
+//! How many files to have in flight: chosen from the filesystem a work tree is on, then refined
+//! at run time from the measured throughput.
+//!
+//! The cost of a file is the filesystem's, not ours: about 15 µs of CPU on tmpfs (more threads
+//! than CPUs only add contention), tens of µs on a local ext4/xfs/btrfs (some waiting on the
+//! journal and the page cache, so a few threads per CPU overlap it), and a millisecond or more of
+//! *waiting* per operation on NFS, SMB, FUSE, 9p or virtiofs, where dozens of files in flight
+//! are what hide the latency. No fixed default suits all three, so the auto count starts from the
+//! kind of filesystem ([`Kind::of`], one `fstatfs` on the work tree's root) and the
+//! [`Refiner`] grows it while the throughput of the first chunks keeps growing, up to a ceiling
+//! that the memory budget also bounds.
+//!
+//! Precedence is git's: an explicit `-j N` wins, then `checkout.workers`, then this ([`Source`]).
+//! The same choice serves every parallel pass over a work tree (writing files, refreshing stat
+//! data), so [`workers_for`] takes only the kind, the number of items and the explicit count.
+
+use std::time::{Duration, Instant};
+
+use rustix::fd::AsFd;
+
+/// Where the worker count of a run comes from, in git's order of precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `-j N` on the command line: used as given.
+    Explicit,
+    /// `checkout.workers` in the configuration: used as given.
+    Config,
+    /// Neither: chosen from the filesystem and refined at run time.
+    Auto,
+}
+
+/// The kind of filesystem a work tree is on, as far as the cost of creating a file goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// tmpfs, ramfs: no I/O at all, a file costs CPU only.
+    Memory,
+    /// A local disk filesystem (ext4, xfs, btrfs, f2fs, zfs, bcachefs, vfat, exfat, ntfs3...);
+    /// `rotational` is the backing block device's `queue/rotational` when it could be read.
+    Local {
+        /// `Some(true)` for a spinning disk, `Some(false)` for an SSD, `None` when unknown.
+        rotational: Option<bool>,
+    },
+    /// overlayfs (containers): local files under a copy-up layer.
+    Overlay,
+    /// NFS, SMB/CIFS, 9p, AFS, Ceph...: every operation is a round trip to a server.
+    Network,
+    /// FUSE (which includes virtiofs and sshfs): every operation is a round trip to a process or
+    /// a host, often with network latency behind it.
+    Fuse,
+    /// Anything else, or `fstatfs` failed.
+    Unknown,
+}
+
+// `f_type` magic numbers from linux/magic.h (and the filesystems' own headers for those it
+// lacks). Compared as u64: `f_type` is signed on some architectures.
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+const RAMFS_MAGIC: u64 = 0x8584_58f6;
+const EXT4_MAGIC: u64 = 0xef53; // ext2, ext3 and ext4 share it
+const XFS_MAGIC: u64 = 0x5846_5342;
+const BTRFS_MAGIC: u64 = 0x9123_683e;
+const F2FS_MAGIC: u64 = 0xf2f5_2010;
+const ZFS_MAGIC: u64 = 0x2fc1_2fc1;
+const BCACHEFS_MAGIC: u64 = 0xca45_1a4e;
+const MSDOS_MAGIC: u64 = 0x4d44;
+const EXFAT_MAGIC: u64 = 0x2011_bab0;
+const NTFS3_MAGIC: u64 = 0x7366_746e;
+const OVERLAY_MAGIC: u64 = 0x794c_7630;
+const NFS_MAGIC: u64 = 0x6969;
+const SMB_MAGIC: u64 = 0x517b;
+const CIFS_MAGIC: u64 = 0xff53_4d42;
+const SMB2_MAGIC: u64 = 0xfe53_4d42;
+const V9FS_MAGIC: u64 = 0x0102_1997;
+const AFS_MAGIC: u64 = 0x5346_414f;
+const CEPH_MAGIC: u64 = 0x00c3_6400;
+const CODA_MAGIC: u64 = 0x7375_7245;
+const FUSE_MAGIC: u64 = 0x6573_5546;
+
+impl Kind {
+    /// The kind of the filesystem `fd` (a work tree's root directory) is on: one `fstatfs`,
+    /// and for a local disk filesystem one read under `/sys` for the rotational flag.
+    pub fn of(fd: impl AsFd) -> Kind {
+        let fd = fd.as_fd();
+        let Ok(st) = rustix::fs::fstatfs(fd) else {
+            return Kind::Unknown;
+        };
+        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+        let magic = (st.f_type as i64 as u64) & 0xffff_ffff;
+        Kind::from_magic(magic, || rotational(fd))
+    }
+
+    /// The kind for an `f_type` magic number; `rotational` is asked only for local disks.
+    fn from_magic(magic: u64, rotational: impl FnOnce() -> Option<bool>) -> Kind {
+        match magic {
+            TMPFS_MAGIC | RAMFS_MAGIC => Kind::Memory,
+            EXT4_MAGIC | XFS_MAGIC | BTRFS_MAGIC | F2FS_MAGIC | ZFS_MAGIC | BCACHEFS_MAGIC
+            | MSDOS_MAGIC | EXFAT_MAGIC | NTFS3_MAGIC => Kind::Local {
+                rotational: rotational(),
+            },
+            OVERLAY_MAGIC => Kind::Overlay,
+            NFS_MAGIC | SMB_MAGIC | CIFS_MAGIC | SMB2_MAGIC | V9FS_MAGIC | AFS_MAGIC
+            | CEPH_MAGIC | CODA_MAGIC => Kind::Network,
+            FUSE_MAGIC => Kind::Fuse,
+            _ => Kind::Unknown,
+        }
+    }
+
+    /// Returns true if and only if an operation on this kind of filesystem is mostly waiting
+    /// (a server, a process): many files in flight pay off, and even small jobs gain from them.
+    pub fn is_high_latency(self) -> bool {
+        matches!(self, Kind::Network | Kind::Fuse)
+    }
+}
+
+/// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
+/// is the device or, for a partition, a directory inside it (whose parent has the queue).
+fn rotational(fd: rustix::fd::BorrowedFd<'_>) -> Option<bool> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+    if major == 0 {
+        return None; // an anonymous device (btrfs subvolumes, network): no queue to read
+    }
+    let dev = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let dev = dev.canonicalize().ok()?;
+    [
+        dev.join("queue/rotational"),
+        dev.join("../queue/rotational"),
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .map(|s| s.trim() == "1")
+}
+
+/// The worker count of one parallel pass, and how far the [`Refiner`] may take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// Threads to start with; 1 means the calling thread does everything (no spawning).
+    pub workers: usize,
+    /// The most threads the run may grow to; equal to `workers` when the count is fixed.
+    pub max: usize,
+    /// Where the count came from.
+    pub source: Source,
+}
+
+impl Choice {
+    /// Returns true if and only if the run may grow its thread count from measurements.
+    pub fn refinable(&self) -> bool {
+        self.max > self.workers
+    }
+}
+
+/// Items per thread below which another thread costs more than it saves on a filesystem where
+/// a file costs CPU (tmpfs, local disks): a thread start is worth a few small files.
+const ITEMS_PER_THREAD: usize = 16;
+
+/// git's `checkout.thresholdForParallelism` default, for low-latency filesystems.
+const LOCAL_THRESHOLD: usize = 100;
+
+/// The threshold on high-latency filesystems: there one file waits longer than starting a
+/// thread takes, so a handful of files already gain from being written in parallel.
+const REMOTE_THRESHOLD: usize = 4;
+
+/// The sequential threshold when `checkout.thresholdForParallelism` is not configured.
+pub fn default_threshold(kind: Kind) -> usize {
+    if kind.is_high_latency() {
+        REMOTE_THRESHOLD
+    } else {
+        LOCAL_THRESHOLD
+    }
+}
+
+/// The worker count for `n_items` on `kind`: `explicit` (from `-j` or `checkout.workers`, with
+/// its `source`) is used as given; otherwise the start and the ceiling come from the kind:
+/// tmpfs — the CPU count (a file is pure CPU there); a local disk — two threads per CPU,
+/// growing to four (one per CPU on a spinning disk, growing to two); overlay or unknown — as a
+/// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128. Never more threads
+/// than there are items (or, where a file is cheap, than [`ITEMS_PER_THREAD`] per thread).
+/// The threshold for a sequential run is the caller's (see [`default_threshold`]).
+pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>) -> Choice {
+    let n_items = n_items.max(1);
+    if let Some((n, source)) = explicit {
+        let n = n.clamp(1, n_items);
+        return Choice {
+            workers: n,
+            max: n,
+            source,
+        };
+    }
+    let cpus = crate::options::online_cpus();
+    let (start, max) = match kind {
+        Kind::Memory => (cpus, cpus),
+        Kind::Local {
+            rotational: Some(true),
+        } => (cpus, 2 * cpus),
+        Kind::Local { .. } | Kind::Overlay | Kind::Unknown => {
+            ((2 * cpus).clamp(2, 16), (4 * cpus).clamp(4, 32))
+        }
+        Kind::Network | Kind::Fuse => (32, 128),
+    };
+    let per_thread = if kind.is_high_latency() {
+        1
+    } else {
+        ITEMS_PER_THREAD
+    };
+    let fit = (n_items / per_thread).max(1);
+    Choice {
+        workers: start.min(fit),
+        max: max.min(fit).max(start.min(fit)),
+        source: Source::Auto,
+    }
+}
+
+/// Memory a writer thread costs beyond the blobs it holds under the budget (its stack, its
+/// object-database handle and buffers): the budget bounds the thread count too.
+pub const PER_THREAD: u64 = 1024 * 1024;
+
+/// Lower `choice.max` so that the threads themselves fit in `budget` ([`PER_THREAD`] each).
+pub fn within_budget(mut choice: Choice, budget: u64) -> Choice {
+    let fit = usize::try_from(budget / PER_THREAD)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    if choice.source == Source::Auto {
+        choice.max = choice.max.min(fit).max(choice.workers.min(fit));
+        choice.workers = choice.workers.min(choice.max);
+    }
+    choice
+}
+
+/// Growth by measurement: the number of threads doubles while each doubling raises the
+/// throughput (items per second over a window) by at least [`GAIN`]; the first doubling that
+/// does not is undone and growth stops. Windows are long enough to mean something: at least
+/// [`WINDOW`] and a few items per thread.
+#[derive(Debug)]
+pub struct Refiner {
+    target: usize,
+    max: usize,
+    /// The count before the last doubling, to fall back to when it did not pay.
+    previous: usize,
+    best: Option<f64>,
+    window_start: Option<(Instant, usize)>,
+    done: bool,
+}
+
+/// The least gain in throughput that justifies more threads: noise on a shared machine is a
+/// few percent, so a smaller gain is not evidence.
+pub const GAIN: f64 = 1.15;
+
+/// The shortest measurement window.
+pub const WINDOW: Duration = Duration::from_millis(10);
+
+/// Items each thread must finish in a window for it to count (the first ones include
+/// starting up).
+const ITEMS_PER_WINDOW: usize = 4;
+
+impl Refiner {
+    /// A refiner for a run that starts as `choice` says.
+    pub fn new(choice: &Choice) -> Refiner {
+        Refiner {
+            target: choice.workers,
+            max: choice.max,
+            previous: choice.workers,
+            best: None,
+            window_start: None,
+            done: !choice.refinable(),
+        }
+    }
+
+    /// The number of threads the run should have now.
+    pub fn target(&self) -> usize {
+        self.target
+    }
+
+    /// Returns true if and only if measurements can still change the target.
+    pub fn active(&self) -> bool {
+        !self.done
+    }
+
+    /// Take a measurement: `done` items were finished by `now`. Returns the new target when it
+    /// changes.
+    pub fn observe(&mut self, done: usize, now: Instant) -> Option<usize> {
+        if self.done {
+            return None;
+        }
+        let Some((start, start_done)) = self.window_start else {
+            // The first items include the threads' start: the first window begins once every
+            // thread has finished one.
+            if done >= self.target {
+                self.window_start = Some((now, done));
+            }
+            return None;
+        };
+        let elapsed = now.saturating_duration_since(start);
+        let items = done.saturating_sub(start_done);
+        if elapsed < WINDOW || items < ITEMS_PER_WINDOW * self.target {
+            return None;
+        }
+        let rate = items as f64 / elapsed.as_secs_f64();
+        self.window_start = Some((now, done));
+        match self.best {
+            Some(best) if rate < best * GAIN => {
+                // The last doubling did not pay: back to the count before it, and stop.
+                self.done = true;
+                let changed = self.previous != self.target;
+                self.target = self.previous;
+                changed.then_some(self.target)
+            }
+            _ => {
+                self.best = Some(rate);
+                if self.target >= self.max {
+                    self.done = true;
+                    return None;
+                }
+                self.previous = self.target;
+                self.target = (self.target * 2).min(self.max);
+                Some(self.target)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_numbers_map_to_kinds() {
+        assert_eq!(Kind::from_magic(TMPFS_MAGIC, || None), Kind::Memory);
+        assert_eq!(
+            Kind::from_magic(EXT4_MAGIC, || Some(true)),
+            Kind::Local {
+                rotational: Some(true)
+            }
+        );
+        assert_eq!(Kind::from_magic(NFS_MAGIC, || None), Kind::Network);
+        assert_eq!(Kind::from_magic(FUSE_MAGIC, || None), Kind::Fuse);
+        assert_eq!(Kind::from_magic(OVERLAY_MAGIC, || None), Kind::Overlay);
+        assert_eq!(Kind::from_magic(0x1234, || None), Kind::Unknown);
+    }
+
+    #[test]
+    fn tmpfs_of_the_shared_memory_directory() {
+        let Ok(dir) = std::fs::File::open("/dev/shm") else {
+            return; // no /dev/shm on this system: nothing to check
+        };
+        let st = rustix::fs::fstatfs(&dir).unwrap();
+        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+        if (st.f_type as i64 as u64) & 0xffff_ffff == TMPFS_MAGIC {
+            assert_eq!(Kind::of(&dir), Kind::Memory);
+        }
+    }
+
+    #[test]
+    fn explicit_counts_win_and_are_fixed() {
+        let c = workers_for(Kind::Fuse, 1000, Some((3, Source::Explicit)));
+        assert_eq!((c.workers, c.max, c.source), (3, 3, Source::Explicit));
+        assert!(!c.refinable());
+        // Never more threads than items.
+        assert_eq!(
+            workers_for(Kind::Memory, 2, Some((8, Source::Config))).workers,
+            2
+        );
+    }
+
+    #[test]
+    fn auto_counts_follow_the_kind() {
+        let cpus = crate::options::online_cpus();
+        let mem = workers_for(Kind::Memory, 40_000, None);
+        assert_eq!((mem.workers, mem.max), (cpus, cpus));
+        let fuse = workers_for(Kind::Fuse, 2_000, None);
+        assert_eq!((fuse.workers, fuse.max), (32, 128));
+        assert!(fuse.refinable());
+        // Few items: few threads where a file is cheap, one per item where it waits.
+        assert_eq!(workers_for(Kind::Memory, 20, None).workers, 1);
+        assert_eq!(workers_for(Kind::Network, 20, None).workers, 20);
+        // The budget bounds the ceiling (and the start).
+        let tight = within_budget(fuse, 8 * PER_THREAD);
+        assert_eq!((tight.workers, tight.max), (8, 8));
+        let fixed = within_budget(workers_for(Kind::Fuse, 99, Some((64, Source::Explicit))), 1);
+        assert_eq!(fixed.workers, 64);
+    }
+
+    #[test]
+    fn the_refiner_grows_while_throughput_grows_and_backs_off_once() {
+        let choice = Choice {
+            workers: 4,
+            max: 64,
+            source: Source::Auto,
+        };
+        let mut r = Refiner::new(&choice);
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        assert_eq!(r.observe(2, at(1)), None); // not every thread has finished one yet
+        assert_eq!(r.observe(4, at(2)), None); // the first window starts
+                                               // 100 items in 20 ms: the first rate, then a doubling.
+        assert_eq!(r.observe(104, at(22)), Some(8));
+        // Twice the rate: double again.
+        assert_eq!(r.observe(304, at(42)), Some(16));
+        // Only 5% better: back to 8, and no more changes.
+        assert_eq!(r.observe(514, at(62)), Some(8));
+        assert!(!r.active());
+        assert_eq!(r.observe(10_000, at(1000)), None);
+        assert_eq!(r.target(), 8);
+    }
+
+    #[test]
+    fn the_refiner_stops_at_the_ceiling() {
+        let choice = Choice {
+            workers: 2,
+            max: 4,
+            source: Source::Auto,
+        };
+        let mut r = Refiner::new(&choice);
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        r.observe(2, at(0));
+        assert_eq!(r.observe(100, at(20)), Some(4));
+        assert_eq!(r.observe(400, at(40)), None);
+        assert!(!r.active());
+        assert_eq!(r.target(), 4);
+        // A fixed choice never changes.
+        let fixed = Refiner::new(&Choice {
+            workers: 8,
+            max: 8,
+            source: Source::Explicit,
+        });
+        assert!(!fixed.active());
+    }
+}
