@@ -6,6 +6,7 @@
 //! through the to-git filters, also in parallel (git does that part sequentially).
 
 use std::io::Read;
+use std::time::Instant;
 
 use bstr::BStr;
 use gix::index::entry::{Mode, Stat};
@@ -58,7 +59,7 @@ struct StatRules {
 
 /// Entries per extra thread: below this, starting a thread costs more than it saves (git's
 /// `preload-index.c` uses the same figure).
-const THREAD_COST: usize = 500;
+pub(crate) const THREAD_COST: usize = 500;
 
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
@@ -76,8 +77,33 @@ pub fn check<'a>(
     threads: usize,
 ) -> Result<Vec<State>, String> {
     let items: Vec<Item<'a>> = items.collect();
+    // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
+    let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
+    let fixed = crate::tune::Choice {
+        workers: threads,
+        max: threads,
+        source: crate::tune::Source::Explicit,
+    };
+    check_with(repo, root, index, index_ts, items.into_iter(), fixed).map(|(states, _)| states)
+}
+
+/// [`check`] with a thread count that may grow while it runs: the calling thread works too and,
+/// between its chunks, feeds a [`crate::tune::Refiner`] the number of entries done; when the
+/// throughput keeps growing as threads double, more are started, and when a doubling did not
+/// pay, the threads above the target stop after their chunk. Returns the states and the thread
+/// count the run ended with.
+pub(crate) fn check_with<'a>(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::State,
+    index_ts: i64,
+    items: impl Iterator<Item = Item<'a>>,
+    choice: crate::tune::Choice,
+) -> Result<(Vec<State>, usize), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let items: Vec<Item<'a>> = items.collect();
     if items.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
     let config = repo.config_snapshot();
     let rules = StatRules {
@@ -97,16 +123,25 @@ pub fn check<'a>(
     // The results are written in place: chunks of the output are handed out with their
     // inputs, so nothing is collected per thread and merged afterwards.
     let mut states = vec![State::Clean; items.len()];
-    // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
-    let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
-    {
+    let chunks = items.len().div_ceil(CHUNK);
+    // At least one chunk per thread.
+    let mut choice = choice;
+    choice.workers = choice.workers.clamp(1, chunks);
+    choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
+    let ended = {
         let work = std::sync::Mutex::new(states.chunks_mut(CHUNK).zip(items.chunks(CHUNK)));
-        let run = |repo: gix::Repository| -> Result<(), String> {
+        let done = AtomicUsize::new(0);
+        let target = AtomicUsize::new(choice.workers);
+        // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
+        let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut()>| {
             let mut filter =
                 gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
             loop {
+                if k >= target.load(Ordering::Relaxed) {
+                    return Ok::<(), String>(());
+                }
                 let next = work
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -123,28 +158,55 @@ pub fn check<'a>(
                         (&mut filter, &mut buf, &mut dirs),
                     );
                 }
+                done.fetch_add(input.len(), Ordering::Relaxed);
+                if let Some(between) = between.as_mut() {
+                    between();
+                }
             }
         };
-        if threads == 1 {
-            run(repo.clone())?;
+        if choice.max == 1 {
+            run(repo.clone(), 0, None)?;
+            1
         } else {
             let sync = repo.clone().into_sync();
+            let mut started = choice.workers;
             let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|_| {
-                        let (sync, run) = (&sync, &run);
-                        scope.spawn(move || run(sync.to_thread_local()))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                let spawn = |k: usize| {
+                    let (sync, run) = (&sync, &run);
+                    scope.spawn(move || run(sync.to_thread_local(), k, None))
+                };
+                let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
+                let mut refiner = crate::tune::Refiner::new(&choice);
+                let mine = {
+                    let mut grow = || {
+                        if !refiner.active() {
+                            return;
+                        }
+                        if let Some(t) =
+                            refiner.observe(done.load(Ordering::Relaxed), Instant::now())
+                        {
+                            target.store(t, Ordering::Relaxed);
+                            while started < t {
+                                handles.push(spawn(started));
+                                started += 1;
+                            }
+                        }
+                    };
+                    run(repo.clone(), 0, Some(&mut grow))
+                };
+                std::iter::once(mine)
+                    .chain(
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+                    )
                     .collect()
             });
             results.into_iter().collect::<Result<(), String>>()?;
+            target.load(Ordering::Relaxed).min(started)
         }
-    }
-    Ok(states)
+    };
+    Ok((states, ended))
 }
 
 fn check_one(

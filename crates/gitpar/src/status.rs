@@ -49,38 +49,40 @@ pub enum Error {
     Other(String),
 }
 
-/// How many threads look at the work tree when nothing else decides: git's
-/// `core.preloadIndex=false` means one (as git then does it all in one thread),
-/// `par.refreshThreads` overrides, otherwise [`threads_for_filesystem`] chooses from what the
-/// work tree is on.
-pub fn refresh_threads(config: &gix::config::Snapshot<'_>, worktree: &Path) -> usize {
+/// How many threads look at the work tree for `n_items` entries, as issue 12 asks of every
+/// parallel pass (one logic, [`crate::tune`]): an `explicit` count wins, then
+/// `par.refreshThreads`, then git's `core.preloadIndex=false` (one thread, as git then does it
+/// all in one); otherwise the filesystem of the work tree decides where to start and how far
+/// the run may grow from its measured throughput ([`crate::tune::workers_for`]). On low-latency
+/// filesystems a thread still needs a few hundred entries to pay for itself, as in git's
+/// `preload-index.c`.
+pub fn refresh_choice(
+    config: &gix::config::Snapshot<'_>,
+    worktree: rustix::fd::BorrowedFd<'_>,
+    n_items: usize,
+    explicit: Option<usize>,
+) -> crate::tune::Choice {
+    use crate::tune::{self, Source};
+    let fixed = |n: usize, source| {
+        tune::workers_for(tune::Kind::Unknown, n_items, Some((n.max(1), source)))
+    };
+    if let Some(n) = explicit {
+        return fixed(n, Source::Explicit);
+    }
     if let Some(n) = config.integer("par.refreshThreads") {
-        return usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1);
+        return fixed(usize::try_from(n).unwrap_or(1), Source::Config);
     }
     if !config.boolean("core.preloadIndex").unwrap_or(true) {
-        return 1;
+        return fixed(1, Source::Config);
     }
-    threads_for_filesystem(worktree)
-}
-
-/// The thread count for the filesystem under `worktree` (its `statfs` magic number): local
-/// filesystems whose metadata is in memory (tmpfs, ext4, xfs, btrfs) gain nothing beyond one
-/// thread per CPU; on network and FUSE filesystems each `lstat` waits for a round trip, so many
-/// more requests in flight pay off (capped at 32, as a request queue, not as CPU work).
-///
-/// Kept in one small function so that the checkout's tuning (issue 12) can replace it.
-pub fn threads_for_filesystem(worktree: &Path) -> usize {
-    let cpus = crate::options::online_cpus();
-    const NFS: i64 = 0x6969;
-    const FUSE: i64 = 0x6573_5546;
-    const SMB2: i64 = 0xfe53_4d42;
-    const CIFS: i64 = 0xff53_4d42;
-    #[allow(clippy::unnecessary_cast)]
-    let kind = rustix::fs::statfs(worktree).map(|s| s.f_type as i64).ok();
-    match kind {
-        Some(NFS | FUSE | SMB2 | CIFS) => (cpus * 8).clamp(8, 32),
-        _ => cpus,
+    let kind = tune::Kind::of(worktree);
+    let mut choice = tune::workers_for(kind, n_items, None);
+    if !kind.is_high_latency() {
+        let cap = (n_items / crate::refresh::THREAD_COST).max(1);
+        choice.workers = choice.workers.min(cap);
+        choice.max = choice.max.min(cap).max(choice.workers);
     }
+    choice
 }
 
 /// A tracked entry's state in the work tree after the refresh.
@@ -102,6 +104,8 @@ struct Refreshed {
     changed: bool,
     /// Racily clean entries whose content differs: git smudges them (size 0) when it writes.
     smudge: Vec<usize>,
+    /// The thread count the refresh ended with.
+    threads: usize,
 }
 
 fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
@@ -120,7 +124,7 @@ fn refresh_index(
     repo: &gix::Repository,
     root: &Root,
     mut index: gix::index::File,
-    threads: usize,
+    explicit: Option<usize>,
 ) -> Result<Refreshed, Error> {
     let index_ts = index.timestamp().unix_seconds();
     let looked: Vec<usize> = index
@@ -135,9 +139,10 @@ fn refresh_index(
         })
         .map(|(i, _)| i)
         .collect();
-    let states = {
+    let choice = refresh_choice(&repo.config_snapshot(), root.fd(), looked.len(), explicit);
+    let (states, threads) = {
         let state: &gix::index::State = &index;
-        crate::refresh::check(
+        crate::refresh::check_with(
             repo,
             root,
             state,
@@ -149,7 +154,7 @@ fn refresh_index(
                     entry,
                 }
             }),
-            threads,
+            choice,
         )
         .map_err(Error::Other)?
     };
@@ -204,6 +209,7 @@ fn refresh_index(
         seen,
         changed,
         smudge,
+        threads,
     })
 }
 
@@ -236,7 +242,7 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
 /// Options of [`refresh`].
 #[derive(Debug, Clone, Default)]
 pub struct RefreshOptions {
-    /// Threads looking at the work tree; `None`: [`refresh_threads`] decides.
+    /// Threads looking at the work tree; `None`: [`refresh_choice`] decides.
     pub threads: Option<usize>,
 }
 
@@ -268,13 +274,10 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| refresh_threads(&repo.config_snapshot(), worktree));
     let index = read_index(index_path, repo.object_hash())?;
-    let refreshed = refresh_index(repo, &root, index, threads)?;
+    let refreshed = refresh_index(repo, &root, index, opts.threads)?;
     let mut outcome = RefreshOutcome {
-        threads,
+        threads: refreshed.threads,
         ..RefreshOutcome::default()
     };
     let entries = refreshed.index.entries();
@@ -322,7 +325,7 @@ pub enum Ignored {
 /// Options of [`status`].
 #[derive(Debug, Clone, Default)]
 pub struct StatusOptions {
-    /// Threads looking at the work tree; `None`: [`refresh_threads`] decides.
+    /// Threads looking at the work tree; `None`: [`refresh_choice`] decides.
     pub threads: Option<usize>,
     /// Which untracked files to list.
     pub untracked: Untracked,
@@ -411,9 +414,6 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| refresh_threads(&repo.config_snapshot(), worktree));
     let index = read_index(index_path, repo.object_hash())?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let walk_index: gix::index::State =
@@ -438,7 +438,7 @@ pub fn status(
     let (refreshed, walked) = std::thread::scope(|scope| {
         let (sync, walk_index) = (&sync, &walk_index);
         let walker = scope.spawn(move || walk(&sync.to_thread_local(), walk_index, opts));
-        let refreshed = refresh_index(repo, &root, index, threads);
+        let refreshed = refresh_index(repo, &root, index, opts.threads);
         let walked = walker
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -464,7 +464,7 @@ pub fn status(
         untracked,
         ignored,
         head_tree,
-        threads,
+        threads: refreshed.threads,
         sparse,
         ..Status::default()
     };
