@@ -109,7 +109,8 @@ struct Refreshed {
 }
 
 fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
-    match gix::index::File::at(path, hash, false, gix::index::decode::Options::default()) {
+    // git does not verify the index's checksum when it reads it (only fsck does).
+    match gix::index::File::at(path, hash, true, gix::index::decode::Options::default()) {
         Ok(f) => Ok(f),
         Err(_) if !path.exists() => Ok(gix::index::File::from_state(
             gix::index::State::new(hash),
@@ -120,12 +121,16 @@ fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Er
 }
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
-fn refresh_index(
+///
+/// `beside` runs on its own thread while the entries are checked, with the index as read
+/// (every entry marked up to date): the untracked walk of `status`.
+fn refresh_index<R: Send>(
     repo: &gix::Repository,
     root: &Root,
     mut index: gix::index::File,
     explicit: Option<usize>,
-) -> Result<Refreshed, Error> {
+    beside: impl FnOnce(&gix::index::State) -> R + Send,
+) -> Result<(Refreshed, R), Error> {
     let index_ts = index.timestamp().unix_seconds();
     let looked: Vec<usize> = index
         .entries()
@@ -140,24 +145,36 @@ fn refresh_index(
         .map(|(i, _)| i)
         .collect();
     let choice = refresh_choice(&repo.config_snapshot(), root.fd(), looked.len(), explicit);
-    let (states, threads) = {
+    // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
+    // changed ones lose it below, and the index is never written with it.
+    for entry in index.entries_mut() {
+        entry.flags.insert(Flags::UPTODATE);
+    }
+    let (checked, beside) = {
         let state: &gix::index::State = &index;
-        crate::refresh::check_with(
-            repo,
-            root,
-            state,
-            index_ts,
-            looked.iter().map(|&i| {
-                let entry = &state.entries()[i];
-                Item {
-                    path: entry.path(state),
-                    entry,
-                }
-            }),
-            choice,
-        )
-        .map_err(Error::Other)?
+        std::thread::scope(|scope| {
+            let other = scope.spawn(move || beside(state));
+            let checked = crate::refresh::check_with(
+                repo,
+                root,
+                state,
+                index_ts,
+                looked.iter().map(|&i| {
+                    let entry = &state.entries()[i];
+                    Item {
+                        path: entry.path(state),
+                        entry,
+                    }
+                }),
+                choice,
+            );
+            let beside = other
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (checked, beside)
+        })
     };
+    let (states, threads) = checked.map_err(Error::Other)?;
     let mut seen = vec![Seen::Skipped; index.entries().len()];
     let mut changed = false;
     let mut smudge = Vec::new();
@@ -184,9 +201,8 @@ fn refresh_index(
             }
             State::Modified | State::Missing => Seen::Changed,
         };
-        if seen[i] == Seen::Clean {
-            // git's CE_UPTODATE: gix-dir takes only such entries as present on disk.
-            entry.flags.insert(Flags::UPTODATE);
+        if seen[i] != Seen::Clean {
+            entry.flags.remove(Flags::UPTODATE);
         }
     }
     // A gitlink is clean for the stat check when its directory is there; git compares the
@@ -204,13 +220,16 @@ fn refresh_index(
             }
         }
     }
-    Ok(Refreshed {
-        index,
-        seen,
-        changed,
-        smudge,
-        threads,
-    })
+    Ok((
+        Refreshed {
+            index,
+            seen,
+            changed,
+            smudge,
+            threads,
+        },
+        beside,
+    ))
 }
 
 /// The commit checked out in the submodule at `path`, if it is a populated repository (git's
@@ -275,7 +294,7 @@ pub fn refresh(
         source,
     })?;
     let index = read_index(index_path, repo.object_hash())?;
-    let refreshed = refresh_index(repo, &root, index, opts.threads)?;
+    let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
         ..RefreshOutcome::default()
@@ -416,35 +435,15 @@ pub fn status(
     })?;
     let index = read_index(index_path, repo.object_hash())?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
-    let walk_index: gix::index::State =
-        if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
-            gix::index::State::new(repo.object_hash())
-        } else {
-            // Unmerged paths are tracked for the walk: one stage-0 entry each.
-            let mut s: gix::index::State = (*index).clone();
-            let mut last: Option<BString> = None;
-            s.remove_entries(|_, path, e| {
-                let dup = e.stage_raw() != 0 && last.as_ref().is_some_and(|l| l == path);
-                last = Some(path.to_owned());
-                dup
-            });
-            for e in s.entries_mut() {
-                e.flags.insert(Flags::UPTODATE);
-                e.flags.remove(Flags::STAGE_MASK);
-            }
-            s
-        };
     let sync = repo.clone().into_sync();
-    let (refreshed, walked) = std::thread::scope(|scope| {
-        let (sync, walk_index) = (&sync, &walk_index);
-        let walker = scope.spawn(move || walk(&sync.to_thread_local(), walk_index, opts));
-        let refreshed = refresh_index(repo, &root, index, opts.threads);
-        let walked = walker
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (refreshed, walked)
-    });
-    let refreshed = refreshed?;
+    let (refreshed, walked) = refresh_index(repo, &root, index, opts.threads, |state| {
+        let repo = sync.to_thread_local();
+        if state.entries().iter().any(|e| e.stage_raw() != 0) {
+            walk(&repo, &with_unmerged_as_tracked(state), opts)
+        } else {
+            walk(&repo, state, opts)
+        }
+    })?;
     let (untracked, ignored) = walked?;
     let sparse = repo
         .config_snapshot()
@@ -469,6 +468,9 @@ pub fn status(
         ..Status::default()
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
+    if opts.untracked == Untracked::All {
+        files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
+    }
     if let Some(pathspec) = &opts.pathspec {
         let matcher = pathspec
             .matcher(repo, &refreshed.index)
@@ -514,6 +516,21 @@ pub fn status(
     Ok(out)
 }
 
+/// `state` with one stage-0 entry per unmerged path, so that the walk takes them as tracked.
+fn with_unmerged_as_tracked(state: &gix::index::State) -> gix::index::State {
+    let mut s = state.clone();
+    let mut last: Option<BString> = None;
+    s.remove_entries(|_, path, e| {
+        let dup = e.stage_raw() != 0 && last.as_ref().is_some_and(|l| l == path);
+        last = Some(path.to_owned());
+        dup
+    });
+    for e in s.entries_mut() {
+        e.flags.remove(Flags::STAGE_MASK);
+    }
+    s
+}
+
 /// The staged, unstaged and unmerged changes, merged per path and sorted.
 fn collect_changes(
     repo: &gix::Repository,
@@ -557,107 +574,127 @@ fn collect_changes(
         }
     }
     // HEAD against the index.
+    let special = index
+        .entries()
+        .iter()
+        .any(|e| e.stage_raw() != 0 || e.flags.contains(Flags::INTENT_TO_ADD));
+    // As git's diff-index --cached, trust a valid cache-tree: a root that is HEAD's tree means
+    // the index holds exactly HEAD's tree, nothing staged.
+    let cached = index
+        .tree()
+        .is_some_and(|t| t.num_entries.is_some() && Some(t.id) == head_tree);
     if let Some(tree) = head_tree {
-        let renames = if opts.renames {
-            gix::status::tree_index::TrackRenames::AsConfigured
-        } else {
-            gix::status::tree_index::TrackRenames::Disabled
-        };
-        // Intent-to-add entries are not in the index for this comparison (git's diff-index
-        // --cached skips them).
-        let mut state: gix::index::State = (**index).clone();
-        state
-            .remove_entries(|_, _, e| e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0);
-        let mut found: Vec<Change> = Vec::new();
-        // All paths, wherever the current directory is (gix's default is its prefix).
-        let empty = gix::index::State::new(repo.object_hash());
-        let mut everything = repo
-            .pathspec(
-                false,
-                None::<&str>,
-                false,
-                &empty,
-                gix::worktree::stack::state::attributes::Source::IdMapping,
+        'diff: {
+            if cached && !special {
+                break 'diff;
+            }
+            let renames = if opts.renames {
+                gix::status::tree_index::TrackRenames::AsConfigured
+            } else {
+                gix::status::tree_index::TrackRenames::Disabled
+            };
+            // Intent-to-add entries are not in the index for this comparison (git's diff-index
+            // --cached skips them).
+            let state: std::borrow::Cow<'_, gix::index::State> = if special {
+                let mut state: gix::index::State = (**index).clone();
+                state.remove_entries(|_, _, e| {
+                    e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0
+                });
+                std::borrow::Cow::Owned(state)
+            } else {
+                std::borrow::Cow::Borrowed(&**index)
+            };
+            let mut found: Vec<Change> = Vec::new();
+            // All paths, wherever the current directory is (gix's default is its prefix).
+            let empty = gix::index::State::new(repo.object_hash());
+            let mut everything = repo
+                .pathspec(
+                    false,
+                    None::<&str>,
+                    false,
+                    &empty,
+                    gix::worktree::stack::state::attributes::Source::IdMapping,
+                )
+                .map_err(|e| Error::Other(e.to_string()))?;
+            repo.tree_index_status(
+                &tree,
+                &state,
+                Some(&mut everything),
+                renames,
+                |change, _, _| {
+                    use gix::diff::index::ChangeRef;
+                    let mut c;
+                    match change {
+                        ChangeRef::Addition {
+                            location,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(b'A');
+                            c.modes[1] = entry_mode.bits();
+                            c.ids[1] = id.into_owned();
+                        }
+                        ChangeRef::Deletion {
+                            location,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(b'D');
+                            c.modes[0] = entry_mode.bits();
+                            c.ids[0] = id.into_owned();
+                        }
+                        ChangeRef::Modification {
+                            location,
+                            previous_entry_mode,
+                            previous_id,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            let typechange = previous_entry_mode.bits() & 0o170000
+                                != entry_mode.bits() & 0o170000;
+                            c.index_status = Some(if typechange { b'T' } else { b'M' });
+                            c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
+                            c.ids = [previous_id.into_owned(), id.into_owned()];
+                        }
+                        ChangeRef::Rewrite {
+                            source_location,
+                            source_entry_mode,
+                            source_id,
+                            location,
+                            entry_mode,
+                            id,
+                            copy,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(if copy { b'C' } else { b'R' });
+                            let score = if source_id.as_ref() == id.as_ref() {
+                                100
+                            } else {
+                                similarity(repo, &source_id, &id)
+                            };
+                            c.rename = Some((source_location.into_owned(), score));
+                            c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
+                            c.ids = [source_id.into_owned(), id.into_owned()];
+                        }
+                    }
+                    found.push(c);
+                    Ok(std::ops::ControlFlow::Continue(()))
+                },
             )
             .map_err(|e| Error::Other(e.to_string()))?;
-        repo.tree_index_status(
-            &tree,
-            &state,
-            Some(&mut everything),
-            renames,
-            |change, _, _| {
-                use gix::diff::index::ChangeRef;
-                let mut c;
-                match change {
-                    ChangeRef::Addition {
-                        location,
-                        entry_mode,
-                        id,
-                        ..
-                    } => {
-                        c = blank(location.as_ref());
-                        c.index_status = Some(b'A');
-                        c.modes[1] = entry_mode.bits();
-                        c.ids[1] = id.into_owned();
-                    }
-                    ChangeRef::Deletion {
-                        location,
-                        entry_mode,
-                        id,
-                        ..
-                    } => {
-                        c = blank(location.as_ref());
-                        c.index_status = Some(b'D');
-                        c.modes[0] = entry_mode.bits();
-                        c.ids[0] = id.into_owned();
-                    }
-                    ChangeRef::Modification {
-                        location,
-                        previous_entry_mode,
-                        previous_id,
-                        entry_mode,
-                        id,
-                        ..
-                    } => {
-                        c = blank(location.as_ref());
-                        let typechange =
-                            previous_entry_mode.bits() & 0o170000 != entry_mode.bits() & 0o170000;
-                        c.index_status = Some(if typechange { b'T' } else { b'M' });
-                        c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
-                        c.ids = [previous_id.into_owned(), id.into_owned()];
-                    }
-                    ChangeRef::Rewrite {
-                        source_location,
-                        source_entry_mode,
-                        source_id,
-                        location,
-                        entry_mode,
-                        id,
-                        copy,
-                        ..
-                    } => {
-                        c = blank(location.as_ref());
-                        c.index_status = Some(if copy { b'C' } else { b'R' });
-                        let score = if source_id.as_ref() == id.as_ref() {
-                            100
-                        } else {
-                            similarity(repo, &source_id, &id)
-                        };
-                        c.rename = Some((source_location.into_owned(), score));
-                        c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
-                        c.ids = [source_id.into_owned(), id.into_owned()];
-                    }
+            for c in found {
+                if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
+                    continue;
                 }
-                found.push(c);
-                Ok(std::ops::ControlFlow::Continue(()))
-            },
-        )
-        .map_err(|e| Error::Other(e.to_string()))?;
-        for c in found {
-            if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
-                continue;
+                changes.insert(c.path.clone(), c);
             }
-            changes.insert(c.path.clone(), c);
         }
     } else {
         // Unborn: every index entry is an addition.
@@ -934,6 +971,56 @@ fn walk(
     untracked.sort();
     ignored.sort();
     Ok((untracked, ignored))
+}
+
+/// `-uall`: the files inside directories that took the place of tracked files (`f` tracked,
+/// `f/x` on disk). gix-dir's walk takes such a directory for the tracked entry and does not
+/// enter it; git's walk lists what it holds, ignored files as ignored.
+fn files_of_replaced_entries(
+    repo: &gix::Repository,
+    root: &Root,
+    refreshed: &Refreshed,
+    opts: &StatusOptions,
+    out: &mut Status,
+) -> Result<(), Error> {
+    let index = &refreshed.index;
+    let mut dirs = root.dirs();
+    let mut found = Vec::new();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if refreshed.seen[i] != Seen::Changed || entry.mode == Mode::COMMIT {
+            continue;
+        }
+        let path = entry.path(index);
+        if matches!(
+            dirs.file_type(path),
+            Ok(Some(rustix::fs::FileType::Directory))
+        ) {
+            files_below(&mut dirs, path, &mut found);
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut excludes = repo
+        .excludes(
+            index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Other(e.to_string()))?;
+    for file in found {
+        let ignored = excludes
+            .at_entry(file.as_bstr(), Some(Mode::FILE))
+            .is_ok_and(|p| p.is_excluded());
+        if !ignored {
+            out.untracked.push(file);
+        } else if opts.ignored != Ignored::No {
+            out.ignored.push(file);
+        }
+    }
+    out.untracked.sort();
+    out.ignored.sort();
+    Ok(())
 }
 
 /// Every file below the directory `dir` (repository-relative), depth first.

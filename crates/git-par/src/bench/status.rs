@@ -86,11 +86,7 @@ impl StatusTree {
         )?);
         let master = root.join("status-index.master");
         std::fs::copy(&index, &master)?;
-        let tree = StatusTree {
-            dir,
-            index,
-            master,
-        };
+        let tree = StatusTree { dir, index, master };
         tree.check_agreement(git_par)?;
         Ok(tree)
     }
