@@ -61,9 +61,23 @@ struct StatRules {
 /// `preload-index.c` uses the same figure).
 pub(crate) const THREAD_COST: usize = 500;
 
+/// Seconds per entry and thread above which the first entries of an automatic run are taken as
+/// waiting on I/O: a warm `lstat` costs a few microseconds, a cold one on a disk a hundred or more.
+const SLOW_ITEM: f64 = 30e-6;
+
+/// Where an automatic run whose first entries waited on I/O jumps to: waiting threads cost
+/// little, and doubling one measurement window at a time from two would take most of the run.
+const IO_BOUND_START: usize = 16;
+
+/// The ceiling of an automatic run whose first entries waited on I/O.
+const IO_BOUND_MAX: usize = 64;
+
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
 const CHUNK: usize = 64;
+
+/// The smallest chunk, for many threads over few entries.
+const MIN_CHUNK: usize = 4;
 
 /// Check `items` against the work tree `root`. `index` and `index_ts` (the index file's
 /// mtime in seconds) decide racy entries; `threads` bounds the parallelism. The result has one
@@ -123,13 +137,25 @@ pub(crate) fn check_with<'a>(
     // The results are written in place: chunks of the output are handed out with their
     // inputs, so nothing is collected per thread and merged afterwards.
     let mut states = vec![State::Clean; items.len()];
-    let chunks = items.len().div_ceil(CHUNK);
+    // Many threads (a high-latency filesystem, or a run that may grow to many) need smaller
+    // chunks to share the work: four per thread at least, down to MIN_CHUNK entries.
+    let may_reach = if choice.source == crate::tune::Source::Auto {
+        choice.max.max(IO_BOUND_MAX)
+    } else {
+        choice.max
+    };
+    let chunk = if may_reach > 16 {
+        (items.len() / (may_reach * 4)).clamp(MIN_CHUNK, CHUNK)
+    } else {
+        CHUNK
+    };
+    let chunks = items.len().div_ceil(chunk);
     // At least one chunk per thread.
     let mut choice = choice;
     choice.workers = choice.workers.clamp(1, chunks);
     choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
     let ended = {
-        let work = std::sync::Mutex::new(states.chunks_mut(CHUNK).zip(items.chunks(CHUNK)));
+        let work = std::sync::Mutex::new(states.chunks_mut(chunk).zip(items.chunks(chunk)));
         let done = AtomicUsize::new(0);
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
@@ -164,7 +190,7 @@ pub(crate) fn check_with<'a>(
                 }
             }
         };
-        if choice.max == 1 {
+        if choice.max == 1 && choice.source != crate::tune::Source::Auto {
             run(repo.clone(), 0, None)?;
             1
         } else {
@@ -177,8 +203,33 @@ pub(crate) fn check_with<'a>(
                 };
                 let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
                 let mut refiner = crate::tune::Refiner::new(&choice);
+                let mut probe = (choice.source == crate::tune::Source::Auto).then(Instant::now);
                 let mine = {
                     let mut grow = || {
+                        // How fast the first entries went: a thread waiting longer than
+                        // SLOW_ITEM per entry waits on I/O (a cold cache, a network disk), and
+                        // more requests in flight hide that whatever the filesystem's kind
+                        // said; measurement then decides how many.
+                        if let Some(started_at) = probe.take() {
+                            let n = done.load(Ordering::Relaxed).max(1);
+                            let threads = target.load(Ordering::Relaxed);
+                            let per_item =
+                                started_at.elapsed().as_secs_f64() * threads as f64 / n as f64;
+                            if per_item > SLOW_ITEM && choice.max < IO_BOUND_MAX {
+                                let start = IO_BOUND_START.min(chunks).max(threads);
+                                let raised = crate::tune::Choice {
+                                    workers: start,
+                                    max: IO_BOUND_MAX.min(chunks).max(start),
+                                    source: crate::tune::Source::Auto,
+                                };
+                                refiner = crate::tune::Refiner::new(&raised);
+                                target.store(start, Ordering::Relaxed);
+                                while started < start {
+                                    handles.push(spawn(started));
+                                    started += 1;
+                                }
+                            }
+                        }
                         if !refiner.active() {
                             return;
                         }
