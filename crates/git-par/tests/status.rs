@@ -294,3 +294,36 @@ fn refresh_reports_unmerged_paths_as_git_does() {
         );
     }
 }
+
+#[test]
+fn colour_and_hints_as_configured() {
+    let scratch = scratch();
+    for case in ["changes", "upstream"] {
+        let repo = build(scratch.path(), case);
+        for (config, args) in [
+            ("color.status=always", &["status", "-s"][..]),
+            ("color.status=always", &["status", "-sb"][..]),
+            ("color.ui=always", &["status"][..]),
+            ("advice.statusHints=false", &["status"][..]),
+            ("status.showUntrackedFiles=no", &["status"][..]),
+        ] {
+            let (g, p) = (
+                scratch.join(format!("{case}-g")),
+                scratch.join(format!("{case}-p")),
+            );
+            copy_repo(&repo, &g);
+            copy_repo(&repo, &p);
+            let mut with = vec!["-c", config];
+            with.extend_from_slice(args);
+            let (go, po) = (git(&g, &with), git_par(&p, &with));
+            assert_eq!(
+                go.stdout_str(),
+                po.stdout_str(),
+                "{case}: {with:?}\n{}",
+                po.describe()
+            );
+            std::fs::remove_dir_all(&g).unwrap();
+            std::fs::remove_dir_all(&p).unwrap();
+        }
+    }
+}
