@@ -220,6 +220,12 @@ pub(crate) fn run_checkout(
         Result::is_ok,
     );
     if let Ok(outcome) = &result {
+        if std::env::var_os("GIT_PAR_TRACE").is_some() {
+            eprintln!(
+                "git-par: {} files, {} writers, {} blobs streamed",
+                outcome.entries, outcome.workers, outcome.streamed
+            );
+        }
         if !outcome.collisions.is_empty() {
             eprintln!(
                 "warning: the following paths have collided (e.g. case-sensitive paths\n\

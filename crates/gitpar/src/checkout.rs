@@ -54,8 +54,12 @@ pub struct Outcome {
     pub entries: usize,
     /// Bytes written into regular files.
     pub bytes_written: u64,
-    /// Writer threads used; 1 when the checkout was sequential.
+    /// Writer threads used (the most at once, when the count grew at run time); 1 when the
+    /// checkout was sequential.
     pub workers: usize,
+    /// Blobs streamed into their files in pieces instead of read whole (big blobs that need
+    /// no conversion; see `core.bigFileThreshold`).
+    pub streamed: usize,
     /// Paths that collided with another entry (case-insensitive or normalising filesystems);
     /// the last one written wins, as with git, and the caller warns about them.
     pub collisions: Vec<BString>,
@@ -204,6 +208,7 @@ pub fn checkout(
         entries: jobs.len(),
         bytes_written: executed.bytes_written,
         workers: executed.workers,
+        streamed: executed.streamed,
         collisions: executed.collisions,
     };
 

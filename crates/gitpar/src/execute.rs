@@ -60,6 +60,8 @@ pub struct Executed {
     pub collisions: Vec<bstr::BString>,
     /// Bytes written into regular files.
     pub bytes_written: u64,
+    /// Blobs streamed into their files in pieces instead of read whole ([`crate::stream`]).
+    pub streamed: usize,
 }
 
 /// Create `plan.dirs` that do not exist yet and write the entries of `plan` named by `jobs`
@@ -99,6 +101,12 @@ pub fn execute(
         attributes_present: filters.present,
         next_chunk: AtomicUsize::new(0),
         finished: AtomicUsize::new(0),
+        cpu_ns: AtomicU64::new(0),
+        stream_above: opts.stream_threshold,
+        streamed: AtomicUsize::new(0),
+        autocrlf: repo.config_snapshot().boolean("core.autocrlf") == Some(true),
+        config_converts: repo.config_snapshot().boolean("core.autocrlf") == Some(true)
+            || repo.config_snapshot().string("core.eol").is_some(),
         target: AtomicUsize::new(usize::MAX),
         chunk: AtomicUsize::new(CHUNK),
         drivers: crate::filter::smudge_drivers(repo).map_err(|message| Error::Repository {
@@ -128,6 +136,7 @@ pub fn execute(
         workers,
         collisions: Vec::new(),
         bytes_written: 0,
+        streamed: 0,
     };
     if !should_interrupt.load(Ordering::Relaxed) {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
@@ -146,6 +155,7 @@ pub fn execute(
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     executed.errors = errors;
     executed.bytes_written = shared.bytes_written.load(Ordering::Relaxed);
+    executed.streamed = shared.streamed.load(Ordering::Relaxed);
     Ok(executed)
 }
 
@@ -213,7 +223,12 @@ fn pool(
         {
             std::thread::sleep(SAMPLE);
             let done = shared.finished.load(Ordering::Relaxed);
-            if let Some(target) = refiner.observe(done, std::time::Instant::now()) {
+            let sample = tune::Sample {
+                done,
+                cpu: std::time::Duration::from_nanos(shared.cpu_ns.load(Ordering::Relaxed)),
+                at: std::time::Instant::now(),
+            };
+            if let Some(target) = refiner.observe(sample) {
                 shared.target.store(target, Ordering::Relaxed);
                 while started < target {
                     handles.push(spawn(started));
@@ -372,10 +387,22 @@ struct Shared<'a> {
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
     command_context: gix::command::Context,
+    /// Blobs of at least this many bytes that need no conversion are streamed
+    /// ([`crate::stream`]).
+    stream_above: u64,
+    /// Blobs streamed so far.
+    streamed: AtomicUsize,
+    /// `core.autocrlf=true`: files without `text`/`crlf`/`eol` attributes may be converted.
+    autocrlf: bool,
+    /// Whether configuration alone may convert a file (`core.autocrlf=true`, `core.eol`):
+    /// when it cannot and no attribute file exists, the conversion step is skipped.
+    config_converts: bool,
     /// Bytes of decoded-object cache per writer ([`DELTA_CACHE`]).
     pack_cache: usize,
     /// Pooled entries finished (written or failed), for the refiner's measurements.
     finished: AtomicUsize,
+    /// CPU time the writers used (in nanoseconds, counted per chunk), for the refiner.
+    cpu_ns: AtomicU64,
     /// Writers with an id below this take chunks; the others stop at their next one.
     target: AtomicUsize,
     /// Entries per chunk for this run (at most [`CHUNK`]).
@@ -393,6 +420,20 @@ struct OwnAttributes<'d> {
     encoding: Option<crate::convert::BomEncoding>,
     /// The configured driver the `filter` attribute names, if it can smudge.
     driver: Option<&'d gix::filter::plumbing::Driver>,
+    /// Any `working-tree-encoding` (gix-filter re-encodes those without `-BOM`).
+    reencodes: bool,
+    /// End-of-line conversion from `text` (first), else `crlf`, else `eol`: `Some(true)` when
+    /// one of them asks for it (set, `auto`, a value), `Some(false)` when `text`/`crlf` is
+    /// unset (binary), `None` when none says (then `core.autocrlf` decides).
+    eol: Option<bool>,
+}
+
+impl OwnAttributes<'_> {
+    /// Returns true if and only if nothing converts the blob on its way to the file (no
+    /// `ident`, encoding, driver or end-of-line conversion), so that it can be streamed.
+    fn plain(&self, autocrlf: bool) -> bool {
+        !self.ident && !self.reencodes && self.driver.is_none() && !self.eol.unwrap_or(autocrlf)
+    }
 }
 
 /// The most memory for decoded objects kept to resolve deltas (git's `core.deltaBaseCacheLimit`
@@ -440,8 +481,12 @@ struct Worker<'r> {
     smudger: crate::filter::Smudger<'r>,
     delayed: Vec<Delayed<'r>>,
     buf: Vec<u8>,
-    /// The buffer a filter's output is copied through ([`STREAM`] bytes).
+    /// The buffer a filter's output or a streamed blob is copied through.
     chunk: Vec<u8>,
+    /// Where big blobs are streamed from.
+    streamer: crate::stream::Streamer,
+    /// The attribute search outcome, selecting the attributes we apply ourselves.
+    outcome: gix::attrs::search::Outcome,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
     symlinks: bool,
@@ -468,7 +513,21 @@ impl<'r> Worker<'r> {
             Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
         });
         filter.options_mut().drivers.clear();
+        let streamer = crate::stream::Streamer::new(&repo);
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(
+            &Default::default(),
+            [
+                "ident",
+                "working-tree-encoding",
+                "filter",
+                "text",
+                "crlf",
+                "eol",
+            ],
+        );
         Worker {
+            outcome,
             repo,
             filter,
             attributes,
@@ -476,6 +535,7 @@ impl<'r> Worker<'r> {
             delayed: Vec::new(),
             buf: Vec::new(),
             chunk: Vec::new(),
+            streamer,
             dirs: root.dirs(),
             symlinks: opts.symlinks,
         }
@@ -493,6 +553,7 @@ impl<'r> Worker<'r> {
         out: &mut Vec<JobResult>,
     ) {
         let chunk = shared.chunk.load(Ordering::Relaxed);
+        let mut cpu = thread_cpu_ns();
         while id < shared.target.load(Ordering::Relaxed) {
             let start = shared.next_chunk.fetch_add(chunk, Ordering::Relaxed);
             if start >= pooled.len() {
@@ -518,6 +579,11 @@ impl<'r> Worker<'r> {
                 }
                 out.push((job, result));
             }
+            let now = thread_cpu_ns();
+            shared
+                .cpu_ns
+                .fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+            cpu = now;
             shared.finished.fetch_add(len, Ordering::Relaxed);
         }
         self.finish_delayed(plan, shared, out);
@@ -533,7 +599,7 @@ impl<'r> Worker<'r> {
                 &self.repo.objects,
             )
             .expect("the attributes of this entry were read a moment ago");
-        Self::own_attributes(&platform, &self.smudger)
+        Self::own_attributes(&platform, &self.smudger, &mut self.outcome)
             .driver
             .expect("only a driver delays an entry")
     }
@@ -666,13 +732,21 @@ impl<'r> Worker<'r> {
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
     ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
-        use gix::objs::{Find, FindHeader};
+        let header = Self::header(repo, entry)?;
+        Self::read_blob_with((repo, spare), entry, header.size, driver, shared)
+    }
+
+    /// The object header of `entry`'s blob: its size decides the budget and whether to stream.
+    fn header(
+        repo: &gix::Repository,
+        entry: &plan::Entry,
+    ) -> Result<gix::objs::Header, EntryError> {
+        use gix::objs::FindHeader;
         let fail = |message: String| EntryError {
             path: entry.path.clone(),
             message,
         };
-        let header = repo
-            .objects
+        repo.objects
             .try_header(&entry.id)
             .map_err(|err| {
                 fail(format!(
@@ -685,13 +759,28 @@ impl<'r> Worker<'r> {
                     "unable to read sha1 file of {} ({})",
                     entry.path, entry.id
                 ))
-            })?;
+            })
+    }
+
+    /// [`Worker::read_blob`] for a blob whose header said `size` bytes.
+    fn read_blob_with<'s>(
+        (repo, spare): (&gix::Repository, &mut Vec<u8>),
+        entry: &plan::Entry,
+        size: u64,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+        use gix::objs::Find;
+        let fail = |message: String| EntryError {
+            path: entry.path.clone(),
+            message,
+        };
         let filtering = match driver {
             None => 0,
             Some(d) if d.process.is_some() => STREAM as u64,
-            Some(_) => STREAM as u64 + header.size,
+            Some(_) => STREAM as u64 + size,
         };
-        let grant = shared.budget.acquire(header.size + filtering);
+        let grant = shared.budget.acquire(size + filtering);
         let mut buf = std::mem::take(spare);
         let data = repo
             .objects
@@ -721,18 +810,26 @@ impl<'r> Worker<'r> {
     fn own_attributes(
         platform: &gix::worktree::stack::Platform<'_>,
         smudger: &crate::filter::Smudger<'r>,
+        outcome: &mut gix::attrs::search::Outcome,
     ) -> OwnAttributes<'r> {
-        let mut outcome = gix::attrs::search::Outcome::default();
-        outcome.initialize_with_selection(
-            &Default::default(),
-            ["ident", "working-tree-encoding", "filter"],
-        );
-        platform.matching_attributes(&mut outcome);
+        // The search resets the outcome (keeping its selection): one per writer, no
+        // allocation per file.
+        platform.matching_attributes(outcome);
         let mut own = OwnAttributes::default();
+        let (mut text, mut crlf, mut eol) = (None, None, None);
+        let says = |state: gix::attrs::StateRef<'_>| match state {
+            gix::attrs::StateRef::Unspecified => None,
+            gix::attrs::StateRef::Unset => Some(false),
+            _ => Some(true),
+        };
         for m in outcome.iter_selected() {
             match (m.assignment.name.as_str(), m.assignment.state) {
                 ("ident", state) => own.ident = state.is_set(),
+                ("text", state) => text = says(state),
+                ("crlf", state) => crlf = says(state),
+                ("eol", gix::attrs::StateRef::Value(_)) => eol = Some(true),
                 ("working-tree-encoding", gix::attrs::StateRef::Value(v)) => {
+                    own.reencodes = true;
                     own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
                 }
                 ("filter", gix::attrs::StateRef::Value(v)) if !smudger.is_idle() => {
@@ -741,6 +838,7 @@ impl<'r> Worker<'r> {
                 _ => {}
             }
         }
+        own.eol = text.or(crlf).or(eol);
         own
     }
 
@@ -767,28 +865,45 @@ impl<'r> Worker<'r> {
                 .map(|st| fs::index_stat(&st))
                 .map_err(|err| create_failure(entry, err));
         }
-        let platform = self
-            .attributes
-            .at_entry(
-                entry.path.as_bstr(),
-                Some(entry.kind.index_mode()),
-                &self.repo.objects,
-            )
-            .map_err(|err| {
-                entry_failure(
-                    entry,
-                    format!("unable to read the attributes of {}: {err}", entry.path),
+        // Without any attribute file, and without configuration that converts files nobody
+        // marked (`core.autocrlf=true`, `core.eol`), nothing can convert: no attribute lookup,
+        // no pipeline.
+        let platform = if shared.attributes_present || shared.config_converts {
+            let platform = self
+                .attributes
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &self.repo.objects,
                 )
-            })?;
-        let own = if shared.attributes_present {
-            Self::own_attributes(&platform, &self.smudger)
+                .map_err(|err| {
+                    entry_failure(
+                        entry,
+                        format!("unable to read the attributes of {}: {err}", entry.path),
+                    )
+                })?;
+            Some(platform)
         } else {
-            OwnAttributes::default()
+            None
+        };
+        let own = match &platform {
+            Some(platform) if shared.attributes_present => {
+                Self::own_attributes(platform, &self.smudger, &mut self.outcome)
+            }
+            _ => OwnAttributes::default(),
         };
         // The blob is read after the attributes, so that the budget can hold what a filter
         // needs from the start (no second request while holding the first).
+        let size = Self::header(&self.repo, entry)
+            .map_err(Failure::Error)?
+            .size;
+        if size >= shared.stream_above && own.plain(shared.autocrlf) {
+            if let Some(source) = self.streamer.locate(&entry.id) {
+                return self.write_streamed(entry, job, &source, size, shared);
+            }
+        }
         let (data, _grant) =
-            Self::read_blob((&self.repo, &mut self.buf), entry, own.driver, shared)
+            Self::read_blob_with((&self.repo, &mut self.buf), entry, size, own.driver, shared)
                 .map_err(Failure::Error)?;
         let expanded = (own.ident && crate::convert::may_have_ident(&data))
             .then(|| {
@@ -796,27 +911,32 @@ impl<'r> Worker<'r> {
             })
             .flatten();
         let input = expanded.as_deref().unwrap_or(&data);
-        let converted = self
-            .filter
-            .convert_to_worktree(
-                input,
-                entry.path.as_bstr(),
-                &mut |_, attrs| {
-                    platform.matching_attributes(attrs);
-                },
-                gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
-            )
-            .map_err(|err| {
-                entry_failure(
-                    entry,
-                    format!("unable to convert {} to the work tree: {err}", entry.path),
-                )
-            })?;
-        let bytes = match converted {
-            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
-            | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
-            gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
-                unreachable!("the writers' pipelines have no drivers")
+        let bytes = match &platform {
+            None => input,
+            Some(platform) => {
+                let converted = self
+                    .filter
+                    .convert_to_worktree(
+                        input,
+                        entry.path.as_bstr(),
+                        &mut |_, attrs| {
+                            platform.matching_attributes(attrs);
+                        },
+                        gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
+                    )
+                    .map_err(|err| {
+                        entry_failure(
+                            entry,
+                            format!("unable to convert {} to the work tree: {err}", entry.path),
+                        )
+                    })?;
+                match converted {
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
+                    | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
+                        unreachable!("the writers' pipelines have no drivers")
+                    }
+                }
             }
         };
         let encoded;
@@ -897,6 +1017,49 @@ impl<'r> Worker<'r> {
         Ok(fs::index_stat(&st))
     }
 
+    /// Write a blob that needs no conversion straight from where it is stored whole
+    /// ([`crate::stream`]), a piece at a time: the budget holds one piece, whatever its size.
+    fn write_streamed(
+        &mut self,
+        entry: &plan::Entry,
+        job: Job,
+        source: &crate::stream::Source,
+        size: u64,
+        shared: &Shared<'_>,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        use std::io::Write as _;
+        let _grant = shared.budget.acquire(crate::stream::PIECE as u64);
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        let fd = Self::prepare(&mut self.dirs, dir, name, job.replace)
+            .map_err(|err| create_failure(entry, err))?;
+        self.chunk.resize(crate::stream::PIECE, 0);
+        let mut read_error = None;
+        let chunk = &mut self.chunk;
+        let result = fs::create_file_with(fd, name, entry.kind == Kind::Executable, |file| {
+            let mut sink = |piece: &[u8]| file.write_all(piece);
+            crate::stream::Streamer::copy(source, size, chunk, &mut sink).inspect_err(|err| {
+                if err.kind() == std::io::ErrorKind::InvalidData {
+                    read_error = Some(err.to_string());
+                }
+            })
+        });
+        if let Some(err) = read_error {
+            return Err(entry_failure(
+                entry,
+                format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ),
+            ));
+        }
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        shared.streamed.fetch_add(1, Ordering::Relaxed);
+        shared
+            .bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        Ok(fs::index_stat(&st))
+    }
+
     /// Create `name` in the directory `dir`, unlinking what is there first when `replace`.
     fn create(
         dirs: &mut Dirs<'_>,
@@ -958,6 +1121,12 @@ impl<'r> Worker<'r> {
             file.write_all(&chunk[..n])?;
         })
     }
+}
+
+/// The CPU time the calling thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
 /// A failure of `entry` with `message`.

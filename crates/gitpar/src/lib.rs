@@ -35,6 +35,7 @@ pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
 pub mod status;
+pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod tune;
 pub mod update;

@@ -12,6 +12,12 @@ pub const DEFAULT_THRESHOLD: usize = 100;
 /// workers on typical source files, small enough for a CI runner.
 pub const DEFAULT_BUDGET: u64 = 256 * 1024 * 1024;
 
+/// The size from which a blob that needs no conversion is streamed, unless
+/// `core.bigFileThreshold` (git's 512 MiB default) is lower. Lower than git's: streaming costs
+/// no more than reading whole (the same inflate, writes of a quarter MiB), and a blob read whole
+/// takes its size in memory.
+pub const STREAM_THRESHOLD: u64 = 4 * 1024 * 1024;
+
 /// Everything the engine needs to know about how to check out, decided once per run.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -32,6 +38,10 @@ pub struct Options {
     pub protect: gix_validate::path::component::Options,
     /// Bytes of blob data allowed in flight across all workers.
     pub budget: u64,
+    /// Blobs of at least this many bytes that need no conversion are streamed into their
+    /// files in pieces rather than read whole: git's `core.bigFileThreshold` when it is lower
+    /// than [`STREAM_THRESHOLD`], else that.
+    pub stream_threshold: u64,
     /// After a safe update, list the local changes carried over (git's `M\tpath` lines). It
     /// costs a walk of the whole target tree, so only callers that print it ask for it.
     pub report_local_changes: bool,
@@ -54,6 +64,7 @@ impl Default for Options {
             symlinks: true,
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
+            stream_threshold: STREAM_THRESHOLD,
             report_local_changes: false,
             recurse_submodules: false,
             overwrite_ignore: true,
@@ -115,6 +126,9 @@ impl Options {
         }
         if let Some(v) = config.boolean("core.protectHFS") {
             opts.protect.protect_hfs = v;
+        }
+        if let Some(bytes) = config.integer("core.bigFileThreshold") {
+            opts.stream_threshold = u64::try_from(bytes).unwrap_or(0).min(STREAM_THRESHOLD);
         }
         if let Some(bytes) = config.integer("par.memoryBudget") {
             opts.budget = u64::try_from(bytes).unwrap_or(1).max(1);

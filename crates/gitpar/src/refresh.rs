@@ -157,6 +157,8 @@ pub(crate) fn check_with<'a>(
     let ended = {
         let work = std::sync::Mutex::new(states.chunks_mut(chunk).zip(items.chunks(chunk)));
         let done = AtomicUsize::new(0);
+        // CPU time of the checking threads, for the refiner (tune's Sample).
+        let cpu_ns = std::sync::atomic::AtomicU64::new(0);
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
         let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut()>| {
@@ -164,6 +166,7 @@ pub(crate) fn check_with<'a>(
                 gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
+            let mut cpu = thread_cpu_ns();
             loop {
                 if k >= target.load(Ordering::Relaxed) {
                     return Ok::<(), String>(());
@@ -184,6 +187,9 @@ pub(crate) fn check_with<'a>(
                         (&mut filter, &mut buf, &mut dirs),
                     );
                 }
+                let now = thread_cpu_ns();
+                cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+                cpu = now;
                 done.fetch_add(input.len(), Ordering::Relaxed);
                 if let Some(between) = between.as_mut() {
                     between();
@@ -233,9 +239,11 @@ pub(crate) fn check_with<'a>(
                         if !refiner.active() {
                             return;
                         }
-                        if let Some(t) =
-                            refiner.observe(done.load(Ordering::Relaxed), Instant::now())
-                        {
+                        if let Some(t) = refiner.observe(crate::tune::Sample {
+                            done: done.load(Ordering::Relaxed),
+                            cpu: std::time::Duration::from_nanos(cpu_ns.load(Ordering::Relaxed)),
+                            at: Instant::now(),
+                        }) {
                             target.store(t, Ordering::Relaxed);
                             while started < t {
                                 handles.push(spawn(started));
@@ -368,4 +376,10 @@ pub(crate) fn to_git(
         }
     }
     Ok(())
+}
+
+/// The CPU time the calling thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }

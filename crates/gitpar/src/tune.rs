@@ -225,41 +225,70 @@ pub fn within_budget(mut choice: Choice, budget: u64) -> Choice {
     choice
 }
 
-/// Growth by measurement: the number of threads doubles while each doubling raises the
-/// throughput (items per second over a window) by at least [`GAIN`]; the first doubling that
-/// does not is undone and growth stops. Windows are long enough to mean something: at least
-/// [`WINDOW`] and a few items per thread.
+/// Growth by measurement, from the first chunks: over a window of items, the CPU the writers
+/// used per second of wall time says how busy the CPUs are. Writers that mostly wait (a
+/// filesystem with latency) leave them idle, and by Little's law `threads × cpus / busy`
+/// writers would keep them busy: the target jumps there (at most ×4 a step, at most the
+/// ceiling). The next window must show the throughput grown by [`GAIN`] to go on; a jump that
+/// lost throughput is undone, and growth stops at the first that did not gain. Writers that
+/// keep the CPUs busy already are never multiplied: more would only contend.
 #[derive(Debug)]
 pub struct Refiner {
     target: usize,
     max: usize,
-    /// The count before the last doubling, to fall back to when it did not pay.
+    cpus: f64,
+    /// The count before the last jump, to fall back to when it lost throughput.
     previous: usize,
     best: Option<f64>,
-    window_start: Option<(Instant, usize)>,
+    window_start: Option<Sample>,
+    /// Items done when the target last changed: the next window starts once the new threads
+    /// have each finished one, so that their start-up is not measured as a lack of gain.
+    settled_after: usize,
     done: bool,
 }
 
-/// The least gain in throughput that justifies more threads: noise on a shared machine is a
-/// few percent, so a smaller gain is not evidence.
+/// One measurement of a run: items finished, CPU time the writers used, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Items finished so far.
+    pub done: usize,
+    /// CPU time (user + system) the writer threads used so far.
+    pub cpu: Duration,
+    /// When.
+    pub at: Instant,
+}
+
+/// The least gain in throughput that justifies going on: noise on a shared machine is a few
+/// percent, so a smaller gain is not evidence.
 pub const GAIN: f64 = 1.15;
+
+/// A jump that lost more than this share of the throughput is undone.
+const LOSS: f64 = 0.9;
 
 /// The shortest measurement window.
 pub const WINDOW: Duration = Duration::from_millis(10);
 
-/// Items each thread must finish in a window for it to count (the first ones include
-/// starting up).
-const ITEMS_PER_WINDOW: usize = 4;
+/// Items each thread must finish in a window for it to count.
+const ITEMS_PER_WINDOW: usize = 2;
+
+/// The share of the CPUs above which writers count as CPU-bound.
+const BUSY: f64 = 0.75;
 
 impl Refiner {
     /// A refiner for a run that starts as `choice` says.
     pub fn new(choice: &Choice) -> Refiner {
+        Refiner::with_cpus(choice, crate::options::online_cpus())
+    }
+
+    fn with_cpus(choice: &Choice, cpus: usize) -> Refiner {
         Refiner {
             target: choice.workers,
             max: choice.max,
+            cpus: cpus.max(1) as f64,
             previous: choice.workers,
             best: None,
             window_start: None,
+            settled_after: 0,
             done: !choice.refinable(),
         }
     }
@@ -274,46 +303,50 @@ impl Refiner {
         !self.done
     }
 
-    /// Take a measurement: `done` items were finished by `now`. Returns the new target when it
-    /// changes.
-    pub fn observe(&mut self, done: usize, now: Instant) -> Option<usize> {
+    /// Take a measurement. Returns the new target when it changes.
+    pub fn observe(&mut self, now: Sample) -> Option<usize> {
         if self.done {
             return None;
         }
-        let Some((start, start_done)) = self.window_start else {
-            // The first items include the threads' start: the first window begins once every
-            // thread has finished one.
-            if done >= self.target {
-                self.window_start = Some((now, done));
+        let Some(start) = self.window_start else {
+            // The first items include the threads' start: a window begins once every thread
+            // has finished one since the last change.
+            if now.done >= self.settled_after + self.target {
+                self.window_start = Some(now);
             }
             return None;
         };
-        let elapsed = now.saturating_duration_since(start);
-        let items = done.saturating_sub(start_done);
+        let elapsed = now.at.saturating_duration_since(start.at);
+        let items = now.done.saturating_sub(start.done);
         if elapsed < WINDOW || items < ITEMS_PER_WINDOW * self.target {
             return None;
         }
         let rate = items as f64 / elapsed.as_secs_f64();
-        self.window_start = Some((now, done));
-        match self.best {
-            Some(best) if rate < best * GAIN => {
-                // The last doubling did not pay: back to the count before it, and stop.
+        let busy = now.cpu.saturating_sub(start.cpu).as_secs_f64() / elapsed.as_secs_f64();
+        self.window_start = Some(now);
+        if let Some(best) = self.best {
+            if rate < best * LOSS {
+                // The last jump lost throughput: back to the count before it, and stop.
                 self.done = true;
-                let changed = self.previous != self.target;
                 self.target = self.previous;
-                changed.then_some(self.target)
+                return Some(self.target);
             }
-            _ => {
-                self.best = Some(rate);
-                if self.target >= self.max {
-                    self.done = true;
-                    return None;
-                }
-                self.previous = self.target;
-                self.target = (self.target * 2).min(self.max);
-                Some(self.target)
+            if rate < best * GAIN {
+                self.done = true;
+                return None;
             }
         }
+        self.best = Some(rate);
+        if self.target >= self.max || busy >= BUSY * self.cpus {
+            self.done = true;
+            return None;
+        }
+        let wanted = (self.target as f64 * self.cpus / busy.max(1e-3)).ceil() as usize;
+        self.previous = self.target;
+        self.target = wanted.clamp(self.target + 1, self.target * 4).min(self.max);
+        self.window_start = None;
+        self.settled_after = now.done;
+        Some(self.target)
     }
 }
 
@@ -378,44 +411,73 @@ mod tests {
         assert_eq!(fixed.workers, 64);
     }
 
+    /// A sample `ms` milliseconds in, with `done` items and `cpu_ms` of CPU used.
+    fn at(t0: Instant, ms: u64, done: usize, cpu_ms: u64) -> Sample {
+        Sample {
+            done,
+            cpu: Duration::from_millis(cpu_ms),
+            at: t0 + Duration::from_millis(ms),
+        }
+    }
+
     #[test]
-    fn the_refiner_grows_while_throughput_grows_and_backs_off_once() {
+    fn waiting_writers_are_multiplied_while_throughput_grows() {
         let choice = Choice {
             workers: 4,
             max: 64,
             source: Source::Auto,
         };
-        let mut r = Refiner::new(&choice);
+        let mut r = Refiner::with_cpus(&choice, 2);
         let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        assert_eq!(r.observe(2, at(1)), None); // not every thread has finished one yet
-        assert_eq!(r.observe(4, at(2)), None); // the first window starts
-                                               // 100 items in 20 ms: the first rate, then a doubling.
-        assert_eq!(r.observe(104, at(22)), Some(8));
-        // Twice the rate: double again.
-        assert_eq!(r.observe(304, at(42)), Some(16));
-        // Only 5% better: back to 8, and no more changes.
-        assert_eq!(r.observe(514, at(62)), Some(8));
+        assert_eq!(r.observe(at(t0, 1, 2, 0)), None); // not every thread has finished one
+        assert_eq!(r.observe(at(t0, 2, 4, 0)), None); // the first window starts
+                                                      // 100 items in 20 ms using 4 ms of CPU: the CPUs are 10% busy, 4 × 2 / 0.2 = 40
+                                                      // threads would fill them; at most ×4 a step.
+        assert_eq!(r.observe(at(t0, 22, 104, 4)), Some(16));
+        // The new threads start: no window until each of the 16 has finished one.
+        assert_eq!(r.observe(at(t0, 30, 110, 5)), None);
+        assert_eq!(r.observe(at(t0, 32, 120, 6)), None); // the window starts here
+                                                         // Three times the rate, CPUs 40% busy: 16 × 2 / 0.8 = 40.
+        assert_eq!(r.observe(at(t0, 52, 420, 22)), Some(40));
+        assert_eq!(r.observe(at(t0, 60, 470, 26)), None); // the window starts here
+                                                          // Only 5% better: keep 40, and no more changes.
+        assert_eq!(r.observe(at(t0, 80, 785, 42)), None);
         assert!(!r.active());
-        assert_eq!(r.observe(10_000, at(1000)), None);
-        assert_eq!(r.target(), 8);
+        assert_eq!(r.target(), 40);
+        assert_eq!(r.observe(at(t0, 1000, 10_000, 800)), None);
     }
 
     #[test]
-    fn the_refiner_stops_at_the_ceiling() {
+    fn a_jump_that_loses_throughput_is_undone() {
         let choice = Choice {
-            workers: 2,
-            max: 4,
+            workers: 8,
+            max: 128,
             source: Source::Auto,
         };
-        let mut r = Refiner::new(&choice);
+        let mut r = Refiner::with_cpus(&choice, 2);
         let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        r.observe(2, at(0));
-        assert_eq!(r.observe(100, at(20)), Some(4));
-        assert_eq!(r.observe(400, at(40)), None);
+        r.observe(at(t0, 0, 8, 0));
+        assert_eq!(r.observe(at(t0, 20, 208, 2)), Some(32));
+        r.observe(at(t0, 25, 240, 3));
+        // Half the rate with 32: back to 8.
+        assert_eq!(r.observe(at(t0, 45, 340, 5)), Some(8));
         assert!(!r.active());
-        assert_eq!(r.target(), 4);
+    }
+
+    #[test]
+    fn busy_writers_are_not_multiplied() {
+        let choice = Choice {
+            workers: 2,
+            max: 8,
+            source: Source::Auto,
+        };
+        let mut r = Refiner::with_cpus(&choice, 2);
+        let t0 = Instant::now();
+        r.observe(at(t0, 0, 2, 0));
+        // 20 ms of wall, 38 ms of CPU on 2 CPUs: busy.
+        assert_eq!(r.observe(at(t0, 20, 400, 38)), None);
+        assert!(!r.active());
+        assert_eq!(r.target(), 2);
         // A fixed choice never changes.
         let fixed = Refiner::new(&Choice {
             workers: 8,

@@ -24,6 +24,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the index file (its REUC extension), inside the git directory",
     ),
     (
+        "stream.rs",
+        "reads loose objects and pack indexes inside the object database",
+    ),
+    (
         "tune.rs",
         "reads the block device's queue/rotational under /sys, never a work tree",
     ),
