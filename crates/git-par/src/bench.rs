@@ -14,6 +14,7 @@ mod experiment;
 mod git;
 mod output;
 mod source;
+mod status;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};

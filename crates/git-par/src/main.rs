@@ -19,6 +19,7 @@ mod repo;
 mod report;
 mod revision;
 mod state;
+mod status;
 mod switch;
 mod unborn;
 mod worktree;
@@ -72,6 +73,13 @@ enum Command {
     Restore(switch::RestoreArgs),
     /// Reset HEAD, index and work tree (`--hard` only), writing in parallel.
     Reset(switch::ResetArgs),
+    /// Show the working tree status (like `git status`), the work tree checked in parallel.
+    #[command(
+        override_usage = "git par status [-s | --short | --porcelain[=v1|v2] | --long] [-b] [-z] [-u[<mode>]] [--ignored[=<mode>]] [--] [<pathspec>...]"
+    )]
+    Status(PassThrough),
+    /// Refresh the index's stat data in parallel (like `git update-index --refresh`).
+    Refresh(RefreshArgs),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
     Bench(bench::BenchArgs),
 }
@@ -94,6 +102,14 @@ pub(crate) struct CheckoutArgs {
     /// since `clone`, `restore` and `reset` have no such option in git.
     #[arg(skip)]
     pub(crate) preserve_ignored: bool,
+}
+
+/// `git par refresh`'s options.
+#[derive(Args, Debug)]
+struct RefreshArgs {
+    /// Do not list the changed paths nor fail because of them (`update-index -q`).
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
 }
 
 /// The arguments of a command git-par hands to git first (`clone`, `worktree add`): every option
@@ -152,6 +168,8 @@ fn main() -> ExitCode {
         Command::Checkout(args) => switch::checkout(args, &overrides),
         Command::Reset(args) => switch::reset(args, &overrides),
         Command::Restore(args) => switch::restore(args, &overrides),
+        Command::Status(args) => status::status(args.args, &overrides),
+        Command::Refresh(args) => status::refresh(args.quiet, &overrides),
         Command::Bench(args) => bench::run(args),
     };
     match result {

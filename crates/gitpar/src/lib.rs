@@ -43,6 +43,7 @@ pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod sparse;
 pub mod state;
+pub mod status;
 pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod switch;

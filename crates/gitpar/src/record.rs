@@ -155,6 +155,73 @@ pub fn commit(
     })
 }
 
+/// Write the index after a refresh (`git update-index --refresh`, `git status`): `state` has
+/// the entries of the index file at `index_path` with fresh stat data only — same paths, same
+/// flags, same objects — so the entries are encoded again in that file's version and every
+/// extension after them (cache-tree, untracked cache, fsmonitor, resolve-undo, end-of-entries
+/// and offset tables, whose offsets do not move) is copied byte for byte, as git keeps them.
+/// When the file's extensions cannot be located that way (a split index, or an index whose
+/// entries git wrote differently), the index is written as [`commit`] writes it instead.
+pub(crate) fn commit_refreshed(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    state: State,
+    index_path: &std::path::Path,
+) -> Result<(), Error> {
+    let hash = state.object_hash();
+    let original = std::fs::read(index_path).unwrap_or_default();
+    let version4 = state.version() == gix::index::Version::V4;
+    let mut entries = Vec::new();
+    let encoded = encode_entries(&state, version4, &mut entries).is_ok();
+    let start = 12 + entries.len();
+    let tail_end = original.len().checked_sub(hash.len_in_bytes());
+    let extensions = tail_end
+        .filter(|&end| encoded && start <= end && original.get(..4) == Some(b"DIRC"))
+        .map(|end| &original[start..end])
+        .filter(|ext| {
+            let mut iter = gix::index::extension::Iter::new(ext);
+            let mut ok = true;
+            for (signature, _) in iter.by_ref() {
+                // A split index's entries are not all in this file: write a whole one instead.
+                ok &= signature != *b"link" && signature.iter().all(u8::is_ascii_alphabetic);
+            }
+            ok && iter.consumed == ext.len()
+        });
+    let Some(extensions) = extensions else {
+        return commit(
+            lock,
+            repo,
+            state.clone(),
+            Keep {
+                tree: None,
+                previous: Some(&state),
+                changed: None,
+                resolve_undo: None,
+            },
+        );
+    };
+    let format = Format::of(repo, Some(&state));
+    let version = u32::from_be_bytes(original[4..8].try_into().expect("four bytes"));
+    let count = &original[8..12];
+    lock.commit_with(|out| {
+        let mut out = Sink {
+            inner: out,
+            hasher: (!format.skip_hash).then(|| gix::hash::hasher(hash)),
+            written: 0,
+        };
+        out.write_all(b"DIRC")?;
+        out.write_all(&version.to_be_bytes())?;
+        out.write_all(count)?;
+        out.write_all(&entries)?;
+        out.write_all(extensions)?;
+        let sum = match out.hasher.take() {
+            Some(hasher) => hasher.try_finalize().unwrap_or_else(|_| hash.null()),
+            None => hash.null(),
+        };
+        out.inner.write_all(sum.as_bytes())
+    })
+}
+
 /// Write `state` as a short-lived index: no cache-tree, no extensions and a null checksum (which
 /// git and gix accept as "not computed", as with `index.skipHash`), because it only has to be a
 /// valid index until the final one replaces it. The update's announcement of the paths it is

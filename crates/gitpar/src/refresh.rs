@@ -6,6 +6,7 @@
 //! through the to-git filters, also in parallel (git does that part sequentially).
 
 use std::io::Read;
+use std::time::Instant;
 
 use bstr::BStr;
 use gix::index::entry::{Mode, Stat};
@@ -58,11 +59,25 @@ struct StatRules {
 
 /// Entries per extra thread: below this, starting a thread costs more than it saves (git's
 /// `preload-index.c` uses the same figure).
-const THREAD_COST: usize = 500;
+pub(crate) const THREAD_COST: usize = 500;
+
+/// Seconds per entry and thread above which the first entries of an automatic run are taken as
+/// waiting on I/O: a warm `lstat` costs a few microseconds, a cold one on a disk a hundred or more.
+const SLOW_ITEM: f64 = 30e-6;
+
+/// Where an automatic run whose first entries waited on I/O jumps to: waiting threads cost
+/// little, and doubling one measurement window at a time from two would take most of the run.
+const IO_BOUND_START: usize = 16;
+
+/// The ceiling of an automatic run whose first entries waited on I/O.
+const IO_BOUND_MAX: usize = 64;
 
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
 const CHUNK: usize = 64;
+
+/// The smallest chunk, for many threads over few entries.
+const MIN_CHUNK: usize = 4;
 
 /// Check `items` against the work tree `root`. `index` and `index_ts` (the index file's
 /// mtime in seconds) decide racy entries; `threads` bounds the parallelism. The result has one
@@ -76,8 +91,33 @@ pub fn check<'a>(
     threads: usize,
 ) -> Result<Vec<State>, String> {
     let items: Vec<Item<'a>> = items.collect();
+    // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
+    let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
+    let fixed = crate::tune::Choice {
+        workers: threads,
+        max: threads,
+        source: crate::tune::Source::Explicit,
+    };
+    check_with(repo, root, index, index_ts, items.into_iter(), fixed).map(|(states, _)| states)
+}
+
+/// [`check`] with a thread count that may grow while it runs: the calling thread works too and,
+/// between its chunks, feeds a [`crate::tune::Refiner`] the number of entries done; when the
+/// throughput keeps growing as threads double, more are started, and when a doubling did not
+/// pay, the threads above the target stop after their chunk. Returns the states and the thread
+/// count the run ended with.
+pub(crate) fn check_with<'a>(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::State,
+    index_ts: i64,
+    items: impl Iterator<Item = Item<'a>>,
+    choice: crate::tune::Choice,
+) -> Result<(Vec<State>, usize), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let items: Vec<Item<'a>> = items.collect();
     if items.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
     let config = repo.config_snapshot();
     let rules = StatRules {
@@ -97,16 +137,40 @@ pub fn check<'a>(
     // The results are written in place: chunks of the output are handed out with their
     // inputs, so nothing is collected per thread and merged afterwards.
     let mut states = vec![State::Clean; items.len()];
-    // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
-    let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
-    {
-        let work = std::sync::Mutex::new(states.chunks_mut(CHUNK).zip(items.chunks(CHUNK)));
-        let run = |repo: gix::Repository| -> Result<(), String> {
+    // Many threads (a high-latency filesystem, or a run that may grow to many) need smaller
+    // chunks to share the work: four per thread at least, down to MIN_CHUNK entries.
+    let may_reach = if choice.source == crate::tune::Source::Auto {
+        choice.max.max(IO_BOUND_MAX)
+    } else {
+        choice.max
+    };
+    let chunk = if may_reach > 16 {
+        (items.len() / (may_reach * 4)).clamp(MIN_CHUNK, CHUNK)
+    } else {
+        CHUNK
+    };
+    let chunks = items.len().div_ceil(chunk);
+    // At least one chunk per thread.
+    let mut choice = choice;
+    choice.workers = choice.workers.clamp(1, chunks);
+    choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
+    let ended = {
+        let work = std::sync::Mutex::new(states.chunks_mut(chunk).zip(items.chunks(chunk)));
+        let done = AtomicUsize::new(0);
+        // CPU time of the checking threads, for the refiner (tune's Sample).
+        let cpu_ns = std::sync::atomic::AtomicU64::new(0);
+        let target = AtomicUsize::new(choice.workers);
+        // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
+        let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut()>| {
             let mut filter =
                 gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
+            let mut cpu = thread_cpu_ns();
             loop {
+                if k >= target.load(Ordering::Relaxed) {
+                    return Ok::<(), String>(());
+                }
                 let next = work
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -123,28 +187,85 @@ pub fn check<'a>(
                         (&mut filter, &mut buf, &mut dirs),
                     );
                 }
+                let now = thread_cpu_ns();
+                cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+                cpu = now;
+                done.fetch_add(input.len(), Ordering::Relaxed);
+                if let Some(between) = between.as_mut() {
+                    between();
+                }
             }
         };
-        if threads == 1 {
-            run(repo.clone())?;
+        if choice.max == 1 && choice.source != crate::tune::Source::Auto {
+            run(repo.clone(), 0, None)?;
+            1
         } else {
             let sync = repo.clone().into_sync();
+            let mut started = choice.workers;
             let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|_| {
-                        let (sync, run) = (&sync, &run);
-                        scope.spawn(move || run(sync.to_thread_local()))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                let spawn = |k: usize| {
+                    let (sync, run) = (&sync, &run);
+                    scope.spawn(move || run(sync.to_thread_local(), k, None))
+                };
+                let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
+                let mut refiner = crate::tune::Refiner::new(&choice);
+                let mut probe = (choice.source == crate::tune::Source::Auto).then(Instant::now);
+                let mine = {
+                    let mut grow = || {
+                        // How fast the first entries went: a thread waiting longer than
+                        // SLOW_ITEM per entry waits on I/O (a cold cache, a network disk), and
+                        // more requests in flight hide that whatever the filesystem's kind
+                        // said; measurement then decides how many.
+                        if let Some(started_at) = probe.take() {
+                            let n = done.load(Ordering::Relaxed).max(1);
+                            let threads = target.load(Ordering::Relaxed);
+                            let per_item =
+                                started_at.elapsed().as_secs_f64() * threads as f64 / n as f64;
+                            if per_item > SLOW_ITEM && choice.max < IO_BOUND_MAX {
+                                let start = IO_BOUND_START.min(chunks).max(threads);
+                                let raised = crate::tune::Choice {
+                                    workers: start,
+                                    max: IO_BOUND_MAX.min(chunks).max(start),
+                                    source: crate::tune::Source::Auto,
+                                };
+                                refiner = crate::tune::Refiner::new(&raised);
+                                target.store(start, Ordering::Relaxed);
+                                while started < start {
+                                    handles.push(spawn(started));
+                                    started += 1;
+                                }
+                            }
+                        }
+                        if !refiner.active() {
+                            return;
+                        }
+                        if let Some(t) = refiner.observe(crate::tune::Sample {
+                            done: done.load(Ordering::Relaxed),
+                            cpu: std::time::Duration::from_nanos(cpu_ns.load(Ordering::Relaxed)),
+                            at: Instant::now(),
+                        }) {
+                            target.store(t, Ordering::Relaxed);
+                            while started < t {
+                                handles.push(spawn(started));
+                                started += 1;
+                            }
+                        }
+                    };
+                    run(repo.clone(), 0, Some(&mut grow))
+                };
+                std::iter::once(mine)
+                    .chain(
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+                    )
                     .collect()
             });
             results.into_iter().collect::<Result<(), String>>()?;
+            target.load(Ordering::Relaxed).min(started)
         }
-    }
-    Ok(states)
+    };
+    Ok((states, ended))
 }
 
 fn check_one(
@@ -255,4 +376,10 @@ pub(crate) fn to_git(
         }
     }
     Ok(())
+}
+
+/// The CPU time the calling thread has used, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }

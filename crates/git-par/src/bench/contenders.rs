@@ -242,6 +242,18 @@ impl Spec {
                 }
                 argv.extend(words(&["clone", "-q", "{src}", "{dst}"]));
             }
+            // `bench/status.rs`: run in the prepared work tree; git-par's -j is par.refreshThreads.
+            Operation::Status | Operation::Refresh => {
+                if let Self::GitParJobs(k) = self {
+                    argv.extend(["-c".to_owned(), format!("par.refreshThreads={k}")]);
+                }
+                let git_par = matches!(self, Self::GitPar | Self::GitParJobs(_));
+                argv.extend(match (operation, git_par) {
+                    (Operation::Status, _) => words(&["status", "--porcelain"]),
+                    (_, true) => words(&["refresh", "-q"]),
+                    (_, false) => words(&["update-index", "-q", "--refresh"]),
+                });
+            }
         }
         Contender::new(self.name(), argv)
     }

@@ -28,6 +28,10 @@ pub enum Operation {
     WorktreeAdd,
     /// Clone the repository locally and check out `main`: objects are linked or copied, every file written.
     Clone,
+    /// `status --porcelain` in a work tree of `main` with 2,000 files touched and 200 edited.
+    Status,
+    /// `update-index -q --refresh` (git) / `refresh -q` (git-par) in that work tree.
+    Refresh,
 }
 
 impl Operation {
@@ -40,6 +44,8 @@ impl Operation {
             Self::Switch => "switch",
             Self::WorktreeAdd => "worktree add",
             Self::Clone => "clone",
+            Self::Status => "status",
+            Self::Refresh => "refresh",
         }
     }
 
@@ -49,6 +55,8 @@ impl Operation {
             Self::Switch => "switch",
             Self::WorktreeAdd => "worktree-add",
             Self::Clone => "clone",
+            Self::Status => "status",
+            Self::Refresh => "refresh",
         }
     }
 }
@@ -164,6 +172,20 @@ impl Experiment<'_> {
         git::output(&self.source.path, &["worktree", "prune"])?;
         let mut executor = git::executor();
         let cases = self.cases();
+        // One work tree for the status and refresh cases (`bench/status.rs`), made once.
+        let status_tree = if self
+            .operations
+            .iter()
+            .any(|o| matches!(o, Operation::Status | Operation::Refresh))
+        {
+            Some(super::status::StatusTree::create(
+                self.source,
+                &self.checkouts.root,
+                &self.git_par,
+            )?)
+        } else {
+            None
+        };
         let mut deleted = 0;
         for (index, planned) in cases.iter().enumerate() {
             let contenders: Vec<Contender> = self
@@ -172,6 +194,23 @@ impl Experiment<'_> {
                 .map(|s| s.contender(planned.operation))
                 .collect();
             observer.case_started(index, cases.len(), &planned.case, contenders.len());
+            if let (Operation::Status | Operation::Refresh, Some(tree)) =
+                (planned.operation, &status_tree)
+            {
+                let mut fixture = super::status::StatusFixture {
+                    tree,
+                    git_par: &self.git_par,
+                };
+                let result = Runner::new(&mut executor, self.plan).run_observed(
+                    &planned.case,
+                    &contenders,
+                    &mut fixture,
+                    &mut |event| observer.event(event),
+                );
+                results.cases.push(result?);
+                observer.case_done(results)?;
+                continue;
+            }
             let mut fixture = CheckoutFixture {
                 operation: planned.operation,
                 source: self.source,
@@ -256,7 +295,7 @@ impl Fixture for CheckoutFixture<'_> {
                 dst.clone()
             }
             Operation::WorktreeAdd => self.source.path.clone(),
-            Operation::Clone => self.root.to_owned(),
+            Operation::Clone | Operation::Status | Operation::Refresh => self.root.to_owned(),
         };
         let rev = self.target.map_or("main", |t| t.branch.as_str());
         Ok(Prepared {

@@ -1,0 +1,972 @@
+//! `git par status` and `git par refresh`: git's `status` formats (long, short, porcelain v1 and
+//! v2, `-z`, `-b`) and `update-index --refresh`'s messages, printed from the engine's
+//! [`gitpar::status`] computation.
+//!
+//! The arguments are read by hand, as git's `parse_options` reads them (`-uno`, `-unormal`,
+//! `--porcelain=v2`, `--ignored=matching`, pathspecs after the options or after `--`): clap
+//! cannot take a short option's value glued to it only when there is one. Options git-par does
+//! not implement (`-v`, `--ignore-submodules`, `--column`, `--show-stash`, `-M`, ...) hand the
+//! whole command to git, so that `git par status` never answers differently from git.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+
+use bstr::{BStr, BString, ByteSlice};
+use gitpar::status::{Change, Ignored, Status, StatusOptions, Untracked};
+
+use crate::{fatal, repo::Opened};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Long,
+    Short,
+    V1,
+    V2,
+}
+
+struct Args {
+    format: Option<Format>,
+    branch: Option<bool>,
+    nul: bool,
+    untracked: Option<Untracked>,
+    ignored: Ignored,
+    renames: Option<bool>,
+    optional_locks: bool,
+    pathspecs: Vec<BString>,
+}
+
+fn untracked_mode(v: &str) -> Result<Untracked, u8> {
+    match v {
+        "no" | "false" | "0" | "off" => Ok(Untracked::No),
+        "normal" | "" => Ok(Untracked::Normal),
+        "all" | "true" | "1" | "on" => Ok(Untracked::All),
+        _ => Err(fatal(format!("Invalid untracked files mode '{v}'"))),
+    }
+}
+
+fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
+    let mut out = Args {
+        format: None,
+        branch: None,
+        nul: false,
+        untracked: None,
+        ignored: Ignored::No,
+        renames: None,
+        optional_locks: true,
+        pathspecs: Vec::new(),
+    };
+    let mut only_paths = false;
+    for arg in args {
+        let bytes = arg.as_bytes();
+        if only_paths || !bytes.starts_with(b"-") || bytes == b"-" {
+            out.pathspecs.push(bytes.into());
+            continue;
+        }
+        let a = arg.to_string_lossy();
+        match a.as_ref() {
+            "--" => only_paths = true,
+            "-s" | "--short" => out.format = Some(Format::Short),
+            "--long" => out.format = Some(Format::Long),
+            "--porcelain" | "--porcelain=v1" | "--porcelain=1" => out.format = Some(Format::V1),
+            "--porcelain=v2" | "--porcelain=2" => out.format = Some(Format::V2),
+            "-b" | "--branch" => out.branch = Some(true),
+            "--no-branch" => out.branch = Some(false),
+            "-z" | "--null" => out.nul = true,
+            "-u" | "--untracked-files" => out.untracked = Some(Untracked::All),
+            "--ignored" => out.ignored = Ignored::Traditional,
+            "--no-ignored" => out.ignored = Ignored::No,
+            "--renames" => out.renames = Some(true),
+            "--no-renames" => out.renames = Some(false),
+            "--no-optional-locks" => out.optional_locks = false,
+            "--ahead-behind" | "--no-ahead-behind" => {}
+            "-h" => {
+                println!(
+                    "usage: git par status [-s | --short | --porcelain[=v1|v2] | --long] [-b] [-z] \
+                     [-u[<mode>]] [--ignored[=<mode>]] [--[no-]renames] [--] [<pathspec>...]\n       \
+                     git par refresh [-q]"
+                );
+                return Err(129);
+            }
+            other => {
+                if let Some(v) = other.strip_prefix("--untracked-files=") {
+                    out.untracked = Some(untracked_mode(v)?);
+                } else if let Some(v) = other.strip_prefix("-u") {
+                    out.untracked = Some(untracked_mode(v)?);
+                } else if let Some(v) = other.strip_prefix("--ignored=") {
+                    out.ignored = match v {
+                        "traditional" => Ignored::Traditional,
+                        "matching" => Ignored::Matching,
+                        "no" => Ignored::No,
+                        _ => return Err(fatal(format!("Invalid ignored mode '{v}'"))),
+                    };
+                } else if let Some(v) = other.strip_prefix("--porcelain=") {
+                    return Err(fatal(format!("unsupported porcelain version '{v}'")));
+                } else {
+                    // An option git-par does not implement: git answers.
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// `git par status [options] [--] [<pathspec>...]`.
+pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
+    let Some(args) = parse(&args)? else {
+        let mut git = vec![OsString::from("status")];
+        git.extend(std::env::args_os().skip_while(|a| a != "status").skip(1));
+        let err = crate::patch::exec_git(&git);
+        return Err(fatal(format!("cannot run git: {err}")));
+    };
+    if args.ignored == Ignored::Matching && args.untracked == Some(Untracked::No) {
+        return Err(fatal(
+            "Unsupported combination of ignored and untracked-files arguments",
+        ));
+    }
+    let opened = crate::repo::open(overrides)?;
+    let worktree = opened.require_workdir()?.to_owned();
+    let repo = &opened.repo;
+    let config = repo.config_snapshot();
+    let format = args
+        .format
+        .unwrap_or(if args.nul { Format::V1 } else { Format::Long });
+    let untracked = match args.untracked {
+        Some(u) => u,
+        None => match config.string("status.showUntrackedFiles") {
+            Some(v) => untracked_mode(&v.to_str_lossy())?,
+            None => Untracked::Normal,
+        },
+    };
+    let renames = args.renames.unwrap_or_else(|| {
+        config
+            .boolean("status.renames")
+            .or_else(|| config.boolean("diff.renames"))
+            .unwrap_or(true)
+    });
+    let optional_locks = args.optional_locks
+        && std::env::var("GIT_OPTIONAL_LOCKS").map_or(true, |v| v != "0" && v != "false");
+    let pathspec = if args.pathspecs.is_empty() {
+        None
+    } else {
+        let defaults =
+            gitpar::pathspec::defaults_from_environment().map_err(|e| fatal(e.to_string()))?;
+        Some(
+            gitpar::pathspec::Pathspec::new(&args.pathspecs, &opened.prefix, &worktree, defaults)
+                .map_err(|e| fatal(e.to_string()))?,
+        )
+    };
+    let head = Head::of(repo);
+    let opts = StatusOptions {
+        threads: None,
+        untracked,
+        ignored: args.ignored,
+        write_index: optional_locks,
+        renames,
+        pathspec,
+        patterns: args.pathspecs.clone(),
+    };
+    let st = gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts)
+        .map_err(|e| fatal(e.to_string()))?;
+    let branch = args
+        .branch
+        .unwrap_or_else(|| config.boolean("status.branch").unwrap_or(false));
+    let mut out = Vec::new();
+    let printer = Printer {
+        repo,
+        opened: &opened,
+        head: &head,
+        st: &st,
+        nul: args.nul,
+        untracked,
+        ignored: args.ignored,
+        color: format != Format::V1 && format != Format::V2 && use_color(repo),
+    };
+    match format {
+        Format::V1 => printer.short(&mut out, branch, true),
+        Format::Short => printer.short(&mut out, branch, false),
+        Format::V2 => printer.v2(&mut out, branch),
+        Format::Long => printer.long(&mut out),
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(&out);
+    let _ = stdout.flush();
+    Ok(())
+}
+
+/// `git par refresh [-q]`: `git update-index [-q] --refresh`.
+pub(crate) fn refresh(quiet: bool, overrides: &[String]) -> Result<(), u8> {
+    let opened = crate::repo::open(overrides)?;
+    let worktree = opened.require_workdir()?.to_owned();
+    let outcome = gitpar::status::refresh(
+        &opened.repo,
+        &worktree,
+        &opened.index_path,
+        &gitpar::status::RefreshOptions::default(),
+    )
+    .map_err(|e| fatal(e.to_string()))?;
+    let prefix = prefix_bytes(&opened);
+    let mut failed = false;
+    let mut out = Vec::new();
+    // As git's refresh_index: unmerged paths fail even with -q; changed ones only without it.
+    for path in &outcome.needs_merge {
+        let _ = writeln!(
+            out,
+            "{}: needs merge",
+            relative(path.as_bstr(), prefix.as_bstr())
+        );
+        failed = true;
+    }
+    if !quiet {
+        for path in &outcome.needs_update {
+            let _ = writeln!(
+                out,
+                "{}: needs update",
+                relative(path.as_bstr(), prefix.as_bstr())
+            );
+            failed = true;
+        }
+    }
+    let _ = std::io::stdout().write_all(&out);
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!("git-par: refresh with {} threads", outcome.threads);
+    }
+    if failed {
+        Err(1)
+    } else {
+        Ok(())
+    }
+}
+
+/// HEAD as the status headers need it.
+struct Head {
+    /// `refs/heads/x` when on a branch (born or not).
+    branch: Option<BString>,
+    commit: Option<gix::ObjectId>,
+    tree: Option<gix::ObjectId>,
+    /// The upstream's short name and its commit (`None` when it is gone).
+    upstream: Option<(String, Option<gix::ObjectId>)>,
+}
+
+impl Head {
+    fn of(repo: &gix::Repository) -> Head {
+        let head = repo.head().ok();
+        let branch = head
+            .as_ref()
+            .and_then(|h| h.referent_name())
+            .map(|n| n.as_bstr().to_owned());
+        let commit = head.as_ref().and_then(|h| h.id()).map(gix::Id::detach);
+        let tree = commit.and_then(|c| crate::tree_of(repo, c).ok());
+        let upstream = branch.as_ref().and_then(|b| upstream(repo, b.as_bstr()));
+        Head {
+            branch,
+            commit,
+            tree,
+            upstream,
+        }
+    }
+}
+
+fn upstream(repo: &gix::Repository, branch: &BStr) -> Option<(String, Option<gix::ObjectId>)> {
+    let config = repo.config_snapshot();
+    let short = branch
+        .strip_prefix(b"refs/heads/")?
+        .to_str_lossy()
+        .into_owned();
+    let remote = config.string(&format!("branch.{short}.remote"))?;
+    let merge = config.string(&format!("branch.{short}.merge"))?;
+    let merge = merge.to_str_lossy().into_owned();
+    let full = if remote.as_slice() == b"." {
+        merge
+    } else {
+        let name: gix::refs::FullName = branch.to_owned().try_into().ok()?;
+        match repo.branch_remote_tracking_ref_name(name.as_ref(), gix::remote::Direction::Fetch) {
+            Some(Ok(tracking)) => tracking.as_bstr().to_str_lossy().into_owned(),
+            _ => return None,
+        }
+    };
+    let id = repo
+        .find_reference(full.as_str())
+        .ok()
+        .and_then(|mut r| r.peel_to_id().ok())
+        .map(gix::Id::detach);
+    let short_name = full
+        .strip_prefix("refs/remotes/")
+        .or_else(|| full.strip_prefix("refs/heads/"))
+        .unwrap_or(&full)
+        .to_owned();
+    Some((short_name, id))
+}
+
+/// Commits in `a` not in `b`, and in `b` not in `a`.
+fn ahead_behind(repo: &gix::Repository, a: gix::ObjectId, b: gix::ObjectId) -> (usize, usize) {
+    let count = |from: gix::ObjectId, hidden: gix::ObjectId| {
+        repo.rev_walk([from])
+            .with_hidden([hidden])
+            .all()
+            .map(|walk| walk.filter(Result::is_ok).count())
+            .unwrap_or(0)
+    };
+    (count(a, b), count(b, a))
+}
+
+fn use_color(repo: &gix::Repository) -> bool {
+    let config = repo.config_snapshot();
+    let value = config
+        .string("color.status")
+        .or_else(|| config.string("status.color"))
+        .or_else(|| config.string("color.ui"))
+        .map(|v| v.to_str_lossy().to_ascii_lowercase());
+    match value.as_deref() {
+        Some("always") | Some("true") | Some("yes") | Some("on") | Some("1") => {
+            value.as_deref() == Some("always") || stdout_is_tty()
+        }
+        Some("never") | Some("false") | Some("no") | Some("off") | Some("0") => false,
+        _ => stdout_is_tty(),
+    }
+}
+
+fn stdout_is_tty() -> bool {
+    // SAFETY: isatty only reads the descriptor's state.
+    let tty = unsafe { libc::isatty(1) } == 1;
+    tty && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+fn prefix_bytes(opened: &Opened) -> BString {
+    let p = opened.prefix.as_os_str().as_bytes();
+    let mut out = BString::from(p);
+    if !out.is_empty() && !out.ends_with(b"/") {
+        out.push(b'/');
+    }
+    out
+}
+
+/// `path` relative to the current directory `prefix` (`a/` style), as git's `relative_path`.
+fn relative(path: &BStr, prefix: &BStr) -> BString {
+    if prefix.is_empty() {
+        return path.to_owned();
+    }
+    let common = path
+        .iter()
+        .zip(prefix.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Back up to a directory boundary.
+    let base = prefix[..common].rfind_byte(b'/').map_or(0, |p| p + 1);
+    let ups = prefix[base..].iter().filter(|&&b| b == b'/').count();
+    let mut out = BString::default();
+    for _ in 0..ups {
+        out.extend_from_slice(b"../");
+    }
+    out.extend_from_slice(&path[base..]);
+    if out.is_empty() {
+        out.extend_from_slice(b"./");
+    }
+    out
+}
+
+/// git's `quote_c_style` (core.quotePath on); `space` quotes a path with a space too
+/// (`QUOTE_PATH_QUOTE_SP`, the short formats).
+fn quote(path: &BStr, space: bool) -> BString {
+    if space && path.contains(&b' ') {
+        let q = crate::quote_path(path);
+        if q.starts_with('"') {
+            return q.into();
+        }
+        return format!("\"{q}\"").into();
+    }
+    crate::quote_path(path).into()
+}
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const RESET: &str = "\x1b[m";
+
+struct Printer<'a> {
+    repo: &'a gix::Repository,
+    opened: &'a Opened,
+    head: &'a Head,
+    st: &'a Status,
+    nul: bool,
+    untracked: Untracked,
+    ignored: Ignored,
+    color: bool,
+}
+
+fn unmerged_xy(mask: u8) -> &'static str {
+    match mask {
+        1 => "DD",
+        2 => "AU",
+        3 => "UD",
+        4 => "UA",
+        5 => "DU",
+        6 => "AA",
+        _ => "UU",
+    }
+}
+
+impl Printer<'_> {
+    fn paint(&self, out: &mut Vec<u8>, color: &str, text: &[u8]) {
+        if self.color && !text.is_empty() {
+            out.extend_from_slice(color.as_bytes());
+            out.extend_from_slice(text);
+            out.extend_from_slice(RESET.as_bytes());
+        } else {
+            out.extend_from_slice(text);
+        }
+    }
+
+    fn shown_path(&self, path: &BStr, porcelain: bool) -> BString {
+        if porcelain {
+            path.to_owned()
+        } else {
+            relative(path, prefix_bytes(self.opened).as_bstr())
+        }
+    }
+
+    fn branch_name(&self) -> Option<String> {
+        self.head.branch.as_ref().map(|b| {
+            b.strip_prefix(b"refs/heads/")
+                .unwrap_or(b)
+                .to_str_lossy()
+                .into_owned()
+        })
+    }
+
+    /// `-s` and `--porcelain[=v1]`.
+    fn short(&self, out: &mut Vec<u8>, branch: bool, porcelain: bool) {
+        let eol = if self.nul { b'\0' } else { b'\n' };
+        if branch {
+            self.paint(out, "", b"## ");
+            match (self.branch_name(), self.head.commit) {
+                (Some(name), None) => {
+                    out.extend_from_slice(b"No commits yet on ");
+                    self.paint(out, GREEN, name.as_bytes());
+                }
+                (Some(name), Some(commit)) => {
+                    self.paint(out, GREEN, name.as_bytes());
+                    if let Some((up, id)) = &self.head.upstream {
+                        out.extend_from_slice(b"...");
+                        self.paint(out, RED, up.as_bytes());
+                        match id {
+                            None => out.extend_from_slice(b" [gone]"),
+                            Some(id) => {
+                                let (a, b) = ahead_behind(self.repo, commit, *id);
+                                match (a, b) {
+                                    (0, 0) => {}
+                                    (a, 0) => {
+                                        out.extend_from_slice(b" [ahead ");
+                                        self.paint(out, GREEN, a.to_string().as_bytes());
+                                        out.push(b']');
+                                    }
+                                    (0, b) => {
+                                        out.extend_from_slice(b" [behind ");
+                                        self.paint(out, RED, b.to_string().as_bytes());
+                                        out.push(b']');
+                                    }
+                                    (a, b) => {
+                                        out.extend_from_slice(b" [ahead ");
+                                        self.paint(out, GREEN, a.to_string().as_bytes());
+                                        out.extend_from_slice(b", behind ");
+                                        self.paint(out, RED, b.to_string().as_bytes());
+                                        out.push(b']');
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                (None, _) => self.paint(out, RED, b"HEAD (no branch)"),
+            }
+            out.push(eol);
+        }
+        for c in &self.st.changes {
+            if let Some((mask, _, _)) = c.unmerged {
+                self.paint(out, RED, unmerged_xy(mask).as_bytes());
+            } else {
+                let x = c.index_status.map(|x| [x]);
+                let mut y = c.worktree_status;
+                if !porcelain {
+                    if let Some(sub) = c.submodule {
+                        y = Some(if sub.new_commits {
+                            b'M'
+                        } else if sub.modified {
+                            b'm'
+                        } else {
+                            b'?'
+                        });
+                    }
+                }
+                match x {
+                    Some(x) => self.paint(out, GREEN, &x),
+                    None => out.push(b' '),
+                }
+                match y {
+                    Some(y) => self.paint(out, RED, &[y]),
+                    None => out.push(b' '),
+                }
+            }
+            out.push(b' ');
+            if self.nul {
+                out.extend_from_slice(&c.path);
+                out.push(0);
+                if let Some((from, _)) = &c.rename {
+                    out.extend_from_slice(from);
+                    out.push(0);
+                }
+            } else {
+                if let Some((from, _)) = &c.rename {
+                    out.extend_from_slice(&quote(
+                        self.shown_path(from.as_bstr(), porcelain).as_bstr(),
+                        true,
+                    ));
+                    out.extend_from_slice(b" -> ");
+                }
+                out.extend_from_slice(&quote(
+                    self.shown_path(c.path.as_bstr(), porcelain).as_bstr(),
+                    true,
+                ));
+                out.push(b'\n');
+            }
+        }
+        for (list, tag) in [(&self.st.untracked, "??"), (&self.st.ignored, "!!")] {
+            for path in list {
+                self.paint(out, RED, tag.as_bytes());
+                out.push(b' ');
+                if self.nul {
+                    out.extend_from_slice(path);
+                    out.push(0);
+                } else {
+                    out.extend_from_slice(&quote(
+                        self.shown_path(path.as_bstr(), porcelain).as_bstr(),
+                        true,
+                    ));
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+
+    /// `--porcelain=v2`.
+    fn v2(&self, out: &mut Vec<u8>, branch: bool) {
+        let eol = if self.nul { b'\0' } else { b'\n' };
+        if branch {
+            match self.head.commit {
+                Some(c) => {
+                    let _ = write!(out, "# branch.oid {c}");
+                }
+                None => out.extend_from_slice(b"# branch.oid (initial)"),
+            }
+            out.push(eol);
+            match self.branch_name() {
+                Some(b) => {
+                    let _ = write!(out, "# branch.head {b}");
+                }
+                None => out.extend_from_slice(b"# branch.head (detached)"),
+            }
+            out.push(eol);
+            if let Some((up, id)) = &self.head.upstream {
+                let _ = write!(out, "# branch.upstream {up}");
+                out.push(eol);
+                if let (Some(id), Some(commit)) = (id, self.head.commit) {
+                    let (a, b) = ahead_behind(self.repo, commit, *id);
+                    let _ = write!(out, "# branch.ab +{a} -{b}");
+                    out.push(eol);
+                }
+            }
+        }
+        let path_of = |p: &BStr| -> BString {
+            if self.nul {
+                p.to_owned()
+            } else {
+                quote(self.shown_path(p, false).as_bstr(), false)
+            }
+        };
+        for c in &self.st.changes {
+            if let Some((mask, modes, ids)) = c.unmerged {
+                let _ = write!(
+                    out,
+                    "u {} N... {:06o} {:06o} {:06o} {:06o} {} {} {} ",
+                    unmerged_xy(mask),
+                    modes[0],
+                    modes[1],
+                    modes[2],
+                    c.modes[2],
+                    ids[0],
+                    ids[1],
+                    ids[2]
+                );
+                out.extend_from_slice(&path_of(c.path.as_bstr()));
+                out.push(eol);
+                continue;
+            }
+            let x = c.index_status.unwrap_or(b'.') as char;
+            let y = c.worktree_status.unwrap_or(b'.') as char;
+            let is_sub = c.modes.contains(&0o160000);
+            let sub = if is_sub {
+                let s = c.submodule.unwrap_or_default();
+                format!(
+                    "S{}{}{}",
+                    if s.new_commits { 'C' } else { '.' },
+                    if s.modified { 'M' } else { '.' },
+                    if s.untracked { 'U' } else { '.' }
+                )
+            } else {
+                "N...".to_owned()
+            };
+            let head = format!(
+                "{x}{y} {sub} {:06o} {:06o} {:06o} {} {}",
+                c.modes[0], c.modes[1], c.modes[2], c.ids[0], c.ids[1]
+            );
+            match &c.rename {
+                Some((from, score)) => {
+                    let kind = c.index_status.unwrap_or(b'R') as char;
+                    let _ = write!(out, "2 {head} {kind}{score} ");
+                    out.extend_from_slice(&path_of(c.path.as_bstr()));
+                    out.push(if self.nul { 0 } else { b'\t' });
+                    out.extend_from_slice(&path_of(from.as_bstr()));
+                }
+                None => {
+                    let _ = write!(out, "1 {head} ");
+                    out.extend_from_slice(&path_of(c.path.as_bstr()));
+                }
+            }
+            out.push(eol);
+        }
+        for (list, tag) in [(&self.st.untracked, "?"), (&self.st.ignored, "!")] {
+            for path in list {
+                let _ = write!(out, "{tag} ");
+                out.extend_from_slice(&path_of(path.as_bstr()));
+                out.push(eol);
+            }
+        }
+    }
+
+    /// The long format (the default).
+    fn long(&self, out: &mut Vec<u8>) {
+        let config = self.repo.config_snapshot();
+        let advice = |name: &str| {
+            config.boolean("advice.statusHints").unwrap_or(true)
+                && config.boolean(&format!("advice.{name}")).unwrap_or(true)
+        };
+        let hints = advice("statusHints");
+        match (self.branch_name(), self.head.commit) {
+            (Some(name), _) => {
+                let _ = writeln!(out, "On branch {name}");
+            }
+            (None, Some(c)) => {
+                self.paint(out, RED, b"HEAD detached at ");
+                let _ = writeln!(out, "{}", crate::short(self.repo, c));
+            }
+            (None, None) => {}
+        }
+        if let (Some((up, id)), Some(commit)) = (&self.head.upstream, self.head.commit) {
+            match id {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "Your branch is based on '{up}', but the upstream is gone."
+                    );
+                    if hints {
+                        out.extend_from_slice(
+                            b"  (use \"git branch --unset-upstream\" to fixup)\n",
+                        );
+                    }
+                }
+                Some(id) => {
+                    let (a, b) = ahead_behind(self.repo, commit, *id);
+                    let s = |n: usize| if n == 1 { "" } else { "s" };
+                    match (a, b) {
+                        (0, 0) => {
+                            let _ = writeln!(out, "Your branch is up to date with '{up}'.");
+                        }
+                        (a, 0) => {
+                            let _ = writeln!(
+                                out,
+                                "Your branch is ahead of '{up}' by {a} commit{}.",
+                                s(a)
+                            );
+                            if hints {
+                                out.extend_from_slice(
+                                    b"  (use \"git push\" to publish your local commits)\n",
+                                );
+                            }
+                        }
+                        (0, b) => {
+                            let _ = writeln!(
+                                out,
+                                "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
+                                s(b)
+                            );
+                            if hints {
+                                out.extend_from_slice(
+                                    b"  (use \"git pull\" to update your local branch)\n",
+                                );
+                            }
+                        }
+                        (a, b) => {
+                            let _ = writeln!(
+                                out,
+                                "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."
+                            );
+                            if hints {
+                                out.extend_from_slice(
+                                    b"  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if self.head.upstream.is_some() && self.head.commit.is_some() {
+            out.push(b'\n');
+        }
+        let unborn = self.head.commit.is_none();
+        let has_unmerged = self.st.changes.iter().any(|c| c.unmerged.is_some());
+        let git_dir = self.repo.git_dir();
+        let merging = git_dir.join("MERGE_HEAD").exists();
+        // git's `whence`: during a merge or cherry-pick there is no "unstage" hint.
+        let from_commit = !merging && !git_dir.join("CHERRY_PICK_HEAD").exists();
+        if merging {
+            if has_unmerged {
+                out.extend_from_slice(b"You have unmerged paths.\n");
+                if hints {
+                    out.extend_from_slice(
+                        b"  (fix conflicts and run \"git commit\")\n  (use \"git merge --abort\" to abort the merge)\n",
+                    );
+                }
+            } else {
+                out.extend_from_slice(b"All conflicts fixed but you are still merging.\n");
+                if hints {
+                    out.extend_from_slice(b"  (use \"git commit\" to conclude merge)\n");
+                }
+            }
+            out.push(b'\n');
+        }
+        if let Some((present, all)) = self.st.sparse.filter(|s| s.1 > 0) {
+            let _ = writeln!(
+                out,
+                "You are in a sparse checkout with {}% of tracked files present.\n",
+                present * 100 / all
+            );
+        }
+        if unborn {
+            out.extend_from_slice(b"\nNo commits yet\n\n");
+        }
+        let staged: Vec<&Change> = self
+            .st
+            .changes
+            .iter()
+            .filter(|c| c.unmerged.is_none() && c.index_status.is_some())
+            .collect();
+        let unmerged: Vec<&Change> = self
+            .st
+            .changes
+            .iter()
+            .filter(|c| c.unmerged.is_some())
+            .collect();
+        let unstaged: Vec<&Change> = self
+            .st
+            .changes
+            .iter()
+            .filter(|c| c.unmerged.is_none() && c.worktree_status.is_some())
+            .collect();
+        let label = |s: u8| match s {
+            b'A' => "new file:",
+            b'C' => "copied:",
+            b'D' => "deleted:",
+            b'M' => "modified:",
+            b'R' => "renamed:",
+            b'T' => "typechange:",
+            _ => "unknown:",
+        };
+        let entry = |out: &mut Vec<u8>, color: &str, what: &str, c: &Change, extra: &str| {
+            out.push(b'\t');
+            let mut line = format!("{what:<12}");
+            let rename = c.rename.as_ref().filter(|_| color == GREEN);
+            if let Some((from, _)) = rename {
+                line.push_str(
+                    &quote(self.shown_path(from.as_bstr(), false).as_bstr(), false).to_str_lossy(),
+                );
+                line.push_str(" -> ");
+            }
+            line.push_str(
+                &quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false).to_str_lossy(),
+            );
+            line.push_str(extra);
+            self.paint(out, color, line.as_bytes());
+            out.push(b'\n');
+        };
+        if !staged.is_empty() {
+            out.extend_from_slice(b"Changes to be committed:\n");
+            if hints && from_commit {
+                if unborn {
+                    out.extend_from_slice(b"  (use \"git rm --cached <file>...\" to unstage)\n");
+                } else {
+                    out.extend_from_slice(
+                        b"  (use \"git restore --staged <file>...\" to unstage)\n",
+                    );
+                }
+            }
+            for c in &staged {
+                entry(out, GREEN, label(c.index_status.unwrap_or(b'M')), c, "");
+            }
+            out.push(b'\n');
+        }
+        if !unmerged.is_empty() {
+            out.extend_from_slice(b"Unmerged paths:\n");
+            if hints && from_commit {
+                out.extend_from_slice(if unborn {
+                    b"  (use \"git rm --cached <file>...\" to unstage)\n" as &[u8]
+                } else {
+                    b"  (use \"git restore --staged <file>...\" to unstage)\n"
+                });
+            }
+            if hints {
+                let deletions = unmerged
+                    .iter()
+                    .any(|c| matches!(c.unmerged, Some((1 | 3 | 5, _, _))));
+                if deletions {
+                    out.extend_from_slice(
+                        b"  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n",
+                    );
+                } else {
+                    out.extend_from_slice(b"  (use \"git add <file>...\" to mark resolution)\n");
+                }
+            }
+            for c in &unmerged {
+                let what = match c.unmerged.map_or(7, |u| u.0) {
+                    1 => "both deleted:",
+                    2 => "added by us:",
+                    3 => "deleted by them:",
+                    4 => "added by them:",
+                    5 => "deleted by us:",
+                    6 => "both added:",
+                    _ => "both modified:",
+                };
+                out.push(b'\t');
+                let line = format!(
+                    "{what:<17}{}",
+                    quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false)
+                );
+                self.paint(out, RED, line.as_bytes());
+                out.push(b'\n');
+            }
+            out.push(b'\n');
+        }
+        if !unstaged.is_empty() {
+            out.extend_from_slice(b"Changes not staged for commit:\n");
+            if hints {
+                if unstaged.iter().any(|c| c.worktree_status == Some(b'D')) {
+                    out.extend_from_slice(
+                        b"  (use \"git add/rm <file>...\" to update what will be committed)\n",
+                    );
+                } else {
+                    out.extend_from_slice(
+                        b"  (use \"git add <file>...\" to update what will be committed)\n",
+                    );
+                }
+                out.extend_from_slice(
+                    b"  (use \"git restore <file>...\" to discard changes in working directory)\n",
+                );
+                if unstaged.iter().any(|c| c.submodule.is_some()) {
+                    out.extend_from_slice(
+                        b"  (commit or discard the untracked or modified content in submodules)\n",
+                    );
+                }
+            }
+            for c in &unstaged {
+                let mut extra = Vec::new();
+                if let Some(sub) = c.submodule {
+                    if sub.new_commits {
+                        extra.push("new commits");
+                    }
+                    if sub.modified {
+                        extra.push("modified content");
+                    }
+                    if sub.untracked {
+                        extra.push("untracked content");
+                    }
+                }
+                let extra = if extra.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", extra.join(", "))
+                };
+                entry(
+                    out,
+                    RED,
+                    label(c.worktree_status.unwrap_or(b'M')),
+                    c,
+                    &extra,
+                );
+            }
+            out.push(b'\n');
+        }
+        let listed = |out: &mut Vec<u8>, title: &str, hint: &str, list: &[BString]| {
+            if list.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "{title}:");
+            if hints {
+                let _ = writeln!(
+                    out,
+                    "  (use \"git {hint} <file>...\" to include in what will be committed)"
+                );
+            }
+            for p in list {
+                out.push(b'\t');
+                let shown = quote(self.shown_path(p.as_bstr(), false).as_bstr(), false);
+                self.paint(out, RED, &shown);
+                out.push(b'\n');
+            }
+            out.push(b'\n');
+        };
+        if self.untracked != Untracked::No {
+            listed(out, "Untracked files", "add", &self.st.untracked);
+            if self.ignored != Ignored::No {
+                listed(out, "Ignored files", "add -f", &self.st.ignored);
+            }
+        } else if !staged.is_empty() {
+            if hints {
+                out.extend_from_slice(
+                    b"Untracked files not listed (use -u option to show untracked files)\n",
+                );
+            } else {
+                out.extend_from_slice(b"Untracked files not listed\n");
+            }
+        }
+        if staged.is_empty() {
+            let text = if !unstaged.is_empty() || !unmerged.is_empty() {
+                if hints {
+                    "no changes added to commit (use \"git add\" and/or \"git commit -a\")"
+                } else {
+                    "no changes added to commit"
+                }
+            } else if !self.st.untracked.is_empty() {
+                if hints {
+                    "nothing added to commit but untracked files present (use \"git add\" to track)"
+                } else {
+                    "nothing added to commit but untracked files present"
+                }
+            } else if unborn {
+                if hints {
+                    "nothing to commit (create/copy files and use \"git add\" to track)"
+                } else {
+                    "nothing to commit"
+                }
+            } else if self.untracked == Untracked::No {
+                if hints {
+                    "nothing to commit (use -u to show untracked files)"
+                } else {
+                    "nothing to commit"
+                }
+            } else {
+                "nothing to commit, working tree clean"
+            };
+            let _ = writeln!(out, "{text}");
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! `git par status` and `git par refresh` against git: every format of `git status` on
+//! repositories built by git (`tests/fixtures/status_cases.sh`) in every state the issue lists,
+//! and `git par refresh` against `git update-index --refresh` — what it prints, its exit code,
+//! what `git diff-files` then says, and that git trusts the stat data it wrote (re-reads nothing).
+
+mod support;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use support::*;
+
+/// Build the fixture `case` under `dir` and return the repository.
+fn build(dir: &Path, case: &str) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/status_cases.sh");
+    let repo = dir.join(case);
+    run(
+        "bash",
+        dir,
+        [script.as_os_str(), repo.as_os_str(), case.as_ref()],
+    )
+    .assert_success();
+    repo
+}
+
+/// The formats compared on every fixture.
+const FORMATS: &[&[&str]] = &[
+    &["--porcelain"],
+    &["--porcelain=v1", "-b"],
+    &["-s"],
+    &["-sb"],
+    &["--porcelain=v2"],
+    &["--porcelain=v2", "--branch"],
+    &["-z"],
+    &["--porcelain=v2", "-z"],
+    &["-s", "-z", "-b"],
+    &["-uno", "-s"],
+    &["-unormal", "--porcelain=v2"],
+    &["--untracked-files=all", "-s"],
+    &["--ignored", "-s"],
+    &["--ignored=matching", "-s"],
+    &["--ignored", "-uall", "-s"],
+    &["--ignored=matching", "-uall", "--porcelain=v2"],
+    &["--ignored=matching", "-uno", "-s"],
+    &["--no-renames", "-s"],
+    &[],
+    &["--long", "-uno"],
+    &["--ignored"],
+];
+
+/// Run `git status ARGS` and `git-par status ARGS` in `sub` of two copies of `repo` (so that
+/// neither sees the index the other refreshed) and compare output and exit code.
+fn compare(scratch: &Scratch, repo: &Path, sub: &str, args: &[&str]) -> Option<String> {
+    let name = format!("{}", scratch.path().read_dir().unwrap().count());
+    let (g, p) = (
+        scratch.join(format!("g{name}")),
+        scratch.join(format!("p{name}")),
+    );
+    copy_repo(repo, &g);
+    copy_repo(repo, &p);
+    let mut with = vec!["status"];
+    with.extend_from_slice(args);
+    let git_out = git(&g.join(sub), &with);
+    let par_out = git_par(&p.join(sub), &with);
+    let _ = std::fs::remove_dir_all(&g);
+    let _ = std::fs::remove_dir_all(&p);
+    let same = git_out.stdout == par_out.stdout
+        && git_out.status.code() == par_out.status.code()
+        && (git_out.status.success() || git_out.stderr == par_out.stderr);
+    (!same).then(|| {
+        format!(
+            "status {args:?} in {sub:?}:\n--- git ({:?})\n{}{}\n--- git-par ({:?})\n{}{}",
+            git_out.status.code(),
+            String::from_utf8_lossy(&git_out.stdout),
+            String::from_utf8_lossy(&git_out.stderr),
+            par_out.status.code(),
+            String::from_utf8_lossy(&par_out.stdout),
+            String::from_utf8_lossy(&par_out.stderr),
+        )
+    })
+}
+
+fn every_format(case: &str, formats: &[&[&str]]) {
+    let scratch = scratch();
+    let repo = build(scratch.path(), case);
+    let failures: Vec<String> = formats
+        .iter()
+        .filter_map(|args| compare(&scratch, &repo, "", args))
+        .collect();
+    assert!(failures.is_empty(), "{case}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_kind_of_change_in_every_format() {
+    every_format("changes", FORMATS);
+}
+
+#[test]
+fn submodules_with_modified_content_untracked_content_and_new_commits() {
+    every_format("submodules", FORMATS);
+}
+
+#[test]
+fn sparse_checkouts() {
+    every_format("sparse", FORMATS);
+}
+
+#[test]
+fn unmerged_paths() {
+    every_format("unmerged", FORMATS);
+}
+
+#[test]
+fn unborn_branch() {
+    every_format("unborn", FORMATS);
+}
+
+#[test]
+fn upstream_ahead_and_behind() {
+    every_format("upstream", FORMATS);
+}
+
+/// A tracked file replaced by a directory: with `-uall` git lists the files inside. Left out:
+/// `--ignored` without `-uall`, where git lists the ignored files inside such a directory
+/// (collapsed or matching) but not its untracked ones; git-par lists neither (README, not done).
+#[test]
+fn file_replaced_by_a_directory() {
+    let formats: Vec<&[&str]> = FORMATS
+        .iter()
+        .copied()
+        .filter(|f| {
+            let ignored = f.iter().any(|a| a.starts_with("--ignored"));
+            let all = f.iter().any(|a| a.contains("all"));
+            !ignored || all
+        })
+        .collect();
+    assert_eq!(formats.len(), FORMATS.len() - 4);
+    every_format("filedir", &formats);
+}
+
+#[test]
+fn from_a_subdirectory_and_with_pathspecs() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "changes");
+    let cases: &[(&str, &[&str])] = &[
+        ("a", &["-s"]),
+        ("a", &[]),
+        ("a/b", &["--porcelain"]),
+        ("a", &["--porcelain=v2"]),
+        ("", &["-s", "a"]),
+        ("", &["-s", "--", "c", "u"]),
+        ("a", &["-s", "b"]),
+        ("", &["--porcelain=v2", "sp ace"]),
+        ("", &["-s", "*.log", "--ignored"]),
+    ];
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|(sub, args)| compare(&scratch, &repo, sub, args))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn status_writes_the_refreshed_index_unless_optional_locks_are_off() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "upstream");
+    // Stat data that no longer matches: every entry must be re-hashed.
+    run("touch", &repo, ["-d", "2001-01-01 00:00:00", "a", "b", "c"]).assert_success();
+    let before = std::fs::read(repo.join(".git/index")).unwrap();
+    // `git --no-optional-locks par status` exports GIT_OPTIONAL_LOCKS=0.
+    let mut cmd = std::process::Command::new(GIT_PAR);
+    clean_env(&mut cmd)
+        .current_dir(&repo)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .args(["status", "-s"]);
+    assert!(cmd.status().unwrap().success());
+    assert_eq!(before, std::fs::read(repo.join(".git/index")).unwrap());
+    let out = run(GIT_PAR, &repo, ["status", "-s"]);
+    assert!(out.success());
+    assert_ne!(before, std::fs::read(repo.join(".git/index")).unwrap());
+    // git now trusts the stat data git-par wrote: a same-size change keeping mtime goes unseen.
+    let entries = index_entries(&repo, &[]);
+    let b = entries.iter().find(|e| e.path == b"b").unwrap();
+    assert_eq!(
+        b.mtime.0,
+        std::fs::metadata(repo.join("b")).unwrap().mtime() as u32
+    );
+}
+
+/// Set every tracked file's mtime to `when` (GNU touch syntax), without following symlinks.
+fn age(repo: &Path, when: &str) {
+    let files = git_ok(repo, ["ls-files", "-z"]);
+    for f in files.split(|&b| b == 0).filter(|f| !f.is_empty()) {
+        let path = repo.join(std::str::from_utf8(f).unwrap());
+        if path.symlink_metadata().is_ok() {
+            run("touch", repo, ["-h", "-d", when, path.to_str().unwrap()]).assert_success();
+        }
+    }
+}
+
+#[test]
+fn refresh_matches_update_index_and_git_rereads_nothing() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "changes");
+    // An untracked cache for git-par to keep, then stat data that differs from the index
+    // while the contents do not.
+    git_ok(&repo, ["update-index", "--untracked-cache"]);
+    git_ok(
+        &repo,
+        ["-c", "core.untrackedCache=true", "status", "--porcelain"],
+    );
+    age(&repo, "-2 hours");
+    for quiet in [false, true] {
+        let (g, p) = (
+            scratch.join(format!("g{quiet}")),
+            scratch.join(format!("p{quiet}")),
+        );
+        copy_repo(&repo, &g);
+        copy_repo(&repo, &p);
+        let q: &[&str] = if quiet { &["-q"] } else { &[] };
+        let mut git_args = vec!["update-index"];
+        git_args.extend_from_slice(q);
+        git_args.push("--refresh");
+        let git_out = git(&g, &git_args);
+        let mut par_args = vec!["refresh"];
+        par_args.extend_from_slice(q);
+        let before = std::fs::read(p.join(".git/index")).unwrap();
+        let par_out = git_par(&p, &par_args);
+        assert_eq!(
+            (git_out.stdout_str(), git_out.status.code()),
+            (par_out.stdout_str(), par_out.status.code()),
+            "refresh -q={quiet}: {}",
+            par_out.describe()
+        );
+        let diff_g = git_str(&g, ["diff-files", "--name-only"]);
+        let diff_p = git_str(&p, ["diff-files", "--name-only"]);
+        assert_eq!(diff_g, diff_p);
+        assert!(
+            diff_p.contains("a/b/f1") && !diff_p.contains("a/f2"),
+            "{diff_p}"
+        );
+        // The untracked cache extension is carried over byte for byte.
+        let after = std::fs::read(p.join(".git/index")).unwrap();
+        let untr = before
+            .windows(4)
+            .position(|w| w == b"UNTR")
+            .expect("UNTR written by git");
+        let tail = &before[untr..before.len() - 20];
+        assert!(after.windows(tail.len()).any(|w| w == tail), "UNTR changed");
+        git_ok(&p, ["fsck", "--no-progress", "--cache"]);
+        // git trusts the refreshed stat data: rewrite every clean regular file in place with
+        // other bytes of the same size and the same mtime; git must not notice.
+        let changed: Vec<&str> = diff_p.lines().collect();
+        let files = git_str(&p, ["ls-files", "-s"]);
+        let mut rewritten = 0;
+        for line in files.lines() {
+            let (meta, path) = line.split_once('\t').unwrap();
+            if !meta.starts_with("100") || changed.contains(&path) {
+                continue;
+            }
+            let file = p.join(path);
+            let md = std::fs::metadata(&file).unwrap();
+            let len = md.len() as usize;
+            std::fs::write(&file, vec![b'#'; len]).unwrap();
+            let stamp = format!("@{}.{:09}", md.mtime(), md.mtime_nsec());
+            run("touch", &p, ["-d", &stamp, file.to_str().unwrap()]).assert_success();
+            rewritten += 1;
+        }
+        assert!(rewritten >= 5, "only {rewritten} files rewritten");
+        let diff = git_str(
+            &p,
+            ["-c", "core.trustctime=false", "diff-files", "--name-only"],
+        );
+        assert_eq!(diff, diff_p, "git re-read files git-par refreshed");
+    }
+}
+
+#[test]
+fn refresh_reports_unmerged_paths_as_git_does() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "unmerged");
+    let g = scratch.join("g");
+    copy_repo(&repo, &g);
+    for q in [&[][..], &["-q"][..]] {
+        let mut ga = vec!["update-index"];
+        ga.extend_from_slice(q);
+        ga.push("--refresh");
+        let mut pa = vec!["refresh"];
+        pa.extend_from_slice(q);
+        let (go, po) = (git(&g, &ga), git_par(&repo, &pa));
+        assert_eq!(
+            (go.stdout_str(), go.status.code()),
+            (po.stdout_str(), po.status.code())
+        );
+    }
+}
+
+#[test]
+fn colour_and_hints_as_configured() {
+    let scratch = scratch();
+    for case in ["changes", "upstream"] {
+        let repo = build(scratch.path(), case);
+        for (config, args) in [
+            ("color.status=always", &["status", "-s"][..]),
+            ("color.status=always", &["status", "-sb"][..]),
+            ("color.ui=always", &["status"][..]),
+            ("advice.statusHints=false", &["status"][..]),
+            ("status.showUntrackedFiles=no", &["status"][..]),
+        ] {
+            let (g, p) = (
+                scratch.join(format!("{case}-g")),
+                scratch.join(format!("{case}-p")),
+            );
+            copy_repo(&repo, &g);
+            copy_repo(&repo, &p);
+            let mut with = vec!["-c", config];
+            with.extend_from_slice(args);
+            let (go, po) = (git(&g, &with), git_par(&p, &with));
+            assert_eq!(
+                go.stdout_str(),
+                po.stdout_str(),
+                "{case}: {with:?}\n{}",
+                po.describe()
+            );
+            std::fs::remove_dir_all(&g).unwrap();
+            std::fs::remove_dir_all(&p).unwrap();
+        }
+    }
+}

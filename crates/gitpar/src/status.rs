@@ -1,0 +1,1050 @@
+//! **status** and **refresh**: what `git status` and `git update-index --refresh` compute, with
+//! the work tree looked at in parallel.
+//!
+//! Both start the same way, as git's `refresh_index` does: every tracked entry (stage 0, not
+//! skip-worktree, not assume-unchanged) is `lstat`ed and — only where the stat data cannot decide
+//! — re-hashed through the to-git filters, by the threads of [`crate::refresh::check`] (the pool
+//! the checkout's local-change check uses). Entries whose content is unchanged take the fresh
+//! stat data, and the index is written back under `index.lock` with its extensions copied
+//! byte for byte ([`crate::record::commit_refreshed`]): the untracked cache (`UNTR`), the
+//! fsmonitor token (`FSMN`), the cache-tree and the rest stay as they were, since a refresh
+//! changes no path and no object id.
+//!
+//! [`status`] then adds what `git status` shows besides: the staged changes (HEAD's tree against
+//! the index, with renames as `status.renames`/`diff.renames` decide, by gix's tree/index diff),
+//! unmerged paths, submodules (new commits; modified or untracked content as git learns it, from
+//! `git status --porcelain=2` run inside the submodule), and the untracked and ignored files (the
+//! directory walk of gix-dir, with git's `.gitignore`/`info/exclude`/`core.excludesFile` rules,
+//! run on its own thread while the tracked entries are checked).
+
+use std::path::Path;
+
+use bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stage};
+use gix::ObjectId;
+
+use crate::fs::Root;
+use crate::lock::IndexLock;
+use crate::refresh::{Item, State};
+
+/// Why a refresh or a status could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The index could not be read.
+    #[error("index file corrupt: {0}")]
+    Index(String),
+    /// The work tree could not be opened.
+    #[error("unable to open the work tree '{}': {source}", path.display())]
+    Worktree {
+        /// The work tree.
+        path: std::path::PathBuf,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// Taking or writing `index.lock` failed (refresh only: status writes opportunistically).
+    #[error(transparent)]
+    Lock(#[from] crate::lock::Error),
+    /// Reading objects, attributes, ignore files or the work tree failed.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// How many threads look at the work tree for `n_items` entries, as issue 12 asks of every
+/// parallel pass (one logic, [`crate::tune`]): an `explicit` count wins, then
+/// `par.refreshThreads`, then git's `core.preloadIndex=false` (one thread, as git then does it
+/// all in one); otherwise the filesystem of the work tree decides where to start and how far
+/// the run may grow from its measured throughput ([`crate::tune::workers_for`]). On low-latency
+/// filesystems a thread still needs a few hundred entries to pay for itself, as in git's
+/// `preload-index.c`.
+pub fn refresh_choice(
+    config: &gix::config::Snapshot<'_>,
+    worktree: rustix::fd::BorrowedFd<'_>,
+    n_items: usize,
+    explicit: Option<usize>,
+) -> crate::tune::Choice {
+    use crate::tune::{self, Source};
+    let fixed = |n: usize, source| {
+        tune::workers_for(tune::Kind::Unknown, n_items, Some((n.max(1), source)))
+    };
+    if let Some(n) = explicit {
+        return fixed(n, Source::Explicit);
+    }
+    if let Some(n) = config.integer("par.refreshThreads") {
+        return fixed(usize::try_from(n).unwrap_or(1), Source::Config);
+    }
+    if !config.boolean("core.preloadIndex").unwrap_or(true) {
+        return fixed(1, Source::Config);
+    }
+    let kind = tune::Kind::of(worktree);
+    let mut choice = tune::workers_for(kind, n_items, None);
+    if kind.is_high_latency() {
+        // An lstat is a round trip and nothing else: start where the checkout's writers may
+        // only grow to (measured on FUSE with 1 ms latency: 64 threads beat 32 by a quarter,
+        // and growing one measured doubling at a time does not get there within the run).
+        choice.workers = HIGH_LATENCY_START.min(n_items.max(1)).max(choice.workers);
+        choice.max = choice.max.max(choice.workers);
+    } else {
+        let cap = (n_items / crate::refresh::THREAD_COST).max(1);
+        choice.workers = choice.workers.min(cap);
+        choice.max = choice.max.min(cap).max(choice.workers);
+    }
+    choice
+}
+
+/// Where an automatic refresh starts on a network or FUSE filesystem.
+const HIGH_LATENCY_START: usize = 64;
+
+/// A tracked entry's state in the work tree after the refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Not looked at: unmerged, skip-worktree or assume-unchanged (git trusts those bits).
+    Skipped,
+    /// What the index records.
+    Clean,
+    /// Different (content, type, mode) or missing.
+    Changed,
+}
+
+/// The index after a parallel refresh.
+struct Refreshed {
+    index: gix::index::File,
+    seen: Vec<Seen>,
+    /// Some entry took new stat data (git's `CE_ENTRY_CHANGED`).
+    changed: bool,
+    /// Racily clean entries whose content differs: git smudges them (size 0) when it writes.
+    smudge: Vec<usize>,
+    /// The thread count the refresh ended with.
+    threads: usize,
+}
+
+fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
+    // git does not verify the index's checksum when it reads it (only fsck does).
+    match gix::index::File::at(path, hash, true, gix::index::decode::Options::default()) {
+        Ok(f) => Ok(f),
+        Err(_) if !path.exists() => Ok(gix::index::File::from_state(
+            gix::index::State::new(hash),
+            path,
+        )),
+        Err(e) => Err(Error::Index(e.to_string())),
+    }
+}
+
+/// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
+///
+/// `beside` runs on its own thread while the entries are checked, with the index as read
+/// (every entry marked up to date): the untracked walk of `status`.
+fn refresh_index<R: Send>(
+    repo: &gix::Repository,
+    root: &Root,
+    mut index: gix::index::File,
+    explicit: Option<usize>,
+    beside: impl FnOnce(&gix::index::State) -> R + Send,
+) -> Result<(Refreshed, R), Error> {
+    let index_ts = index.timestamp().unix_seconds();
+    let looked: Vec<usize> = index
+        .entries()
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e.stage() == Stage::Unconflicted
+                && !e
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let choice = refresh_choice(&repo.config_snapshot(), root.fd(), looked.len(), explicit);
+    // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
+    // changed ones lose it below, and the index is never written with it.
+    for entry in index.entries_mut() {
+        entry.flags.insert(Flags::UPTODATE);
+    }
+    let (checked, beside) = {
+        let state: &gix::index::State = &index;
+        std::thread::scope(|scope| {
+            let other = scope.spawn(move || beside(state));
+            let checked = crate::refresh::check_with(
+                repo,
+                root,
+                state,
+                index_ts,
+                looked.iter().map(|&i| {
+                    let entry = &state.entries()[i];
+                    Item {
+                        path: entry.path(state),
+                        entry,
+                    }
+                }),
+                choice,
+            );
+            let beside = other
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (checked, beside)
+        })
+    };
+    let (states, threads) = checked.map_err(Error::Other)?;
+    let mut seen = vec![Seen::Skipped; index.entries().len()];
+    let mut changed = false;
+    let mut smudge = Vec::new();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if entry.flags.contains(Flags::INTENT_TO_ADD) && entry.stage() == Stage::Unconflicted {
+            seen[i] = Seen::Changed;
+        }
+    }
+    let entries = index.entries_mut();
+    for (&i, state) in looked.iter().zip(states) {
+        let entry = &mut entries[i];
+        seen[i] = match state {
+            State::Clean => Seen::Clean,
+            State::Refreshed(stat) => {
+                if entry.stat != stat {
+                    entry.stat = stat;
+                    changed = true;
+                }
+                Seen::Clean
+            }
+            State::RacilyModified => {
+                smudge.push(i);
+                Seen::Changed
+            }
+            State::Modified | State::Missing => Seen::Changed,
+        };
+        if seen[i] != Seen::Clean {
+            entry.flags.remove(Flags::UPTODATE);
+        }
+    }
+    // A gitlink is clean for the stat check when its directory is there; git compares the
+    // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
+    let gitlinks: Vec<usize> = looked
+        .iter()
+        .copied()
+        .filter(|&i| seen[i] == Seen::Clean && index.entries()[i].mode == Mode::COMMIT)
+        .collect();
+    for i in gitlinks {
+        let path = index.entries()[i].path(&index).to_owned();
+        if let Some(head) = submodule_head(root.path(), path.as_bstr()) {
+            if head != index.entries()[i].id {
+                seen[i] = Seen::Changed;
+            }
+        }
+    }
+    Ok((
+        Refreshed {
+            index,
+            seen,
+            changed,
+            smudge,
+            threads,
+        },
+        beside,
+    ))
+}
+
+/// The commit checked out in the submodule at `path`, if it is a populated repository (git's
+/// `resolve_gitlink_ref`; an empty directory is an unpopulated submodule, unchanged).
+fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
+    let dir = worktree.join(path.to_path_lossy());
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let repo = gix::open_opts(&dir, gix::open::Options::isolated()).ok()?;
+    repo.head_id().ok().map(gix::Id::detach)
+}
+
+/// Write the refreshed index into `lock`, as git's `write_locked_index` after a refresh.
+fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Result<(), Error> {
+    let Refreshed { index, smudge, .. } = refreshed;
+    let path = index.path().to_owned();
+    let mut state: gix::index::State = index.into();
+    for i in smudge {
+        state.entries_mut()[i].stat.size = 0;
+    }
+    for entry in state.entries_mut() {
+        entry.flags.remove(Flags::UPTODATE);
+    }
+    crate::record::commit_refreshed(lock, repo, state, &path)?;
+    Ok(())
+}
+
+/// Options of [`refresh`].
+#[derive(Debug, Clone, Default)]
+pub struct RefreshOptions {
+    /// Threads looking at the work tree; `None`: [`refresh_choice`] decides.
+    pub threads: Option<usize>,
+}
+
+/// What [`refresh`] found.
+#[derive(Debug, Clone, Default)]
+pub struct RefreshOutcome {
+    /// Entries that differ from the work tree (git's `needs update`), in index order.
+    pub needs_update: Vec<BString>,
+    /// Unmerged paths (git's `needs merge`), once each.
+    pub needs_merge: Vec<BString>,
+    /// Whether the index was written (some entry took fresh stat data).
+    pub written: bool,
+    /// How many threads looked at the work tree.
+    pub threads: usize,
+}
+
+/// `git update-index --refresh`: take `index.lock`, check every tracked entry against the
+/// work tree in parallel, store the fresh stat data of unchanged files and write the index
+/// (only if an entry changed, as git), extensions intact. The caller prints `needs update` /
+/// `needs merge` and exits 1 when there are any, as git does.
+pub fn refresh(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    opts: &RefreshOptions,
+) -> Result<RefreshOutcome, Error> {
+    let lock = IndexLock::acquire(index_path)?;
+    let root = Root::open(worktree).map_err(|source| Error::Worktree {
+        path: worktree.to_owned(),
+        source,
+    })?;
+    let index = read_index(index_path, repo.object_hash())?;
+    let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
+    let mut outcome = RefreshOutcome {
+        threads: refreshed.threads,
+        ..RefreshOutcome::default()
+    };
+    let entries = refreshed.index.entries();
+    for (i, entry) in entries.iter().enumerate() {
+        let path = entry.path(&refreshed.index);
+        if entry.stage() != Stage::Unconflicted {
+            if outcome.needs_merge.last().map(|p| p.as_bstr()) != Some(path) {
+                outcome.needs_merge.push(path.to_owned());
+            }
+        } else if refreshed.seen[i] == Seen::Changed {
+            outcome.needs_update.push(path.to_owned());
+        }
+    }
+    if refreshed.changed {
+        outcome.written = true;
+        write(lock, repo, refreshed)?;
+    }
+    Ok(outcome)
+}
+
+/// `-u`/`status.showUntrackedFiles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Untracked {
+    /// `no`: no walk at all.
+    No,
+    /// `normal`: a directory holding only untracked files is shown as `dir/`.
+    #[default]
+    Normal,
+    /// `all`: every untracked file.
+    All,
+}
+
+/// `--ignored`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ignored {
+    /// Not shown.
+    #[default]
+    No,
+    /// `traditional`: ignored files, and wholly ignored directories as `dir/`.
+    Traditional,
+    /// `matching`: the files and directories an ignore pattern matches.
+    Matching,
+}
+
+/// Options of [`status`].
+#[derive(Debug, Clone, Default)]
+pub struct StatusOptions {
+    /// Threads looking at the work tree; `None`: [`refresh_choice`] decides.
+    pub threads: Option<usize>,
+    /// Which untracked files to list.
+    pub untracked: Untracked,
+    /// Which ignored files to list.
+    pub ignored: Ignored,
+    /// Write the refreshed index if `index.lock` can be taken (git's opportunistic write;
+    /// false for `--no-optional-locks`).
+    pub write_index: bool,
+    /// Rename detection between HEAD and the index (`status.renames`, `diff.renames`; on by
+    /// default).
+    pub renames: bool,
+    /// Pathspecs (as given, relative to the current directory) limiting what is shown.
+    pub pathspec: Option<crate::pathspec::Pathspec>,
+    /// The raw pathspecs, for the directory walk.
+    pub patterns: Vec<BString>,
+}
+
+/// A submodule's state in the work tree (porcelain v2's `S<c><m><u>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubmoduleState {
+    /// Its HEAD is not the commit the index records.
+    pub new_commits: bool,
+    /// Tracked files in it (or in its submodules) are modified.
+    pub modified: bool,
+    /// It has untracked files.
+    pub untracked: bool,
+}
+
+/// One path with a change: staged, unstaged, both, or unmerged. The fields are git's
+/// `wt_status_change_data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path (the new one for a rename).
+    pub path: BString,
+    /// HEAD against the index: `A`, `M`, `D`, `T`, `R`, or none.
+    pub index_status: Option<u8>,
+    /// The index against the work tree: `M`, `D`, `T`, `A` (intent to add), or none.
+    pub worktree_status: Option<u8>,
+    /// For a rename: the path in HEAD and the similarity (percent).
+    pub rename: Option<(BString, u32)>,
+    /// The mode in HEAD, the index and the work tree (0: absent).
+    pub modes: [u32; 3],
+    /// The object in HEAD and in the index (null: absent).
+    pub ids: [ObjectId; 2],
+    /// For a gitlink changed in the work tree: what changed.
+    pub submodule: Option<SubmoduleState>,
+    /// For an unmerged path: which stages exist (bit 0: stage 1, ...), their modes and ids.
+    pub unmerged: Option<(u8, [u32; 3], [ObjectId; 3])>,
+}
+
+/// What [`status`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// Changed paths, sorted by path.
+    pub changes: Vec<Change>,
+    /// Untracked files and directories (`dir/`), sorted.
+    pub untracked: Vec<BString>,
+    /// Ignored files and directories (`dir/`), sorted.
+    pub ignored: Vec<BString>,
+    /// HEAD's tree (`None` on an unborn branch).
+    pub head_tree: Option<ObjectId>,
+    /// Whether the refreshed index was written.
+    pub index_written: bool,
+    /// How many threads looked at the work tree.
+    pub threads: usize,
+    /// With `core.sparseCheckout`: how many entries are present in the work tree (not
+    /// skip-worktree), and how many there are.
+    pub sparse: Option<(usize, usize)>,
+}
+
+/// `git status`'s computation. `head_tree` is HEAD's tree, `None` on an unborn branch.
+pub fn status(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    head_tree: Option<ObjectId>,
+    opts: &StatusOptions,
+) -> Result<Status, Error> {
+    // As git: the lock is taken (if it can be) before the index is read, so that what is
+    // written is the refresh of what was read.
+    let lock = opts
+        .write_index
+        .then(|| IndexLock::acquire(index_path).ok())
+        .flatten();
+    let root = Root::open(worktree).map_err(|source| Error::Worktree {
+        path: worktree.to_owned(),
+        source,
+    })?;
+    let index = read_index(index_path, repo.object_hash())?;
+    // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
+    let sync = repo.clone().into_sync();
+    let (refreshed, walked) = refresh_index(repo, &root, index, opts.threads, |state| {
+        let repo = sync.to_thread_local();
+        if state.entries().iter().any(|e| e.stage_raw() != 0) {
+            walk(&repo, &with_unmerged_as_tracked(state), opts)
+        } else {
+            walk(&repo, state, opts)
+        }
+    })?;
+    let (untracked, ignored) = walked?;
+    let sparse = repo
+        .config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false)
+        .then(|| {
+            let all = refreshed.index.entries().len();
+            let skipped = refreshed
+                .index
+                .entries()
+                .iter()
+                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                .count();
+            (all - skipped, all)
+        });
+    let mut out = Status {
+        untracked,
+        ignored,
+        head_tree,
+        threads: refreshed.threads,
+        sparse,
+        ..Status::default()
+    };
+    collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
+    if opts.untracked == Untracked::All {
+        files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
+    }
+    if let Some(pathspec) = &opts.pathspec {
+        let matcher = pathspec
+            .matcher(repo, &refreshed.index)
+            .map_err(Error::Other)?;
+        // A collapsed directory the pathspecs do not name is shown as its matching files, as
+        // git's walk recurses into it.
+        let mut dirs = root.dirs();
+        for list in [&mut out.untracked, &mut out.ignored] {
+            let mut kept = Vec::new();
+            for path in list.drain(..) {
+                match path.strip_suffix(b"/") {
+                    Some(dir) if !matcher.selects(dir.as_bstr()) => {
+                        let mut files = Vec::new();
+                        files_below(&mut dirs, dir.as_bstr(), &mut files);
+                        kept.extend(files.into_iter().filter(|f| matcher.selects(f.as_bstr())));
+                    }
+                    _ => kept.push(path),
+                }
+            }
+            kept.sort();
+            *list = kept;
+        }
+        out.changes.retain(|c| {
+            matcher.selects(c.path.as_bstr())
+                || c.rename
+                    .as_ref()
+                    .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
+        });
+    }
+    // git's `repo_update_index_if_able`: written when an entry changed or one is racy.
+    if let Some(lock) = lock {
+        let ts = refreshed.index.timestamp().unix_seconds();
+        let racy = refreshed
+            .index
+            .entries()
+            .iter()
+            .any(|e| i64::from(e.stat.mtime.secs) >= ts);
+        if refreshed.changed || racy {
+            write(lock, repo, refreshed)?;
+            out.index_written = true;
+        }
+    }
+    Ok(out)
+}
+
+/// `state` with one stage-0 entry per unmerged path, so that the walk takes them as tracked.
+fn with_unmerged_as_tracked(state: &gix::index::State) -> gix::index::State {
+    let mut s = state.clone();
+    let mut last: Option<BString> = None;
+    s.remove_entries(|_, path, e| {
+        let dup = e.stage_raw() != 0 && last.as_ref().is_some_and(|l| l == path);
+        last = Some(path.to_owned());
+        dup
+    });
+    for e in s.entries_mut() {
+        e.flags.remove(Flags::STAGE_MASK);
+    }
+    s
+}
+
+/// The staged, unstaged and unmerged changes, merged per path and sorted.
+fn collect_changes(
+    repo: &gix::Repository,
+    root: &Root,
+    refreshed: &Refreshed,
+    head_tree: Option<ObjectId>,
+    opts: &StatusOptions,
+    out: &mut Vec<Change>,
+) -> Result<(), Error> {
+    use std::collections::BTreeMap;
+    let index = &refreshed.index;
+    let null = repo.object_hash().null();
+    let blank = |path: &BStr| Change {
+        path: path.to_owned(),
+        index_status: None,
+        worktree_status: None,
+        rename: None,
+        modes: [0; 3],
+        ids: [null; 2],
+        submodule: None,
+        unmerged: None,
+    };
+    let mut changes: BTreeMap<BString, Change> = BTreeMap::new();
+    // Unmerged paths first: nothing else is reported for them.
+    for entry in index.entries() {
+        let stage = entry.stage_raw();
+        if stage == 0 {
+            continue;
+        }
+        let path = entry.path(index);
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            c.unmerged = Some((0, [0; 3], [null; 3]));
+            c
+        });
+        if let Some((mask, modes, ids)) = &mut change.unmerged {
+            let k = (stage - 1) as usize;
+            *mask |= 1 << k;
+            modes[k] = entry.mode.bits();
+            ids[k] = entry.id;
+        }
+    }
+    // HEAD against the index.
+    let special = index
+        .entries()
+        .iter()
+        .any(|e| e.stage_raw() != 0 || e.flags.contains(Flags::INTENT_TO_ADD));
+    // As git's diff-index --cached, trust a valid cache-tree: a root that is HEAD's tree means
+    // the index holds exactly HEAD's tree, nothing staged.
+    let cached = index
+        .tree()
+        .is_some_and(|t| t.num_entries.is_some() && Some(t.id) == head_tree);
+    if let Some(tree) = head_tree {
+        'diff: {
+            if cached && !special {
+                break 'diff;
+            }
+            let renames = if opts.renames {
+                gix::status::tree_index::TrackRenames::AsConfigured
+            } else {
+                gix::status::tree_index::TrackRenames::Disabled
+            };
+            // Intent-to-add entries are not in the index for this comparison (git's diff-index
+            // --cached skips them).
+            let state: std::borrow::Cow<'_, gix::index::State> = if special {
+                let mut state: gix::index::State = (**index).clone();
+                state.remove_entries(|_, _, e| {
+                    e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0
+                });
+                std::borrow::Cow::Owned(state)
+            } else {
+                std::borrow::Cow::Borrowed(&**index)
+            };
+            let mut found: Vec<Change> = Vec::new();
+            // All paths, wherever the current directory is (gix's default is its prefix).
+            let empty = gix::index::State::new(repo.object_hash());
+            let mut everything = repo
+                .pathspec(
+                    false,
+                    None::<&str>,
+                    false,
+                    &empty,
+                    gix::worktree::stack::state::attributes::Source::IdMapping,
+                )
+                .map_err(|e| Error::Other(e.to_string()))?;
+            repo.tree_index_status(
+                &tree,
+                &state,
+                Some(&mut everything),
+                renames,
+                |change, _, _| {
+                    use gix::diff::index::ChangeRef;
+                    let mut c;
+                    match change {
+                        ChangeRef::Addition {
+                            location,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(b'A');
+                            c.modes[1] = entry_mode.bits();
+                            c.ids[1] = id.into_owned();
+                        }
+                        ChangeRef::Deletion {
+                            location,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(b'D');
+                            c.modes[0] = entry_mode.bits();
+                            c.ids[0] = id.into_owned();
+                        }
+                        ChangeRef::Modification {
+                            location,
+                            previous_entry_mode,
+                            previous_id,
+                            entry_mode,
+                            id,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            let typechange = previous_entry_mode.bits() & 0o170000
+                                != entry_mode.bits() & 0o170000;
+                            c.index_status = Some(if typechange { b'T' } else { b'M' });
+                            c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
+                            c.ids = [previous_id.into_owned(), id.into_owned()];
+                        }
+                        ChangeRef::Rewrite {
+                            source_location,
+                            source_entry_mode,
+                            source_id,
+                            location,
+                            entry_mode,
+                            id,
+                            copy,
+                            ..
+                        } => {
+                            c = blank(location.as_ref());
+                            c.index_status = Some(if copy { b'C' } else { b'R' });
+                            let score = if source_id.as_ref() == id.as_ref() {
+                                100
+                            } else {
+                                similarity(repo, &source_id, &id)
+                            };
+                            c.rename = Some((source_location.into_owned(), score));
+                            c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
+                            c.ids = [source_id.into_owned(), id.into_owned()];
+                        }
+                    }
+                    found.push(c);
+                    Ok(std::ops::ControlFlow::Continue(()))
+                },
+            )
+            .map_err(|e| Error::Other(e.to_string()))?;
+            for c in found {
+                if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
+                    continue;
+                }
+                changes.insert(c.path.clone(), c);
+            }
+        }
+    } else {
+        // Unborn: every index entry is an addition.
+        for entry in index.entries() {
+            if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
+                continue;
+            }
+            let mut c = blank(entry.path(index));
+            c.index_status = Some(b'A');
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            changes.insert(c.path.clone(), c);
+        }
+    }
+    // The index against the work tree.
+    let config = repo.config_snapshot();
+    let file_mode = config.boolean("core.fileMode").unwrap_or(true);
+    let mut dirs = root.dirs();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if refreshed.seen[i] != Seen::Changed {
+            continue;
+        }
+        let path = entry.path(index);
+        let (status, mode, submodule) = if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            (
+                b'A',
+                worktree_mode(&mut dirs, path, entry.mode, file_mode),
+                None,
+            )
+        } else {
+            let mode = worktree_mode(&mut dirs, path, entry.mode, file_mode);
+            if mode == 0 {
+                (b'D', 0, None)
+            } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
+                let sub = SubmoduleState {
+                    new_commits: true,
+                    ..submodule_content(root.path(), path, opts.untracked != Untracked::No)
+                };
+                (b'M', mode, Some(sub))
+            } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
+                (b'T', mode, None)
+            } else {
+                (b'M', mode, None)
+            }
+        };
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            // Unchanged between HEAD and the index: both sides are the index entry.
+            if !entry.flags.contains(Flags::INTENT_TO_ADD) {
+                c.modes[0] = entry.mode.bits();
+                c.ids[0] = entry.id;
+            }
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            c
+        });
+        if change.unmerged.is_some() {
+            continue;
+        }
+        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            change.modes[1] = 0;
+            change.ids[1] = null;
+        }
+        change.worktree_status = Some(status);
+        change.modes[2] = mode;
+        change.submodule = submodule;
+    }
+    // Clean gitlinks (same commit) may still have modified or untracked content.
+    for (i, entry) in index.entries().iter().enumerate() {
+        if entry.mode != Mode::COMMIT || refreshed.seen[i] != Seen::Clean {
+            continue;
+        }
+        let path = entry.path(index);
+        let sub = submodule_content(root.path(), path, opts.untracked != Untracked::No);
+        if !(sub.modified || sub.untracked) {
+            continue;
+        }
+        let change = changes.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = blank(path);
+            c.modes[0] = entry.mode.bits();
+            c.ids[0] = entry.id;
+            c.modes[1] = entry.mode.bits();
+            c.ids[1] = entry.id;
+            c
+        });
+        change.worktree_status = Some(b'M');
+        change.modes[2] = Mode::COMMIT.bits();
+        change.submodule = Some(sub);
+    }
+    // An unmerged path's work tree mode is what is on disk.
+    for c in changes.values_mut() {
+        if let Some((_, modes, _)) = c.unmerged {
+            let ours = modes[1..]
+                .iter()
+                .copied()
+                .find(|&m| m != 0)
+                .unwrap_or(modes[0]);
+            let mode = Mode::from_bits(ours).unwrap_or(Mode::FILE);
+            c.modes[2] = worktree_mode(&mut dirs, c.path.as_bstr(), mode, file_mode);
+        }
+    }
+    // A change only in the index keeps the index's mode as its work tree mode.
+    for c in changes.values_mut() {
+        if c.worktree_status.is_none() && c.unmerged.is_none() {
+            c.modes[2] = c.modes[1];
+        }
+    }
+    out.extend(changes.into_values());
+    Ok(())
+}
+
+/// The mode git's diff-files gives the work tree file at `path` (0 when it is gone), from
+/// `lstat` as `ce_mode_from_stat` decides.
+fn worktree_mode(
+    dirs: &mut crate::fs::Dirs<'_>,
+    path: &BStr,
+    index_mode: Mode,
+    file_mode: bool,
+) -> u32 {
+    use rustix::fs::FileType;
+    let Ok(Some(st)) = dirs.lstat(path) else {
+        return 0;
+    };
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => Mode::SYMLINK.bits(),
+        FileType::Directory if index_mode == Mode::COMMIT => Mode::COMMIT.bits(),
+        FileType::RegularFile => {
+            if index_mode == Mode::SYMLINK || index_mode == Mode::COMMIT {
+                Mode::FILE.bits()
+            } else if !file_mode {
+                index_mode.bits()
+            } else if st.st_mode & 0o100 != 0 {
+                Mode::FILE_EXECUTABLE.bits()
+            } else {
+                Mode::FILE.bits()
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Modified and untracked content of the submodule at `path`, as git's
+/// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
+fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
+    let dir = worktree.join(path.to_path_lossy());
+    let mut state = SubmoduleState::default();
+    if !dir.join(".git").exists() {
+        return state;
+    }
+    let output = std::process::Command::new("git")
+        .args(["status", "--porcelain=2"])
+        .args((!untracked).then_some("-uno"))
+        .current_dir(&dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(output) = output else {
+        return state;
+    };
+    for line in output.stdout.lines() {
+        match line.first() {
+            Some(b'1' | b'2' | b'u') => {
+                if line.get(5) == Some(&b'S') && line.get(8) == Some(&b'U') {
+                    state.untracked = true;
+                } else {
+                    state.modified = true;
+                }
+            }
+            Some(b'?') => state.untracked = true,
+            _ => {}
+        }
+    }
+    state
+}
+
+/// The similarity score (percent) of an inexact rename. git's `estimate_similarity` counts
+/// the bytes the two blobs share in chunks; this approximates it by common lines.
+fn similarity(repo: &gix::Repository, from: &gix::hash::oid, to: &gix::hash::oid) -> u32 {
+    let (Ok(a), Ok(b)) = (repo.find_object(from), repo.find_object(to)) else {
+        return 0;
+    };
+    let (a, b) = (a.data.clone(), b.data.clone());
+    let max = a.len().max(b.len());
+    if max == 0 {
+        return 100;
+    }
+    let mut counts: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+    for line in a.lines_with_terminator() {
+        *counts.entry(line).or_default() += 1;
+    }
+    let mut common = 0usize;
+    for line in b.lines_with_terminator() {
+        if let Some(n) = counts.get_mut(line) {
+            if *n > 0 {
+                *n -= 1;
+                common += line.len();
+            }
+        }
+    }
+    u32::try_from(common * 100 / max).unwrap_or(100)
+}
+
+/// The untracked and ignored files, by gix-dir's walk.
+fn walk(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    opts: &StatusOptions,
+) -> Result<(Vec<BString>, Vec<BString>), Error> {
+    use gix::dir::walk::EmissionMode;
+    if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mode = match opts.untracked {
+        Untracked::All => EmissionMode::Matching,
+        _ => EmissionMode::CollapseDirectory,
+    };
+    let options = repo
+        .dirwalk_options()
+        .map_err(|e| Error::Other(e.to_string()))?
+        .emit_untracked(mode)
+        .emit_ignored(match (opts.ignored, opts.untracked) {
+            (Ignored::No, _) => None,
+            (Ignored::Traditional, Untracked::All) => Some(EmissionMode::Matching),
+            (Ignored::Traditional, _) => Some(EmissionMode::CollapseDirectory),
+            (Ignored::Matching, _) => Some(EmissionMode::Matching),
+        })
+        .emit_collapsed(
+            (opts.ignored != Ignored::No)
+                .then_some(gix::dir::walk::CollapsedEntriesEmissionMode::OnStatusMismatch),
+        )
+        .empty_patterns_match_prefix(false);
+    let mut collect = gix::dir::walk::delegate::Collect::default();
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    repo.dirwalk(index, &opts.patterns, &interrupt, options, &mut collect)
+        .map_err(|e| Error::Other(e.to_string()))?;
+    let mut untracked = Vec::new();
+    let mut ignored = Vec::new();
+    for (entry, _) in collect.unorded_entries {
+        let mut path = entry.rela_path;
+        if matches!(
+            entry.disk_kind,
+            Some(gix::dir::entry::Kind::Directory | gix::dir::entry::Kind::Repository)
+        ) {
+            path.push(b'/');
+        }
+        match entry.status {
+            gix::dir::entry::Status::Untracked if opts.untracked != Untracked::No => {
+                untracked.push(path);
+            }
+            gix::dir::entry::Status::Ignored(_) => ignored.push(path),
+            _ => {}
+        }
+    }
+    // `--ignored -uall`: every file of an ignored directory, as git's walk without
+    // DIR_SHOW_OTHER_DIRECTORIES lists them.
+    if opts.ignored == Ignored::Traditional && opts.untracked == Untracked::All {
+        if let Some(workdir) = repo.workdir() {
+            if let Ok(root) = Root::open(workdir) {
+                let mut dirs = root.dirs();
+                let mut files = Vec::new();
+                for path in ignored.drain(..) {
+                    match path.strip_suffix(b"/") {
+                        Some(dir) => files_below(&mut dirs, dir.as_bstr(), &mut files),
+                        None => files.push(path),
+                    }
+                }
+                ignored = files;
+            }
+        }
+    }
+    untracked.sort();
+    ignored.sort();
+    Ok((untracked, ignored))
+}
+
+/// `-uall`: the files inside directories that took the place of tracked files (`f` tracked,
+/// `f/x` on disk). gix-dir's walk takes such a directory for the tracked entry and does not
+/// enter it; git's walk lists what it holds, ignored files as ignored.
+fn files_of_replaced_entries(
+    repo: &gix::Repository,
+    root: &Root,
+    refreshed: &Refreshed,
+    opts: &StatusOptions,
+    out: &mut Status,
+) -> Result<(), Error> {
+    let index = &refreshed.index;
+    let mut dirs = root.dirs();
+    let mut found = Vec::new();
+    for (i, entry) in index.entries().iter().enumerate() {
+        if refreshed.seen[i] != Seen::Changed || entry.mode == Mode::COMMIT {
+            continue;
+        }
+        let path = entry.path(index);
+        if matches!(
+            dirs.file_type(path),
+            Ok(Some(rustix::fs::FileType::Directory))
+        ) {
+            files_below(&mut dirs, path, &mut found);
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut excludes = repo
+        .excludes(
+            index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Other(e.to_string()))?;
+    for file in found {
+        let ignored = excludes
+            .at_entry(file.as_bstr(), Some(Mode::FILE))
+            .is_ok_and(|p| p.is_excluded());
+        if !ignored {
+            out.untracked.push(file);
+        } else if opts.ignored != Ignored::No {
+            out.ignored.push(file);
+        }
+    }
+    out.untracked.sort();
+    out.ignored.sort();
+    Ok(())
+}
+
+/// Every file below the directory `dir` (repository-relative), depth first.
+fn files_below(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr, out: &mut Vec<BString>) {
+    let Ok(entries) = dirs.read_dir(dir) else {
+        return;
+    };
+    for (name, is_dir) in entries {
+        let mut path = BString::from(dir);
+        path.push(b'/');
+        path.extend_from_slice(&name);
+        if is_dir {
+            files_below(dirs, path.as_bstr(), out);
+        } else {
+            out.push(path);
+        }
+    }
+}
