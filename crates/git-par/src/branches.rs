@@ -104,6 +104,11 @@ pub(crate) struct NewBranch {
 }
 
 impl NewBranch {
+    /// The start point as given (`HEAD` when none was).
+    pub(crate) fn start(&self) -> &str {
+        &self.start
+    }
+
     /// What git says on standard error after switching (`old_head`: HEAD's symbolic target
     /// before, a full ref name).
     pub(crate) fn switched_message(&self, old_head: Option<&str>) -> String {

@@ -10,7 +10,7 @@ use gix::refs::{FullName, Target};
 use crate::reftx::{Update, Value};
 use crate::repo::Opened;
 use crate::revision::{parse_branchname_arg, Parsed, Words};
-use crate::{fatal, jobs, progress, CheckoutArgs, FATAL};
+use crate::{fatal, progress, CheckoutArgs, FATAL};
 
 /// `git par switch`.
 #[derive(Args, Debug)]
@@ -373,7 +373,7 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
-        head,
+        (head, args.target.as_deref()),
         commit,
         args.force,
         merge,
@@ -449,10 +449,17 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
                 "Cannot update paths and switch to branch '{new}' at the same time."
             )));
         }
-        let source = match parsed {
+        let source = match &parsed {
             Parsed::Rev(target, _) => Some(target.tree),
             _ => None,
         };
+        if let Parsed::Rev(target, _) = &parsed {
+            // git's `checkout_worktree`: the ref the argument names, the commit (or tree).
+            args.checkout.filter_meta = gitpar::FilterMeta {
+                ref_name: crate::dwim_ref(repo, &target.name),
+                treeish: Some(target.commit.unwrap_or(target.tree)),
+            };
+        }
         if source.is_some() && (args.stage.get().is_some() || args.merge.given()) {
             return Err(StageArgs::refuse_tree());
         }
@@ -495,7 +502,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
     }
     run(
         &opened,
-        head,
+        (head, args.target.as_deref()),
         commit,
         args.force,
         merge,
@@ -522,6 +529,11 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
         ))
     })?;
     let old_tree = head_tree(repo);
+    // git's `reset_index`: the ref the argument names, if it is under refs/, and the commit.
+    args.checkout.filter_meta = gitpar::FilterMeta {
+        ref_name: crate::dwim_ref(repo, &target).filter(|r| r.starts_with(b"refs/")),
+        treeish: Some(commit),
+    };
     let outcome = update_worktree(&opened, old_tree, commit, Policy::Force, &args.checkout)?;
     let message = crate::state::reset_reflog_message("updating HEAD", Some(&target));
     let old_commit = repo.head_commit().ok().map(|c| c.id);
@@ -644,12 +656,12 @@ fn update_merging(
         return Err(FATAL);
     }
     let workdir = opened.require_workdir()?.to_owned();
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let opts = crate::engine_options(repo, args);
     let progress = gitpar::Progress::default();
     let merged = progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || {
             gitpar::merge::switch(
                 repo,
@@ -717,7 +729,7 @@ fn engine_update(
 ) -> Result<Result<gitpar::update::Outcome, UpdateError>, u8> {
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
-    let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let mut opts = crate::engine_options(repo, args);
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
     opts.recurse_submodules = args.recurse_submodules.unwrap_or_else(|| {
         repo.config_snapshot()
@@ -731,7 +743,7 @@ fn engine_update(
     let result = progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || {
             gitpar::update::update(
                 repo,
@@ -828,6 +840,10 @@ fn report_update(
             }
             Err(1)
         }
+        Err(UpdateError::Checkout(err @ gitpar::checkout::Error::Filter { .. })) => {
+            crate::report_checkout_error(&err);
+            Err(FATAL)
+        }
         Err(UpdateError::Checkout(gitpar::checkout::Error::Interrupted)) => {
             eprintln!("error: interrupted");
             Err(crate::interrupt::EXIT_CODE)
@@ -871,7 +887,7 @@ fn sparse_warnings(outcome: &gitpar::update::Outcome) {
 /// update would lose), move HEAD, say what happened.
 fn run(
     opened: &Opened,
-    head: NewHead,
+    (head, target): (NewHead, Option<&str>),
     commit: gix::ObjectId,
     force: bool,
     merge: Option<SwitchMerge>,
@@ -887,6 +903,21 @@ fn run(
         .or_else(|| old_commit.map(|c| c.to_string()))
         .unwrap_or_else(|| "(invalid)".into());
     let policy = if force { Policy::Force } else { Policy::Safe };
+    // What git's `switch_branches` tells filters: the ref the argument names, and the commit.
+    let ref_name = match &head {
+        NewHead::Branch(b) => Some(format!("refs/heads/{b}").into()),
+        NewHead::NewBranch(nb) => crate::dwim_ref(repo, nb.start()),
+        NewHead::Detached(name, _) => crate::dwim_ref(repo, name),
+        // `checkout HEAD` names HEAD (so its branch); a bare `checkout` names nothing.
+        NewHead::Unchanged => target.and_then(|t| crate::dwim_ref(repo, t)),
+    };
+    let args = &CheckoutArgs {
+        filter_meta: gitpar::FilterMeta {
+            ref_name,
+            treeish: Some(commit),
+        },
+        ..args.clone()
+    };
     // git's `only_merge_on_switching_branches`: `switch -c NEW` and `checkout -b NEW` without a
     // start point leave the index and work tree exactly as they are (`branches.rs`).
     let skip = matches!(&head, NewHead::NewBranch(nb) if !nb.update);
@@ -1039,7 +1070,7 @@ fn run(
 }
 
 /// Run `git par restore`.
-pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn restore(mut args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
@@ -1080,6 +1111,21 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         if source.is_some() {
             return Err(StageArgs::refuse_tree());
         }
+    }
+    if let Some(rev) = &args.source {
+        // git's `checkout_worktree` for `--source`: its ref, its commit (or tree).
+        let treeish = repo
+            .rev_parse_single(rev.as_str())
+            .ok()
+            .and_then(|id| id.object().ok())
+            .map(|o| match o.kind {
+                gix::object::Kind::Commit => o.id,
+                _ => source.unwrap_or(o.id),
+            });
+        args.checkout.filter_meta = gitpar::FilterMeta {
+            ref_name: crate::dwim_ref(repo, rev),
+            treeish,
+        };
     }
     restore_paths(
         &opened,
@@ -1146,13 +1192,13 @@ fn restore_paths(
         stage,
         merge,
     };
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let opts = crate::engine_options(repo, args);
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let result = progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || {
             gitpar::restore::restore(
                 repo,
@@ -1232,6 +1278,10 @@ fn restore_paths(
                 eprintln!("error: {e}");
             }
             Err(1)
+        }
+        Err(gitpar::restore::Error::Checkout(err @ gitpar::checkout::Error::Filter { .. })) => {
+            crate::report_checkout_error(&err);
+            Err(FATAL)
         }
         Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted)) => {
             eprintln!("error: interrupted");

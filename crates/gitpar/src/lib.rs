@@ -38,4 +38,5 @@ pub(crate) mod submodule;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};
+pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
