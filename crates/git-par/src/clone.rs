@@ -54,6 +54,15 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     let checkout = CheckoutArgs {
         jobs: None,
         quiet,
+        // git's clone tells filters the branch HEAD is on (none when detached) and the commit.
+        filter_meta: gitpar::FilterMeta {
+            ref_name: repo
+                .head_name()
+                .ok()
+                .flatten()
+                .map(|n| n.as_bstr().to_owned()),
+            treeish: Some(commit),
+        },
         ..CheckoutArgs::default()
     };
     let checked_out = crate::run_checkout(&repo, tree, &workdir, &checkout);
@@ -65,8 +74,11 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         if matches!(err, gitpar::checkout::Error::Interrupted) {
             return Err(interrupt::EXIT_CODE);
         }
-        // git's prefetch dies on its own; its clone then only warns.
-        if !matches!(err, gitpar::checkout::Error::PromisorFetch(_)) {
+        // git's prefetch and a required filter die on their own; its clone then only warns.
+        if !matches!(
+            err,
+            gitpar::checkout::Error::PromisorFetch(_) | gitpar::checkout::Error::Filter { .. }
+        ) {
             eprintln!("fatal: unable to checkout working tree");
         }
         checkout_failed();

@@ -85,7 +85,7 @@ enum Command {
 }
 
 /// Options every checkout-running command shares.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Debug, Default, Clone)]
 pub(crate) struct CheckoutArgs {
     /// Number of writer threads (overrides `checkout.workers`; < 1 means one per CPU).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
@@ -93,6 +93,16 @@ pub(crate) struct CheckoutArgs {
     /// Do not report progress.
     #[arg(short = 'q', long = "quiet")]
     pub(crate) quiet: bool,
+    /// Report progress even when standard error is no terminal (and with --quiet).
+    #[arg(long = "progress", overrides_with = "no_progress")]
+    progress: bool,
+    /// Do not report progress.
+    #[arg(long = "no-progress", overrides_with = "progress")]
+    no_progress: bool,
+    /// What long-running filters are told about the checkout (`ref=`, `treeish=`): set by the
+    /// command from what it checks out.
+    #[arg(skip)]
+    pub(crate) filter_meta: gitpar::FilterMeta,
     /// `--[no-]recurse-submodules` of the commands that take it (`switch::RecurseArgs`);
     /// `None`: `submodule.recurse` decides.
     #[arg(skip)]
@@ -172,6 +182,8 @@ fn main() -> ExitCode {
         Command::Refresh(args) => status::refresh(args.quiet, &overrides),
         Command::Bench(args) => bench::run(args),
     };
+    // git waits for its long-running filters when it exits.
+    gitpar::finish_filters();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => ExitCode::from(code),
@@ -188,6 +200,41 @@ pub(crate) fn jobs(args: &CheckoutArgs) -> Option<usize> {
     args.jobs.map(|n| usize::try_from(n).unwrap_or(0))
 }
 
+impl CheckoutArgs {
+    /// `--progress` (true) or `--no-progress` (false), the last one given.
+    pub(crate) fn progress_flag(&self) -> Option<bool> {
+        match (self.progress, self.no_progress) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// The engine's options for a command: the configuration, `-j`, and what the filters are told.
+pub(crate) fn engine_options(repo: &gix::Repository, args: &CheckoutArgs) -> gitpar::Options {
+    let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    opts.filter_meta = args.filter_meta.clone();
+    opts
+}
+
+/// The full name of the ref `name` stands for, as git's `dwim_ref` finds it: `main` is
+/// `refs/heads/main`, `origin/x` `refs/remotes/origin/x`, and a symbolic ref is followed to the
+/// ref it points to (`HEAD` is the branch it is on, or `HEAD` itself when detached). `None` if
+/// there is no such ref, or it points to a branch yet to be born.
+pub(crate) fn dwim_ref(repo: &gix::Repository, name: &str) -> Option<bstr::BString> {
+    let mut r = repo.try_find_reference(name).ok().flatten()?;
+    // git follows up to five levels of symbolic refs.
+    for _ in 0..5 {
+        let next = match r.target() {
+            gix::refs::TargetRef::Object(_) => return Some(r.name().as_bstr().to_owned()),
+            gix::refs::TargetRef::Symbolic(next) => next.to_owned(),
+        };
+        r = repo.try_find_reference(next.as_ref()).ok().flatten()?;
+    }
+    None
+}
+
 /// Run the engine's checkout with progress on stderr, and report errors the way git does.
 pub(crate) fn run_checkout(
     repo: &gix::Repository,
@@ -195,7 +242,7 @@ pub(crate) fn run_checkout(
     worktree: &Path,
     args: &CheckoutArgs,
 ) -> Result<gitpar::Outcome, gitpar::checkout::Error> {
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let opts = engine_options(repo, args);
     let progress = gitpar::Progress::default();
     let interrupt = &interrupt::INTERRUPTED;
     // A new repository's index, or GIT_INDEX_FILE: git's `worktree add` and `clone` write there.
@@ -203,7 +250,7 @@ pub(crate) fn run_checkout(
     let result = progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || {
             gitpar::checkout(
                 repo,

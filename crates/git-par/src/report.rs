@@ -188,6 +188,10 @@ pub(crate) fn update_error(err: UpdateError) -> u8 {
             }
             fatal(source)
         }
+        UpdateError::Checkout(err @ CheckoutError::Filter { .. }) => {
+            checkout_error(&err);
+            FATAL
+        }
         UpdateError::Checkout(CheckoutError::Interrupted) => {
             eprintln!("error: interrupted");
             crate::interrupt::EXIT_CODE
@@ -231,6 +235,13 @@ pub(crate) fn checkout_error(err: &CheckoutError) {
         }
         // git dies in its prefetch: a fatal message of its own.
         CheckoutError::PromisorFetch(_) => eprintln!("fatal: {err}"),
+        // A required filter failed: git dies there.
+        CheckoutError::Filter { errors, message } => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            eprintln!("fatal: {message}");
+        }
         other => eprintln!("error: {other}"),
     }
 }

@@ -8,7 +8,7 @@ use gitpar::update::Policy;
 
 use crate::repo::Opened;
 use crate::revision::{parse_branchname_arg, Parsed, Words};
-use crate::{fatal, jobs, progress, report, CheckoutArgs};
+use crate::{fatal, progress, report, CheckoutArgs};
 
 /// `git par switch`.
 #[derive(Args, Debug)]
@@ -371,7 +371,7 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     run(
         &opened,
-        head,
+        (head, args.target.as_deref()),
         Some(commit),
         args.force,
         merge,
@@ -447,10 +447,17 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
                 "Cannot update paths and switch to branch '{new}' at the same time."
             )));
         }
-        let source = match parsed {
+        let source = match &parsed {
             Parsed::Rev(target, _) => Some(target.tree),
             _ => None,
         };
+        if let Parsed::Rev(target, _) = &parsed {
+            // git's `checkout_worktree`: the ref the argument names, the commit (or tree).
+            args.checkout.filter_meta = gitpar::FilterMeta {
+                ref_name: crate::dwim_ref(repo, &target.name),
+                treeish: Some(target.commit.unwrap_or(target.tree)),
+            };
+        }
         if source.is_some() && (args.stage.get().is_some() || args.merge.given()) {
             return Err(StageArgs::refuse_tree());
         }
@@ -493,7 +500,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
     }
     run(
         &opened,
-        head,
+        (head, args.target.as_deref()),
         Some(commit),
         args.force,
         merge,
@@ -519,6 +526,11 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
              'git <command> [<revision>...] -- [<file>...]'"
         ))
     })?;
+    // git's `reset_index`: the ref the argument names, if it is under refs/, and the commit.
+    args.checkout.filter_meta = gitpar::FilterMeta {
+        ref_name: crate::dwim_ref(repo, &target).filter(|r| r.starts_with(b"refs/")),
+        treeish: Some(commit),
+    };
     let workdir = opened.require_workdir()?.to_owned();
     let request = gitpar::reset::Request {
         commit,
@@ -552,7 +564,7 @@ pub(crate) fn options(
     policy: Policy,
 ) -> gitpar::Options {
     let config = repo.config_snapshot();
-    let mut opts = gitpar::Options::from_config(&config, jobs(args));
+    let mut opts = crate::engine_options(repo, args);
     opts.report_local_changes = policy == Policy::Safe && !args.quiet;
     opts.recurse_submodules = args
         .recurse_submodules
@@ -575,7 +587,7 @@ pub(crate) fn with_progress<T, E>(
     progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || step(&ctx),
         Result::is_ok,
     )
@@ -587,7 +599,7 @@ pub(crate) fn with_progress<T, E>(
 /// what git says about where `HEAD` is; then the state files and `post-checkout`.
 pub(crate) fn run(
     opened: &Opened,
-    head: Head,
+    (head, target): (Head, Option<&str>),
     commit: Option<gix::ObjectId>,
     force: bool,
     merge: Option<gitpar::switch::Merge>,
@@ -597,6 +609,22 @@ pub(crate) fn run(
     let repo = &opened.repo;
     let workdir = opened.require_workdir()?.to_owned();
     let policy = if force { Policy::Force } else { Policy::Safe };
+    // What git's `switch_branches` tells filters: the ref the argument names, and the commit.
+    let ref_name = match &head {
+        Head::Branch(b) => Some(format!("refs/heads/{b}").into()),
+        Head::NewBranch(nb) => crate::dwim_ref(repo, &nb.start),
+        Head::Detached { name, .. } => crate::dwim_ref(repo, name),
+        // `checkout HEAD` names HEAD (so its branch); a bare `checkout` names nothing.
+        Head::Unchanged => target.and_then(|t| crate::dwim_ref(repo, t)),
+        Head::Orphan(_) => None,
+    };
+    let args = &CheckoutArgs {
+        filter_meta: gitpar::FilterMeta {
+            ref_name,
+            treeish: commit,
+        },
+        ..args.clone()
+    };
     let request = gitpar::switch::Request {
         head,
         commit,
@@ -703,7 +731,7 @@ fn say_where_head_is(repo: &gix::Repository, moved: &gitpar::switch::Moved<'_>) 
 }
 
 /// Run `git par restore`.
-pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
+pub fn restore(mut args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
@@ -744,6 +772,21 @@ pub fn restore(args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         if source.is_some() {
             return Err(StageArgs::refuse_tree());
         }
+    }
+    if let Some(rev) = &args.source {
+        // git's `checkout_worktree` for `--source`: its ref, its commit (or tree).
+        let treeish = repo
+            .rev_parse_single(rev.as_str())
+            .ok()
+            .and_then(|id| id.object().ok())
+            .map(|o| match o.kind {
+                gix::object::Kind::Commit => o.id,
+                _ => source.unwrap_or(o.id),
+            });
+        args.checkout.filter_meta = gitpar::FilterMeta {
+            ref_name: crate::dwim_ref(repo, rev),
+            treeish,
+        };
     }
     restore_paths(
         &opened,
@@ -810,13 +853,13 @@ fn restore_paths(
         stage,
         merge,
     };
-    let opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
+    let opts = crate::engine_options(repo, args);
     let progress = gitpar::Progress::default();
     let interrupt = &crate::interrupt::INTERRUPTED;
     let result = progress::show_while(
         &progress,
         "Updating files",
-        !args.quiet,
+        progress::mode(args),
         || {
             gitpar::restore::restore(
                 repo,
@@ -896,6 +939,10 @@ fn restore_paths(
                 eprintln!("error: {e}");
             }
             Err(1)
+        }
+        Err(gitpar::restore::Error::Checkout(err @ gitpar::checkout::Error::Filter { .. })) => {
+            report::checkout_error(&err);
+            Err(crate::FATAL)
         }
         Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted)) => {
             eprintln!("error: interrupted");

@@ -175,7 +175,7 @@ fn orphan(opened: &Opened, req: &Request<'_>, name: &str) -> Result<(), u8> {
     };
     crate::switch::run(
         opened,
-        Head::Orphan(full),
+        (Head::Orphan(full), None),
         new_commit,
         req.force,
         None,

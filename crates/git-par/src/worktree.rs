@@ -96,7 +96,7 @@ fn engine_checks_out() -> bool {
 /// The checkout of the work tree git just added at `path`: the engine writes its `HEAD`, then
 /// what git's `git reset --hard` child and `add_worktree` do after it. A failed checkout
 /// removes the work tree and its administrative directory, as git's `remove_junk` does.
-fn check_out(path: &Path, overrides: &[String], checkout: CheckoutArgs) -> Result<(), u8> {
+fn check_out(path: &Path, overrides: &[String], mut checkout: CheckoutArgs) -> Result<(), u8> {
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
         .with(gix::sec::Trust::Full);
@@ -112,6 +112,12 @@ fn check_out(path: &Path, overrides: &[String], checkout: CheckoutArgs) -> Resul
     // An unborn HEAD: git's reset has nothing to write either.
     let Ok(commit) = wt_repo.head_id().map(gix::Id::detach) else {
         return Ok(());
+    };
+    // git's `reset --hard` child: filters are told the branch HEAD is on (none when detached)
+    // and the commit.
+    checkout.filter_meta = gitpar::FilterMeta {
+        ref_name: crate::dwim_ref(&wt_repo, "HEAD").filter(|r| r.starts_with(b"refs/")),
+        treeish: Some(commit),
     };
     let written = crate::tree_of(&wt_repo, commit)
         .map_err(|msg| {

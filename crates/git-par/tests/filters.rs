@@ -208,35 +208,118 @@ fn touched_and_restored_filtered_files_like_git_with_8_workers() {
     touched_and_restored_filtered_files_like_git(8);
 }
 
-/// A required filter that fails is an error for its paths, naming path and driver; nothing
-/// half-written stays at those paths, and the other entries are written.
+/// A required filter that fails is fatal, as in git: its error lines, then `fatal: <path>:
+/// smudge filter <driver> failed` for the first such path in index order, exit 128, the index
+/// left unwritten. Nothing is half-written: with one writer the work tree is git's exactly (the
+/// entries before that path, in index order); with eight, whatever was written is whole.
 fn required_filter_that_fails(jobs: u32) {
     let extra = ["filter.broken.smudge=false", "filter.broken.required=true"];
     let pair = Pair::new();
+    let index = |side: &Side| fs::read(side.repo.join(".git/index")).ok();
+    let before = [index(&pair.git), index(&pair.par)];
     let (by_git, by_par) = pair.run(&extra, &["reset", "-q", "--hard"], jobs);
-    assert!(!by_git.success());
-    assert!(!by_par.success(), "{}", by_par.describe());
-    let stderr = by_par.stderr_str();
-    assert!(
-        stderr.contains("a.fail: smudge filter broken failed"),
-        "{stderr}"
-    );
-    assert!(!pair.par.repo.join("a.fail").exists());
-    assert!(!pair.par.repo.join("b.fail").exists());
     assert_eq!(
-        fs::read(pair.par.repo.join("a/r1.r")).unwrap(),
-        b"rot13 file a 1\nHello, World 1\n"
+        [index(&pair.git), index(&pair.par)],
+        before,
+        "the index changed"
     );
+    assert_eq!(by_git.status.code(), Some(128), "{}", by_git.describe());
+    assert_eq!(by_par.status.code(), Some(128), "{}", by_par.describe());
+    assert_eq!(by_par.stderr_str(), by_git.stderr_str());
+    assert!(by_par
+        .stderr_str()
+        .ends_with("fatal: a.fail: smudge filter broken failed\n"));
+    for side in [&pair.git.repo, &pair.par.repo] {
+        assert!(!side.join("a.fail").exists());
+        assert!(!side.join("b.fail").exists());
+    }
+    if jobs == 1 {
+        // The same files (git-par makes the directories first, git as it goes: empty
+        // directories may differ, which git does not see).
+        let files = |side: &Side| {
+            let mut files: Vec<(PathBuf, Vec<u8>)> = files_under(&side.repo)
+                .into_iter()
+                .map(|p| {
+                    (
+                        p.strip_prefix(&side.repo).unwrap().to_owned(),
+                        fs::read(&p).unwrap(),
+                    )
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        assert_eq!(files(&pair.git), files(&pair.par));
+        return;
+    }
+    // Every file there is whole: as a checkout without the broken filter writes it.
+    let whole = Pair::new();
+    git_ok(
+        &whole.git.repo,
+        whole.git.args(&[], &["reset", "-q", "--hard"]),
+    );
+    let mut written = 0;
+    for path in files_under(&pair.par.repo) {
+        let rel = path.strip_prefix(&pair.par.repo).unwrap();
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            fs::read(whole.git.repo.join(rel)).unwrap(),
+            "{}",
+            rel.display()
+        );
+        written += 1;
+    }
+    assert!(written > 0);
+}
+
+/// The files under `dir`, `.git` left out.
+fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
 
 #[test]
-fn required_filter_that_fails_is_an_error_for_its_paths_with_1_worker() {
+fn required_filter_that_fails_is_fatal_like_git_with_1_worker() {
     required_filter_that_fails(1);
 }
 
 #[test]
-fn required_filter_that_fails_is_an_error_for_its_paths_with_8_workers() {
+fn required_filter_that_fails_is_fatal_like_git_with_8_workers() {
     required_filter_that_fails(8);
+}
+
+/// A required driver without a smudge command is fatal at its first path too (git's t0021.9).
+#[test]
+fn required_driver_without_smudge_command_is_fatal_like_git() {
+    let extra = ["filter.broken.clean=cat", "filter.broken.required=true"];
+    let pair = Pair::checked_out(&[]);
+    for side in [&pair.git.repo, &pair.par.repo] {
+        fs::remove_file(side.join("a.fail")).unwrap();
+    }
+    let (by_git, by_par) = pair.run(&extra, &["checkout", "--", "a.fail"], 1);
+    assert_eq!(by_git.status.code(), Some(128));
+    assert_eq!(by_par.status.code(), Some(128), "{}", by_par.describe());
+    assert_eq!(by_par.stderr_str(), by_git.stderr_str());
+    assert_eq!(
+        by_par.stderr_str(),
+        "fatal: a.fail: smudge filter broken failed\n"
+    );
+    assert!(!pair.par.repo.join("a.fail").exists());
 }
 
 /// Non-required filters that fail leave the blob unconverted, as git does: a per-file command
@@ -250,7 +333,14 @@ fn non_required_filters_that_fail_like_git(jobs: u32) {
     );
     let extra = ["filter.broken.smudge=false", failing.as_str()];
     let pair = Pair::new();
-    assert_both_succeed(&pair.run(&extra, &["reset", "-q", "--hard"], jobs));
+    let runs = pair.run(&extra, &["reset", "-q", "--hard"], jobs);
+    assert_both_succeed(&runs);
+    // git's error lines, in index order whatever the number of writers.
+    assert_eq!(runs.1.stderr_str(), runs.0.stderr_str());
+    assert!(runs
+        .1
+        .stderr_str()
+        .contains("error: external filter 'false' failed 1\n"));
     compare_worktrees(&pair.git.repo, &pair.par.repo);
     let config = pair.par.config(&extra);
     compare_indexes(&pair.git.repo, &pair.par.repo, &config);
@@ -341,4 +431,206 @@ fn path_checkout_reads_an_untracked_gitattributes_like_git() {
     git_par(&dirs[1], args).assert_success();
     compare_worktrees(&dirs[0], &dirs[1]);
     assert_eq!(fs::read(dirs[1].join("x.t")).unwrap(), b"hello\n");
+}
+
+/// A clone through a long-running filter that delays some paths, as git's t0021 "delayed checkout
+/// in process filter" does it: the same files, and the same requests, each carrying git's `ref=`
+/// (the branch), `treeish=` (the commit) and `blob=` (the log lines say which).
+fn clone_through_a_delaying_filter_like_git(jobs: u32) {
+    let s = scratch();
+    let src = fixture_named("filters");
+    let log = |name: &str| s.join(format!("{name}.log"));
+    let script = fixtures_dir().join("rot13-process.pl");
+    let mut by_side = Vec::new();
+    for (name, program) in [("git", "git"), ("par", GIT_PAR)] {
+        let config = vec![
+            format!("filter.rot13.smudge={TR}"),
+            format!(
+                "filter.proc.process=perl {} --delay '\\.d$' --log {}",
+                script.display(),
+                log(name).display()
+            ),
+            "filter.proc.required=true".to_owned(),
+            THRESHOLD_ZERO.to_owned(),
+            format!("checkout.workers={jobs}"),
+        ];
+        let mut args = config_args(&config);
+        args.extend([
+            OsString::from("clone"),
+            "-q".into(),
+            src.into(),
+            s.join(name).into(),
+        ]);
+        let run = run(program, s.path(), args);
+        assert!(run.success(), "{}", run.describe());
+        by_side.push(run);
+    }
+    compare_worktrees(&s.join("git"), &s.join("par"));
+    let lines = |name: &str| {
+        let mut lines: Vec<String> = fs::read_to_string(log(name))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("smudge "))
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let (git_lines, par_lines) = (lines("git"), lines("par"));
+    assert_eq!(git_lines, par_lines);
+    let head = git_str(&s.join("git"), ["rev-parse", "HEAD"]);
+    let meta = format!("ref=refs/heads/main treeish={head} blob=");
+    assert!(
+        par_lines
+            .iter()
+            .any(|l| l.contains(&meta) && l.ends_with("[DELAYED]")),
+        "{par_lines:#?}"
+    );
+}
+
+#[test]
+fn clone_through_a_delaying_filter_like_git_with_1_worker() {
+    clone_through_a_delaying_filter_like_git(1);
+}
+
+#[test]
+fn clone_through_a_delaying_filter_like_git_with_8_workers() {
+    clone_through_a_delaying_filter_like_git(8);
+}
+
+/// Runs `program args` in `cwd` with the clean environment and `GIT_PROGRESS_DELAY=0`.
+fn run_without_progress_delay(program: &str, cwd: &std::path::Path, args: &[OsString]) -> Run {
+    let mut cmd = std::process::Command::new(program);
+    clean_env(&mut cmd)
+        .env("GIT_PROGRESS_DELAY", "0")
+        .current_dir(cwd)
+        .args(args);
+    let out = cmd.output().unwrap();
+    Run {
+        command: format!("{program} {args:?}"),
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+/// git's "Filtering content" progress while delayed entries are collected: shown with
+/// `--progress` (standard error is no terminal here), not with `--no-progress` or `--quiet`, as
+/// git's t0021 progress tests have it, for a path checkout and a branch checkout.
+#[test]
+fn delayed_checkout_shows_filtering_content_like_git() {
+    let pair = Pair::checked_out(&[]);
+    for cmd in [&["checkout", "."][..], &["checkout", "-f", "HEAD"][..]] {
+        for (flags, shown) in [
+            (&["--progress"][..], true),
+            (&["--no-progress"][..], false),
+            (&["--quiet"][..], false),
+            (&["--quiet", "--progress"][..], true),
+        ] {
+            let mut by = Vec::new();
+            for (side, program) in [(&pair.git, "git"), (&pair.par, GIT_PAR)] {
+                for path in ["a/d1.d", "b/d2.d", "c/d3.d"] {
+                    fs::remove_file(side.repo.join(path)).unwrap();
+                }
+                let mut full: Vec<&str> = cmd.to_vec();
+                full.splice(1..1, flags.iter().copied());
+                let run = run_without_progress_delay(program, &side.repo, &side.args(&[], &full));
+                assert!(run.success(), "{}", run.describe());
+                by.push(run.stderr_str().contains("Filtering content: 100% (3/3)"));
+                assert!(side.repo.join("c/d3.d").exists());
+            }
+            assert_eq!(by, [shown, shown], "{cmd:?} {flags:?}");
+        }
+    }
+    pair.assert_same(&[]);
+}
+
+/// The UTF-16 and UTF-32 `working-tree-encoding`s (`UTF-16LE-BOM`, `UTF-16`, `UTF-16LE`,
+/// `utf16be`, `UTF-32`, `UTF-32BE`: `tests/fixtures/make_encoding.sh`) in the to-git direction:
+/// files rewritten with the same bytes (new stat data) are not local changes to git-par's refresh
+/// either, so a switch that changes some of them goes ahead as git's does, and git's own view
+/// afterwards (`status`, `diff-files`, `update-index --refresh`) is the same on both sides.
+fn touched_encoded_files_are_unchanged_like_git(jobs: u32) {
+    let s = scratch();
+    let src = s.join("src");
+    git_ok(
+        s.path(),
+        [
+            OsString::from("clone"),
+            "-q".into(),
+            fixture_named("encoding").into(),
+            src.clone().into(),
+        ],
+    );
+    git_ok(&src, ["switch", "-q", "-c", "other"]);
+    for (file, enc) in [
+        ("text.u16", "UTF-16"),
+        ("hello.utf16", "UTF-16LE"),
+        ("text.u32", "UTF-32"),
+    ] {
+        let mut content = Vec::new();
+        if file == "hello.utf16" {
+            content.extend_from_slice(&[0xFF, 0xFE]);
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "printf 'changed \\303\\251\\n' | iconv -f UTF-8 -t {enc}"
+            ))
+            .output()
+            .unwrap();
+        content.extend_from_slice(&out.stdout);
+        fs::write(src.join(file), content).unwrap();
+    }
+    git_ok(&src, ["commit", "-q", "-a", "-m", "changed encoded files"]);
+    git_ok(&src, ["switch", "-q", "main"]);
+    let sides: Vec<PathBuf> = ["git", "par"].iter().map(|n| s.join(n)).collect();
+    for side in &sides {
+        git_ok(
+            s.path(),
+            [
+                OsString::from("clone"),
+                "-q".into(),
+                src.clone().into(),
+                side.clone().into(),
+            ],
+        );
+        git_ok(side, ["branch", "-q", "other", "origin/other"]);
+        for file in [
+            "hello.utf16",
+            "text.u16",
+            "text.u16le",
+            "text.u16be",
+            "text.u32",
+            "text.u32be",
+        ] {
+            let content = fs::read(side.join(file)).unwrap();
+            fs::remove_file(side.join(file)).unwrap();
+            fs::write(side.join(file), content).unwrap();
+        }
+    }
+    let config = [THRESHOLD_ZERO.to_owned()];
+    let mut git_args = config_args(&config);
+    git_args.extend(["switch", "-q", "other"].map(OsString::from));
+    git(&sides[0], &git_args).assert_success();
+    let mut par_args = config_args(&config);
+    let jobs = jobs.to_string();
+    par_args.extend(["switch", "-j", jobs.as_str(), "-q", "other"].map(OsString::from));
+    git_par(&sides[1], &par_args).assert_success();
+    compare_worktrees(&sides[0], &sides[1]);
+    compare_indexes(&sides[0], &sides[1], &config);
+    let diff_files = |dir: &PathBuf| git_str(dir, ["diff-files", "--name-status"]);
+    assert_eq!(diff_files(&sides[0]), diff_files(&sides[1]));
+    assert_status_like_git(&sides[0], &sides[1], &config);
+    assert_clean(&sides[1], &config);
+}
+
+#[test]
+fn touched_encoded_files_are_unchanged_like_git_with_1_worker() {
+    touched_encoded_files_are_unchanged_like_git(1);
+}
+
+#[test]
+fn touched_encoded_files_are_unchanged_like_git_with_8_workers() {
+    touched_encoded_files_are_unchanged_like_git(8);
 }

@@ -110,3 +110,44 @@ fn lfs_checkout_and_switch_match_git_with_1_worker() {
 fn lfs_checkout_and_switch_match_git_with_8_workers() {
     lfs_checkout_and_switch_match_git(8);
 }
+
+/// `clone` of the LFS remote, filters configured for the command (`-c`, as `git lfs install`
+/// would globally): git-par's clone (git fetches, the engine checks out through git-lfs) gives
+/// git's files, index and `git lfs ls-files`, and status is clean.
+#[test]
+fn lfs_clone_matches_git() {
+    let remote = fixture_named("lfs").join("remote.git");
+    let url = format!("file://{}", remote.display());
+    let s = scratch();
+    let config = [
+        "filter.lfs.process=git-lfs filter-process".to_owned(),
+        "filter.lfs.smudge=git-lfs smudge -- %f".to_owned(),
+        "filter.lfs.clean=git-lfs clean -- %f".to_owned(),
+        "filter.lfs.required=true".to_owned(),
+    ];
+    let clone = |program: &str, name: &str| {
+        let mut args = config_args(&config);
+        args.extend([
+            OsString::from("clone"),
+            "-q".into(),
+            url.clone().into(),
+            s.join(name).into(),
+        ]);
+        let run = run(program, s.path(), args);
+        assert!(run.success(), "{}", run.describe());
+        s.join(name)
+    };
+    let (by_git, by_par) = (clone("git", "by-git"), clone(GIT_PAR, "by-par"));
+    compare_worktrees(&by_git, &by_par);
+    compare_indexes(&by_git, &by_par, &config);
+    let ls = |dir: &PathBuf| {
+        let mut args = config_args(&config);
+        args.extend(["lfs", "ls-files", "--long"].map(OsString::from));
+        git_str(dir, args)
+    };
+    assert_eq!(ls(&by_git), ls(&by_par));
+    let first = fs::read(by_par.join("lfs/d1/f1.bin")).unwrap();
+    assert!(!first.starts_with(b"version https://git-lfs"));
+    assert_status_like_git(&by_git, &by_par, &config);
+    assert_clean(&by_par, &config);
+}

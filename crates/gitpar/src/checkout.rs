@@ -23,8 +23,15 @@ pub struct Progress {
     /// Entries created so far.
     pub done: AtomicUsize,
     /// Entries a long-running filter delayed, written at the end when the filter delivers them
-    /// (git's "Filtering content" progress counts these).
+    /// (git's "Filtering content" progress counts these; `done` counts them when delayed, as
+    /// git's "Updating files" does).
     pub delayed: AtomicUsize,
+    /// Delayed entries written since.
+    pub filtered: AtomicUsize,
+    /// git's `error:` lines (without the prefix) for what went wrong on the way without
+    /// failing the operation, such as a non-required filter that failed; the caller prints them
+    /// once the operation returns.
+    pub messages: std::sync::Mutex<Vec<String>>,
 }
 
 /// What every operation of the engine shares with its caller while it runs: the progress
@@ -109,6 +116,16 @@ pub enum Error {
     /// The user interrupted the checkout.
     #[error("interrupted")]
     Interrupted,
+    /// A required filter failed (git's `<path>: smudge filter <driver> failed`): git dies
+    /// there, so the index is left as it was; what was written before stays. `errors` are the
+    /// entries that failed before it (git reports them first).
+    #[error("{message}")]
+    Filter {
+        /// Entries that could not be written before the fatal one.
+        errors: Vec<EntryError>,
+        /// git's message, without `fatal: `.
+        message: String,
+    },
     /// A partial clone lacks a blob the checkout needs, and no promisor remote gave it; nothing
     /// was written. git dies with the same words.
     #[error("could not fetch {0} from promisor remote")]

@@ -5,6 +5,9 @@
 //! checked out with gix's form shows as modified to git, so the `ident` step is done here, with
 //! git's algorithm (`ident_to_worktree` in git's convert.c), before the rest of the pipeline runs;
 //! gix's own ident step then finds no `$Id$` left and does nothing.
+//!
+//! The UTF-16 and UTF-32 `working-tree-encoding`s are ours too, both ways ([`BomEncoding`]):
+//! encoding_rs, under gix-filter, cannot encode them and does not know the `-BOM` names.
 
 use bstr::ByteSlice;
 
@@ -103,6 +106,86 @@ impl BomEncoding {
         }
         Some(out)
     }
+
+    /// Decode the work tree's `src` to UTF-8 for the repository, as git's `encode_to_git` does
+    /// through glibc's iconv; `None` where git leaves the content as it is (it cannot decode
+    /// it, or its `validate_encoding` refuses it): a byte-order mark where the name fixes the
+    /// order (`UTF-16LE`, `UTF-32BE`...), none where it is required (`UTF-16`, `UTF-32`),
+    /// malformed input, and `UTF-16BE-BOM`, which git writes but cannot read back. Empty input
+    /// is left as it is too.
+    pub fn decode(self, src: &[u8]) -> Option<Vec<u8>> {
+        const BOM16_LE: &[u8] = &[0xFF, 0xFE];
+        const BOM16_BE: &[u8] = &[0xFE, 0xFF];
+        const BOM32_LE: &[u8] = &[0xFF, 0xFE, 0, 0];
+        const BOM32_BE: &[u8] = &[0, 0, 0xFE, 0xFF];
+        if src.is_empty() {
+            return None;
+        }
+        let bom16 = src.starts_with(BOM16_LE) || src.starts_with(BOM16_BE);
+        let bom32 = src.starts_with(BOM32_LE) || src.starts_with(BOM32_BE);
+        match self {
+            Self::Utf16Le | Self::Utf16Be if bom16 => None,
+            Self::Utf32Le | Self::Utf32Be if bom32 => None,
+            Self::Utf16 if !bom16 => None,
+            Self::Utf32 if !bom32 => None,
+            Self::Utf16BeBom => None,
+            Self::Utf16Le => utf16(src, true),
+            Self::Utf16Be => utf16(src, false),
+            Self::Utf32Le => utf32(src, true),
+            Self::Utf32Be => utf32(src, false),
+            // iconv's "UTF-16" (which git reads UTF-16LE-BOM as): the mark decides, big-endian
+            // without one.
+            Self::Utf16 | Self::Utf16LeBom => match src {
+                [0xFF, 0xFE, rest @ ..] => utf16(rest, true),
+                [0xFE, 0xFF, rest @ ..] => utf16(rest, false),
+                _ => utf16(src, false),
+            },
+            Self::Utf32 => match src {
+                [0xFF, 0xFE, 0, 0, rest @ ..] => utf32(rest, true),
+                [0, 0, 0xFE, 0xFF, rest @ ..] => utf32(rest, false),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// UTF-16 (`le` or big-endian) to UTF-8; `None` for an odd length or an unpaired surrogate.
+fn utf16(src: &[u8], le: bool) -> Option<Vec<u8>> {
+    if !src.len().is_multiple_of(2) {
+        return None;
+    }
+    let units = src.chunks_exact(2).map(|c| {
+        let pair = [c[0], c[1]];
+        if le {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
+    });
+    let mut out = String::with_capacity(src.len());
+    for c in char::decode_utf16(units) {
+        out.push(c.ok()?);
+    }
+    Some(out.into_bytes())
+}
+
+/// UTF-32 (`le` or big-endian) to UTF-8; `None` for a length not a multiple of four or a value
+/// that is no Unicode scalar.
+fn utf32(src: &[u8], le: bool) -> Option<Vec<u8>> {
+    if !src.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = String::with_capacity(src.len());
+    for c in src.chunks_exact(4) {
+        let quad = [c[0], c[1], c[2], c[3]];
+        let v = if le {
+            u32::from_le_bytes(quad)
+        } else {
+            u32::from_be_bytes(quad)
+        };
+        out.push(char::from_u32(v)?);
+    }
+    Some(out.into_bytes())
 }
 
 /// Returns true if and only if `src` may contain an ident keyword, so the attribute lookup for
@@ -221,6 +304,39 @@ mod tests {
             Some(BomEncoding::Utf16Le)
         );
         assert!(BomEncoding::from_name(b"ISO-8859-1".as_bstr()).is_none());
+    }
+
+    #[test]
+    fn bom_encodings_decode_what_they_encode_as_git_reads_it() {
+        let text = "héllo 😀\r\n".as_bytes();
+        for enc in [
+            BomEncoding::Utf16LeBom,
+            BomEncoding::Utf16Le,
+            BomEncoding::Utf16Be,
+            BomEncoding::Utf16,
+            BomEncoding::Utf32Le,
+            BomEncoding::Utf32Be,
+            BomEncoding::Utf32,
+        ] {
+            let encoded = enc.encode(text).unwrap();
+            assert_eq!(enc.decode(&encoded).unwrap(), text, "{}", enc.name());
+        }
+        // git writes UTF-16BE-BOM but cannot read it back.
+        let be = BomEncoding::Utf16BeBom.encode(text).unwrap();
+        assert!(BomEncoding::Utf16BeBom.decode(&be).is_none());
+        // A mark where the name fixes the order, none where it is required, bad input.
+        assert!(BomEncoding::Utf16Le
+            .decode(&[0xFF, 0xFE, b'a', 0])
+            .is_none());
+        assert!(BomEncoding::Utf16.decode(&[b'a', 0]).is_none());
+        assert!(BomEncoding::Utf32.decode(&[b'a', 0, 0, 0]).is_none());
+        assert!(BomEncoding::Utf16Le.decode(&[b'a', 0, 0]).is_none());
+        assert!(BomEncoding::Utf16Le.decode(&[0x00, 0xD8]).is_none());
+        // UTF-16LE-BOM without its mark is read as iconv's UTF-16: big-endian.
+        assert_eq!(
+            BomEncoding::Utf16LeBom.decode(&[0, b'a']).unwrap(),
+            b"a".to_vec()
+        );
     }
 
     #[test]

@@ -51,4 +51,5 @@ pub mod tune;
 pub mod update;
 
 pub use checkout::{checkout, Context, Outcome, Progress};
+pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;

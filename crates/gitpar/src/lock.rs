@@ -120,6 +120,30 @@ impl IndexLock {
         })
     }
 
+    /// The bytes of the index file at `index_path` as they are now (`None`: there is none), to
+    /// be put back with [`IndexLock::put_back`].
+    pub(crate) fn snapshot(index_path: &Path) -> Option<Vec<u8>> {
+        std::fs::read(index_path).ok()
+    }
+
+    /// Put the index at `index_path` back as [`IndexLock::snapshot`] found it: those bytes, or
+    /// no index file at all. The lock is released either way.
+    pub(crate) fn put_back(self, index_path: &Path, original: Option<&[u8]>) -> Result<(), Error> {
+        match original {
+            Some(bytes) => self.commit_with(|w| w.write_all(bytes)),
+            None => {
+                drop(self);
+                match std::fs::remove_file(index_path) {
+                    Err(source) if source.kind() != io::ErrorKind::NotFound => Err(Error::Io {
+                        path: index_path.to_owned(),
+                        source,
+                    }),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
     /// Write the index with `write` into the lock file and rename it over the index; the
     /// writer streams, so a 40,000-entry index is never held in memory twice.
     pub(crate) fn commit_with(

@@ -544,6 +544,10 @@ fn local_tree(
         .config_snapshot()
         .boolean("core.fileMode")
         .unwrap_or(true);
+    let drivers = crate::filter::drivers(repo).map_err(|e| Error::Merge {
+        context: "reading filter configuration".into(),
+        source: Some(e.into()),
+    })?;
     let mut filter = None;
     let mut dirs = root.dirs();
     let mut buf = Vec::new();
@@ -578,7 +582,7 @@ fn local_tree(
             let filter = match &mut filter {
                 Some(f) => f,
                 None => filter.insert(
-                    gix::filter::Pipeline::new(
+                    crate::filter::ToGit::new(
                         repo,
                         repo.attributes_only(
                             index,
@@ -586,8 +590,12 @@ fn local_tree(
                         )
                         .map_err(merge_err("reading attributes"))?
                         .detach(),
+                        &drivers,
                     )
-                    .map_err(merge_err("setting up filters"))?,
+                    .map_err(|e| Error::Merge {
+                        context: "setting up filters".into(),
+                        source: Some(e.into()),
+                    })?,
                 ),
             };
             crate::refresh::to_git(&mut dirs, path, index, filter, &mut buf).map_err(read)?;

@@ -134,6 +134,7 @@ pub(crate) fn check_with<'a>(
         )
         .map_err(|e| e.to_string())?
         .detach();
+    let drivers = crate::filter::drivers(repo)?;
     // The results are written in place: chunks of the output are handed out with their
     // inputs, so nothing is collected per thread and merged afterwards.
     let mut states = vec![State::Clean; items.len()];
@@ -162,8 +163,7 @@ pub(crate) fn check_with<'a>(
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
         let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut()>| {
-            let mut filter =
-                gix::filter::Pipeline::new(&repo, attributes.clone()).map_err(|e| e.to_string())?;
+            let mut filter = crate::filter::ToGit::new(&repo, attributes.clone(), &drivers)?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
             let mut cpu = thread_cpu_ns();
@@ -273,7 +273,7 @@ fn check_one(
     index: &gix::index::State,
     index_ts: i64,
     rules: StatRules,
-    (filter, buf, dirs): (&mut gix::filter::Pipeline<'_>, &mut Vec<u8>, &mut Dirs<'_>),
+    (filter, buf, dirs): (&mut crate::filter::ToGit<'_>, &mut Vec<u8>, &mut Dirs<'_>),
 ) -> State {
     use rustix::fs::FileType;
     // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
@@ -349,33 +349,19 @@ fn check_one(
     }
 }
 
-/// Read the work-tree file at `rela` as git would store it (the to-git filters applied): what
-/// the refresh hashes, and what `checkout -m` takes as the local version of a file.
+/// Read the work-tree file at `rela` as git would store it (the to-git conversions applied,
+/// external `clean` filters included): what the refresh hashes, and what `checkout -m` takes as
+/// the local version of a file.
 pub(crate) fn to_git(
     dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
-    filter: &mut gix::filter::Pipeline<'_>,
+    filter: &mut crate::filter::ToGit<'_>,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<()> {
-    use bstr::ByteSlice;
-    let file = dirs.open_read(rela)?;
-    let rela = rela.to_path_lossy();
-    let outcome = filter
-        .convert_to_git(file, &rela, index)
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    match outcome {
-        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Unchanged(mut r) => {
-            r.read_to_end(buf)?;
-        }
-        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Process(mut r) => {
-            r.read_to_end(buf)?;
-        }
-        gix::filter::plumbing::pipeline::convert::ToGitOutcome::Buffer(b) => {
-            buf.extend_from_slice(b);
-        }
-    }
-    Ok(())
+    let mut src = Vec::new();
+    dirs.open_read(rela)?.read_to_end(&mut src)?;
+    filter.convert(rela, src, index, buf)
 }
 
 /// The CPU time the calling thread has used, in nanoseconds.

@@ -315,6 +315,11 @@ fn run(
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
     let (filter, attributes) = crate::checkout::filters_for(repo, &state)?;
 
+    // A required filter that fails is fatal: git dies with its index as it was, so the index
+    // announcing the new paths is put back then (read only when a filter could fail so).
+    let original = crate::filter::drivers(repo)
+        .is_ok_and(|d| !d.is_empty())
+        .then(|| IndexLock::snapshot(index_path));
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
@@ -354,7 +359,7 @@ fn run(
     let executed = if ctx.interrupted() {
         None
     } else {
-        Some(crate::execute::execute(
+        let executed = crate::execute::execute(
             repo,
             &write_plan,
             &jobs,
@@ -368,7 +373,13 @@ fn run(
             ctx.progress,
             ctx.interrupt,
             false,
-        )?)
+        );
+        if let (Err(CheckoutError::Filter { .. }), Some(original)) = (&executed, original) {
+            lock.put_back(index_path, original.as_deref())
+                .map_err(CheckoutError::from)?;
+            return Err(executed.expect_err("matched above").into());
+        }
+        Some(executed?)
     };
 
     // Record what is on disk now: written entries with their stat data, the old entries of
