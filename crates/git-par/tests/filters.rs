@@ -433,6 +433,49 @@ fn path_checkout_reads_an_untracked_gitattributes_like_git() {
     assert_eq!(fs::read(dirs[1].join("x.t")).unwrap(), b"hello\n");
 }
 
+/// Where the work tree's `.gitattributes` and the index's differ, `checkout -- paths` and
+/// `restore` follow the work tree's (git's `GIT_ATTR_CHECKIN` order), while `reset --hard`
+/// follows the index's (`GIT_ATTR_CHECKOUT`, set only by `unpack_trees`): t0027's checkouts of
+/// `-text` files under `core.autocrlf=true`.
+#[test]
+fn path_checkout_prefers_the_work_trees_gitattributes_and_reset_the_indexs_like_git() {
+    let s = scratch();
+    let cases: [&[&str]; 3] = [
+        &["checkout", "--", "lf.txt"],
+        &["restore", "lf.txt"],
+        &["reset", "-q", "--hard"],
+    ];
+    for cmd in cases {
+        let mut dirs = Vec::new();
+        for name in ["git", "par"] {
+            let repo = s.join(format!("{}-{name}", cmd[0]));
+            git_ok(s.path(), ["init", "-q", repo.to_str().unwrap()]);
+            fs::write(repo.join("lf.txt"), "a\nb\n").unwrap();
+            fs::write(repo.join(".gitattributes"), "").unwrap();
+            git_ok(&repo, ["add", "."]);
+            git_ok(&repo, ["commit", "-q", "-m", "one"]);
+            git_ok(&repo, ["config", "core.autocrlf", "true"]);
+            fs::write(repo.join(".gitattributes"), "*.txt -text\n").unwrap();
+            fs::remove_file(repo.join("lf.txt")).unwrap();
+            dirs.push(repo);
+        }
+        let args: Vec<&str> = ["-c", "core.eol=lf"].iter().chain(cmd).copied().collect();
+        git(&dirs[0], &args).assert_success();
+        git_par(&dirs[1], &args).assert_success();
+        compare_worktrees(&dirs[0], &dirs[1]);
+        let expected: &[u8] = if cmd[0] == "reset" {
+            b"a\r\nb\r\n"
+        } else {
+            b"a\nb\n"
+        };
+        assert_eq!(
+            fs::read(dirs[1].join("lf.txt")).unwrap(),
+            expected,
+            "{cmd:?}"
+        );
+    }
+}
+
 /// A clone through a long-running filter that delays some paths, as git's t0021 "delayed checkout
 /// in process filter" does it: the same files, and the same requests, each carrying git's `ref=`
 /// (the branch), `treeish=` (the commit) and `blob=` (the log lines say which).

@@ -191,7 +191,11 @@ pub fn checkout(
     }
     crate::prefetch::missing_blobs(repo, jobs.iter().map(|j| &plan.entries[j.entry]), ctx)?;
 
-    let (filter, attributes) = filters_for(repo, &index)?;
+    let (filter, attributes) = filters_for(
+        repo,
+        &index,
+        gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
+    )?;
 
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -309,18 +313,18 @@ pub fn submodules(
 }
 
 /// The writers' content conversion for the entries of `index` (the new index): gix-filter's
-/// pipeline, and an attribute stack that reads `.gitattributes` through the index and, where the
-/// index has none, from the work tree: git's `GIT_ATTR_CHECKOUT` order (a `.gitattributes` that
-/// was never added still applies to `checkout -- paths`, as t0021 relies on).
+/// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them
+/// through the index first, and from the work tree where the index has none, while it updates
+/// a work tree to a tree (`GIT_ATTR_CHECKOUT`, set by `unpack_trees` only): `switch`, `reset`,
+/// a clone's checkout. Everything else, `checkout -- paths` and `restore` among them, reads the
+/// work tree's first (`GIT_ATTR_CHECKIN`), so a `.gitattributes` changed or never added applies.
 pub(crate) fn filters_for(
     repo: &gix::Repository,
     index: &gix::index::State,
+    order: gix::worktree::stack::state::attributes::Source,
 ) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
     let attributes = repo
-        .attributes_only(
-            index,
-            gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
-        )
+        .attributes_only(index, order)
         .map_err(repo_err("reading attributes"))?
         .detach();
     let pipeline =

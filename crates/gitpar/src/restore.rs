@@ -678,9 +678,9 @@ fn up_to_date(
         .collect())
 }
 
-/// The writers' filters for `plan`, with attributes from the index as it will be: the restored
-/// entries over the current ones (so a `.gitattributes` elsewhere in the index applies, and a
-/// restored one wins), as git checks out paths from the updated index.
+/// The writers' filters for `plan`: attributes from the work tree as it is, then from the index
+/// as it will be (the restored entries over the current ones), git's `GIT_ATTR_CHECKIN` order
+/// for `checkout -- paths`.
 fn filters(
     repo: &gix::Repository,
     index: &gix::index::File,
@@ -694,7 +694,11 @@ fn filters(
         }
     }
     result.sort_entries();
-    Ok(crate::checkout::filters_for(repo, &result)?)
+    Ok(crate::checkout::filters_for(
+        repo,
+        &result,
+        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+    )?)
 }
 
 /// One restored path as the record phase sees it: the source's entry, and the stat data of the

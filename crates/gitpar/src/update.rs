@@ -313,7 +313,11 @@ fn run(
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let (filter, attributes) = crate::checkout::filters_for(repo, &state)?;
+    let (filter, attributes) = crate::checkout::filters_for(
+        repo,
+        &state,
+        gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
+    )?;
 
     // A required filter that fails is fatal: git dies with its index as it was, so the index
     // announcing the new paths is put back then (read only when a filter could fail so).
