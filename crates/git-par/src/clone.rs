@@ -119,16 +119,20 @@ fn clone_submodules(
     // Every repository checked out so far, as (work tree, path from the top with a slash).
     let mut levels = vec![(workdir.to_owned(), String::new())];
     let mut checked_out: Vec<(String, gix::ObjectId)> = Vec::new();
+    let mut first = true;
     loop {
         let mut names: Vec<(String, String)> = Vec::new();
         for (dir, _) in &levels {
             names.extend(submodule_names(dir));
         }
-        if names.is_empty() {
+        // git's clone runs `git submodule update` for `--recurse-submodules` even when there is
+        // no submodule (its trace and its `--jobs` show: t7406), so the first round always runs.
+        if names.is_empty() && !first {
             break;
         }
+        first = false;
         let status = update_submodules(parsed, filter, repo.git_dir(), workdir, Some(&names))?;
-        if status != 0 {
+        if status != 0 || names.is_empty() {
             return Ok(status);
         }
         let mut new_levels = Vec::new();

@@ -891,6 +891,32 @@ fn clone_recurse_submodules_runs_gits_submodule_update_like_git() {
     }
 }
 
+/// git's clone runs `git submodule update` for `--recurse-submodules` whether or not there are
+/// submodules, with the clone's `--jobs` (t7406 "git clone passes the parallel jobs config on to
+/// submodules" greps git's trace for it).
+#[test]
+fn clone_recurse_submodules_without_submodules_still_runs_the_update_like_git() {
+    let sides = Sides::new();
+    let args = [
+        OsString::from("--recurse-submodules"),
+        "--jobs".into(),
+        "3".into(),
+        "-q".into(),
+        source("plain"),
+        "dest".into(),
+    ];
+    let (by_git, by_par) = clone_both(&sides, &[], &args, &[("GIT_TRACE", "2".into())]);
+    for run in [by_git, by_par] {
+        let run = run.assert_success();
+        assert!(
+            run.stderr_str()
+                .contains("run_processes_parallel: preparing to run up to 3 tasks"),
+            "{}",
+            run.describe()
+        );
+    }
+}
+
 /// `--recurse-submodules` on a superproject with several submodules, nested ones included (with
 /// relative URLs): git clones each, the engine checks them all out, a level at a time; the
 /// messages on both streams, the files and every submodule's HEAD and status are git's.
