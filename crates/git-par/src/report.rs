@@ -82,6 +82,9 @@ fn print_notice(notice: &Notice) {
 /// What git says after an update that went through: each path it could not write (it still
 /// moves `HEAD`, and exits 1), then sparse checkout's warnings.
 pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
+    for k in &outcome.kept {
+        eprintln!("warning: {k}");
+    }
     for e in &outcome.errors {
         eprintln!("error: {e}");
     }

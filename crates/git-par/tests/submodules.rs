@@ -271,3 +271,18 @@ fn several_submodules_move_at_once() {
         assert_eq!(sub_state(&by_git), sub_state(&by_par), "after {target}");
     }
 }
+
+/// Without `--recurse-submodules`, a populated submodule whose gitlink the target lacks stays,
+/// and git warns that it could not remove its directory (t3600 "checking out a commit after
+/// submodule removal needs manual updates").
+#[test]
+fn a_populated_submodule_left_behind_is_warned_about() {
+    same_as_git(
+        |_| {},
+        &[
+            &["checkout", "-q", "remove_sub1"],
+            &["checkout", "-q", "-"],
+            &["reset", "-q", "--hard", "remove_sub1"],
+        ],
+    );
+}

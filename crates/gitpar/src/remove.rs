@@ -21,6 +21,21 @@ pub struct Remover<'r> {
     emptied: BTreeSet<BString>,
     /// Entries removed so far.
     pub removed: usize,
+    /// Gitlink directories that stayed because `rmdir` failed (files in them, or no directory
+    /// there): git's `rmdir_or_warn` warns about each and goes on.
+    pub kept: Vec<Kept>,
+}
+
+/// A submodule's directory the removal left in place, and why (git's warning
+/// `unable to rmdir '<path>': <reason>`).
+#[derive(Debug, thiserror::Error)]
+#[error("unable to rmdir '{path}': {}", crate::fs::strerror(.source))]
+pub struct Kept {
+    /// The gitlink's path.
+    pub path: BString,
+    /// Why `rmdir` failed.
+    #[source]
+    pub source: io::Error,
 }
 
 /// Why a removal failed: the path and the system error, phrased as git phrases it.
@@ -41,6 +56,7 @@ impl<'r> Remover<'r> {
             dirs: root.dirs(),
             emptied: BTreeSet::new(),
             removed: 0,
+            kept: Vec::new(),
         }
     }
 
@@ -51,6 +67,10 @@ impl<'r> Remover<'r> {
         let result = if gitlink {
             self.dirs.rmdir(path).or_else(|err| {
                 if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::ENOTDIR)) {
+                    self.kept.push(Kept {
+                        path: path.to_owned(),
+                        source: err,
+                    });
                     Ok(false)
                 } else {
                     Err(err)

@@ -15,6 +15,8 @@ use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use crate::remove::Kept;
+
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
@@ -53,6 +55,9 @@ pub struct Outcome {
     /// work tree that the update carried over, as git's switch lists them (`M`, `A` or `D`,
     /// and the path), in path order.
     pub local_changes: Vec<(char, BString)>,
+    /// Submodule directories that were to go but stay, with why (files in them): git warns
+    /// `unable to rmdir '<path>': <reason>` for each, before anything is written.
+    pub kept: Vec<Kept>,
     /// Entries that could not be written (each names its path and the cause). The others were
     /// written and the index records them; as with git, the caller still moves `HEAD` and
     /// exits non-zero.
@@ -1093,6 +1098,7 @@ fn remove(
     let keep: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
     remover.remove_emptied_dirs(&keep);
     outcome.removed = remover.removed;
+    outcome.kept = remover.kept;
     Ok(())
 }
 
