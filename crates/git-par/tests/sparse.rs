@@ -127,6 +127,36 @@ fn cone_switches_and_resets() {
     );
 }
 
+/// A sparse index (`--sparse-index`: directories outside the cone are single index entries of
+/// mode 040000): switches, a forced checkout, `reset --hard`, a restore and `status` see the
+/// whole tree as git's `ensure_full_index` shows it, and git reads the index git-par writes.
+#[test]
+fn sparse_index_is_expanded() {
+    same_as_git(
+        |root| {
+            history(root);
+            git_ok(
+                root,
+                [
+                    "sparse-checkout",
+                    "set",
+                    "--cone",
+                    "--sparse-index",
+                    "a/deep",
+                ],
+            );
+        },
+        &[
+            "switch other",
+            "checkout -f main",
+            "reset --hard other",
+            "!reset -q --soft main",
+            "restore --staged --worktree a/deep/y",
+            "switch -f main",
+        ],
+    );
+}
+
 /// A file with local changes that leaves the patterns stays, with git's warning; an untracked
 /// file where an entry enters the patterns is left, with git's other warning.
 #[test]

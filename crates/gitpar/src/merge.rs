@@ -397,13 +397,14 @@ pub fn switch(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<SwitchOutcome, Error> {
-    let index = gix::index::File::at(
+    let mut index = gix::index::File::at(
         index_path,
         repo.object_hash(),
         false,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Index(Box::new(e)))?;
+    crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     let old =
         plan::from_tree(&repo.objects, old_tree, opts.protect).map_err(CheckoutError::from)?;
     let staged = staged_changes(&index, &old.entries);
@@ -692,13 +693,14 @@ fn record(
     stages: &BTreeMap<BString, Vec<StageEntry>>,
 ) -> Result<(Vec<(char, BString)>, Vec<BString>), Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
-    let updated = gix::index::File::at(
+    let mut updated = gix::index::File::at(
         index_path,
         repo.object_hash(),
         false,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Index(Box::new(e)))?;
+    crate::sparse::expand(&repo.objects, &mut updated).map_err(Error::Index)?;
     let merged_by_path: HashMap<&BStr, &plan::Entry> =
         merged.iter().map(|e| (e.path.as_bstr(), e)).collect();
     let mut state = gix::index::State::new(repo.object_hash());

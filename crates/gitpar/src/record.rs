@@ -37,8 +37,8 @@
 //!   - `link` (split index): git keeps the split. We write one whole index (the shared index is
 //!     not referenced any more and expires as git's `splitIndex.sharedIndexExpire` says); with
 //!     `core.splitIndex=true` git splits it again at its next index write.
-//!   - `sdir` (sparse index) is written when the state is sparse (git-par's commands never make
-//!     one); `EOIE` as git writes it (`index.recordEndOfIndexEntries`, or `index.threads` ≠ 1);
+//!   - `sdir` (sparse index) is written when the state has sparse-directory entries (never: the
+//!     engine expands a sparse index when it reads one, `sparse::expand`); `EOIE` as git writes it (`index.recordEndOfIndexEntries`, or `index.threads` ≠ 1);
 //!     `IEOT` (the offset table) is not written: git reads an index without it.
 //! - **`index.skipHash`** (also implied by `feature.manyFiles`): a null trailing checksum, as git.
 
@@ -480,7 +480,9 @@ fn encode_to(
         let payload = emptied_untracked_cache(untracked, hash);
         extension(&mut out, *b"UNTR", &payload)?;
     }
-    if state.is_sparse() {
+    // A sparse index only while it has sparse-directory entries: the engine expands them on
+    // read (`sparse::expand`), and gix's flag stays set after that.
+    if state.entries().iter().any(|e| e.mode == Mode::DIR) {
         extension(&mut out, *b"sdir", &[])?;
     }
     if format.eoie && written > 0 && !table.is_empty() {

@@ -275,6 +275,7 @@ fn read<'r>(
             ))
         }
     })?;
+    crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     let m = req
         .pathspec
         .matcher(repo, &index)

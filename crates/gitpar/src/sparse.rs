@@ -135,6 +135,51 @@ pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) {
     }
 }
 
+/// git's `ensure_full_index`: replace every sparse-directory entry of a sparse index
+/// (`index.sparse`, an entry of mode `040000` standing for a whole tree outside the cone) by the
+/// files of its tree, each with the skip-worktree bit. The engine works on full indexes; the one
+/// it writes is full (no `sdir` extension), which git reads as it reads any index and makes
+/// sparse again at its next write. Nothing happens to an index that is not sparse.
+pub(crate) fn expand(
+    objects: &impl gix::objs::Find,
+    state: &mut gix::index::State,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    if !state.entries().iter().any(|e| e.mode == Mode::DIR) {
+        return Ok(());
+    }
+    let dirs: Vec<(bstr::BString, gix::ObjectId)> = state
+        .entries()
+        .iter()
+        .filter(|e| e.mode == Mode::DIR)
+        .map(|e| (e.path(state).to_owned(), e.id))
+        .collect();
+    for (dir, tree) in dirs {
+        let sub = gix::index::State::from_tree(&tree, objects, Default::default())
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+        let prefix = if dir.ends_with(b"/") {
+            dir
+        } else {
+            let mut d = dir;
+            d.push(b'/');
+            d
+        };
+        for e in sub.entries() {
+            let mut path = prefix.clone();
+            path.extend_from_slice(e.path(&sub));
+            state.dangerously_push_entry(
+                Stat::default(),
+                e.id,
+                e.flags | Flags::SKIP_WORKTREE | Flags::EXTENDED,
+                e.mode,
+                path.as_ref(),
+            );
+        }
+    }
+    state.remove_entries(|_, _, e| e.mode == Mode::DIR);
+    state.sort_entries();
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,7 +302,8 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let index = read_index(index_path, repo.object_hash())?;
+    let mut index = read_index(index_path, repo.object_hash())?;
+    crate::sparse::expand(&repo.objects, &mut index).map_err(|e| Error::Index(e.to_string()))?;
     let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
@@ -442,7 +443,8 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let index = read_index(index_path, repo.object_hash())?;
+    let mut index = read_index(index_path, repo.object_hash())?;
+    crate::sparse::expand(&repo.objects, &mut index).map_err(|e| Error::Index(e.to_string()))?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
     let (refreshed, walked) = refresh_index(repo, &root, index, opts.threads, |state| {

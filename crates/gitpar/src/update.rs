@@ -276,6 +276,7 @@ fn run(
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
+    crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
