@@ -561,6 +561,46 @@ fn switch_refuses_a_modified_file_in_a_directory_the_target_replaces_with_a_file
     assert_same_refusal(&pair, &before, &runs);
 }
 
+/// A staged new file in a directory the target turns into a file: git switches and deletes the
+/// staged file without a word (t1092's "checkout behaves oddly with df-conflict-1/2",
+/// documented there as git's NEEDSWORK); git-par refuses, as for any local change the switch
+/// would overwrite, and changes nothing: keeping the entry would leave `dir` and `dir/x` both
+/// in the index.
+#[test]
+fn switch_refuses_a_staged_new_file_in_a_directory_the_target_replaces_with_a_file() {
+    let pair = Pair::new(LOCAL);
+    pair.write("dir-becomes-file/new.txt", b"staged, in neither commit\n");
+    pair.setup_git(&["add", "dir-becomes-file/new.txt"]);
+    let before = pair.before();
+    let runs = pair.run(Settings::Jobs(8), &[], "switch", &["other"]);
+    // What git does, so that this test notices if git ever changes: it succeeds and the staged
+    // file is gone from the index and from the disk.
+    runs.git.assert_success();
+    assert!(!git_str(&pair.by_git, ["ls-files"]).contains("dir-becomes-file/new.txt"));
+    assert!(pair.by_git.join("dir-becomes-file").is_file());
+    assert_eq!(runs.par.status.code(), Some(1), "{}", runs.par.describe());
+    assert_eq!(
+        runs.par.stderr_str(),
+        "error: Your local changes to the following files would be overwritten by checkout:\n\
+         \tdir-becomes-file/new.txt\n\
+         Please commit your changes or stash them before you switch branches.\n\
+         Aborting\n"
+    );
+    let b = &before[1];
+    assert_stat_unchanged(&b.stats, &pair.by_par, "git-par");
+    assert!(fs::read(pair.by_par.join(".git/index")).unwrap() == b.index);
+    assert_same_labelled(
+        &b.head,
+        &head_state(&pair.by_par),
+        ("before:", "after:"),
+        "git-par moved HEAD although it refused",
+    );
+    assert_eq!(
+        git_str(&pair.by_par, ["status", "--porcelain"]).trim_end(),
+        "A  dir-becomes-file/new.txt"
+    );
+}
+
 #[test]
 fn switch_carries_over_modifications_of_paths_the_switch_does_not_touch_like_git() {
     let pair = Pair::new(LOCAL);
