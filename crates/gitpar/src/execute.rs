@@ -264,6 +264,9 @@ fn pool(
     // Parallel: the writers hand filtered entries to the filter threads (see
     // `crate::filter::queue`), which exist only for the kinds of driver configured.
     let threads = filter_threads(&shared.drivers, opts, choice.max);
+    for (queue, &n) in shared.queues.iter().zip(&threads) {
+        queue.lanes(n);
+    }
     let sync_repo = repo.clone().into_sync();
     let mut refiner = tune::Refiner::new(&choice);
     let mut started = 0;
@@ -935,10 +938,13 @@ impl<'r> Worker<'r> {
         shared: &Shared<'_>,
         out: &mut Vec<JobResult>,
     ) {
-        let mut joined = false;
-        while let Some(job) = shared.queues[kind].pop(index, joined, || shared.halted()) {
-            joined = true;
+        // Until this thread's filter delays an entry, it takes work from the others' lanes too
+        // (see `crate::filter::queue`).
+        let mut steal = true;
+        while let Some(job) = shared.queues[kind].pop(index, steal, || shared.halted()) {
+            let delayed = self.delayed.len();
             self.one(plan, job, shared, out);
+            steal = self.delayed.len() == delayed;
         }
         self.finish_delayed(plan, shared, out);
     }
