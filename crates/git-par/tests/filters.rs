@@ -34,8 +34,11 @@ struct Pair {
 impl Pair {
     /// Two clones (`--no-checkout`) of the filter fixture.
     fn new() -> Pair {
-        let s = scratch();
-        let src = fixture_named("filters");
+        Pair::of(scratch(), fixture_named("filters"))
+    }
+
+    /// Two clones (`--no-checkout`) of `src`, in `s`.
+    fn of(s: Scratch, src: &std::path::Path) -> Pair {
         let side = |name: &str| {
             let repo = s.join(name).join("repo");
             fs::create_dir_all(s.join(name)).unwrap();
@@ -676,4 +679,55 @@ fn touched_encoded_files_are_unchanged_like_git_with_1_worker() {
 #[test]
 fn touched_encoded_files_are_unchanged_like_git_with_8_workers() {
     touched_encoded_files_are_unchanged_like_git(8);
+}
+
+/// Filtered files that sort after many ordinary ones, so that the scout hands them to the filter
+/// threads long before the writers get there, while the writers may meet some of them first:
+/// with 8 writers, the files, the index and the filter's smudges (each path once, the `*.d` ones
+/// delayed) are git's.
+#[test]
+fn filtered_files_after_many_others_like_git() {
+    let s = scratch();
+    let src = s.join("src");
+    git_ok(s.path(), ["init", "-q", src.to_str().unwrap()]);
+    fs::write(
+        src.join(".gitattributes"),
+        "*.p filter=proc\n*.d filter=proc\n",
+    )
+    .unwrap();
+    for i in 0..600 {
+        let dir = src.join(format!("a/m{}", i % 20));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("t{i}.txt")), format!("plain {i}\n")).unwrap();
+    }
+    fs::create_dir_all(src.join("z")).unwrap();
+    for i in 0..40 {
+        let ext = if i % 2 == 0 { "p" } else { "d" };
+        fs::write(
+            src.join(format!("z/f{i}.{ext}")),
+            format!("filtered file {i}\nThe quick brown fox\n"),
+        )
+        .unwrap();
+    }
+    let process = format!(
+        "filter.proc.process=perl {}",
+        fixtures_dir().join("rot13-process.pl").display()
+    );
+    let mut add = config_args(&[process]);
+    add.extend(["add", "-A"].map(OsString::from));
+    git_ok(&src, add);
+    git_ok(
+        &src,
+        ["commit", "-q", "-m", "plain files, then filtered ones"],
+    );
+    let pair = Pair::of(s, &src);
+    assert_both_succeed(&pair.run(&[], &["reset", "-q", "--hard"], 8));
+    pair.assert_same(&[]);
+    let smudges = pair.par.smudges();
+    assert_eq!(smudges.len(), 40 + 20, "{smudges:#?}");
+    assert!(
+        smudges.iter().any(|l| l.ends_with("[DELAYED]")),
+        "{smudges:#?}"
+    );
+    assert_eq!(pair.git.smudges(), smudges);
 }

@@ -134,6 +134,7 @@ pub fn execute(
             crate::filter::queue::Queue::new(),
             crate::filter::queue::Queue::new(),
         ],
+        claims: std::sync::OnceLock::new(),
         fatal: Mutex::new(None),
         stop: AtomicBool::new(false),
         messages: Mutex::new(Vec::new()),
@@ -264,6 +265,14 @@ fn pool(
     // Parallel: the writers hand filtered entries to the filter threads (see
     // `crate::filter::queue`), which exist only for the kinds of driver configured.
     let threads = filter_threads(&shared.drivers, opts, choice.max);
+    for (queue, &n) in shared.queues.iter().zip(&threads) {
+        queue.lanes(n);
+    }
+    let scouting = threads.iter().any(|&n| n > 0) && names_a_filter(repo, plan, shared);
+    if scouting {
+        let claims = (0..plan.entries.len()).map(|_| AtomicBool::new(false));
+        let _ = shared.claims.set(claims.collect());
+    }
     let sync_repo = repo.clone().into_sync();
     let mut refiner = tune::Refiner::new(&choice);
     let mut started = 0;
@@ -293,9 +302,27 @@ fn pool(
                 })
                 .expect("spawning a thread only fails when the system is out of resources")
         };
+        // The scout, with producer handles of its own, before the writers (see `Worker::scout`).
+        let scout = scouting.then(|| {
+            let producers = shared.queues.each_ref().map(|q| q.producer());
+            let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+            let sync_repo = &sync_repo;
+            std::thread::Builder::new()
+                .name("git-par scout".into())
+                .spawn_scoped(scope, move || {
+                    let _producers = producers;
+                    let repo = sync_repo.to_thread_local();
+                    let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
+                    worker.defer = threads.map(|n| n > 0);
+                    worker.scout(plan, pooled, shared);
+                    Vec::new()
+                })
+                .expect("spawning a thread only fails when the system is out of resources")
+        });
         let mut handles: Vec<_> = (0..choice.workers)
             .map(|id| spawn(id, producers.next().expect("a producer per writer")))
             .collect();
+        handles.extend(scout);
         started = choice.workers;
         let kinds = (0..threads.len()).flat_map(|kind| (0..threads[kind]).map(move |i| (kind, i)));
         let filterers: Vec<_> = kinds
@@ -355,6 +382,22 @@ fn pool(
 
 /// How often the calling thread samples the throughput while it refines the writer count.
 const SAMPLE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Returns true if and only if a `.gitattributes` of the plan mentions `filter` at all, so that a
+/// scout may find filtered entries (a cheap test, so that a repository with attribute files but
+/// no filter, under a configuration that defines drivers, as a global git-lfs install does, pays
+/// no second attribute lookup per entry). Attributes from elsewhere (`info/attributes`,
+/// `core.attributesFile`) are not looked at: their filtered entries are handed over by the
+/// writers, as without a scout.
+fn names_a_filter(repo: &gix::Repository, plan: &Plan, shared: &Shared<'_>) -> bool {
+    shared.attributes_present
+        && plan
+            .entries
+            .iter()
+            .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"))
+            .filter_map(|e| repo.find_object(e.id).ok())
+            .any(|o| o.data.find(b"filter").is_some())
+}
 
 /// The jobs the writer pool takes: regular files, and symlinks when they are written as plain
 /// files (`core.symlinks=false`); symlinks and gitlinks are the tail's.
@@ -652,6 +695,9 @@ struct Shared<'a> {
     /// Filtered entries the writers handed over, for the filter threads: those of long-running
     /// filters ([`PROCESS`]), and the others ([`ONESHOT`]: a command per file, or no command).
     queues: [crate::filter::queue::Queue<Job>; 2],
+    /// When a scout runs ([`Worker::scout`]): per plan entry, whether the scout or a writer has
+    /// taken it, so that each entry is handled once, by whoever took it first.
+    claims: std::sync::OnceLock<Vec<AtomicBool>>,
     /// The first (in index order) entry whose required filter failed, and git's message: the
     /// run stops and the caller dies with it, as git does.
     fatal: Mutex<Option<(usize, Fatal)>>,
@@ -681,6 +727,14 @@ impl Shared<'_> {
             *slot = Some((job.entry, fatal));
         }
         self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Take plan entry `entry` for the caller: false if the scout or a writer has it already.
+    /// Always true when no scout runs.
+    fn claim(&self, entry: usize) -> bool {
+        self.claims
+            .get()
+            .is_none_or(|claims| !claims[entry].swap(true, Ordering::Relaxed))
     }
 
     /// Keep `runner`'s error lines for the caller, as being about plan entry `entry`.
@@ -935,16 +989,24 @@ impl<'r> Worker<'r> {
         shared: &Shared<'_>,
         out: &mut Vec<JobResult>,
     ) {
-        let mut joined = false;
-        while let Some(job) = shared.queues[kind].pop(index, joined, || shared.halted()) {
-            joined = true;
+        // Until this thread's filter delays an entry, it takes work from the others' lanes too
+        // (see `crate::filter::queue`).
+        let mut steal = true;
+        while let Some(job) = shared.queues[kind].pop(index, steal, || shared.halted()) {
+            let delayed = self.delayed.len();
             self.one(plan, job, shared, out);
+            steal = self.delayed.len() == delayed;
         }
         self.finish_delayed(plan, shared, out);
     }
 
     /// Write one entry and account for the result.
     fn one(&mut self, plan: &Plan, job: Job, shared: &Shared<'_>, out: &mut Vec<JobResult>) {
+        // A writer (a worker that hands entries over) leaves an entry the scout took to the
+        // filter threads.
+        if self.defer.iter().any(|&d| d) && !shared.claim(job.entry) {
+            return;
+        }
         let entry = &plan.entries[job.entry];
         let result = self.write_entry(entry, job, shared, true);
         shared.keep_messages(job.entry, &mut self.runner);
@@ -964,6 +1026,41 @@ impl<'r> Worker<'r> {
                 out.push((job, result));
             }
             Err(_) => out.push((job, result)),
+        }
+    }
+
+    /// The scout of a parallel run with filter threads: it looks up the attributes of every
+    /// pooled entry, in index order, ahead of the writers (a lookup is a fraction of a write),
+    /// and hands the entries whose `filter` names a configured driver to the filter threads
+    /// unless a writer took them first. So the filters start, and a delaying filter (git-lfs)
+    /// queues its downloads, at the start of the checkout wherever the filtered files sort,
+    /// instead of when the writers get there (300 LFS files after 2,000 others: git-lfs started
+    /// once the 2,000 were written). The scout decides who writes an entry, never how: the
+    /// filter thread that gets it converts it as a writer would. An entry whose attributes
+    /// cannot be read is left to the writers, which report it.
+    fn scout(&mut self, plan: &Plan, pooled: &[Job], shared: &Shared<'_>) {
+        for &job in pooled {
+            if shared.halted() {
+                return;
+            }
+            let entry = &plan.entries[job.entry];
+            if entry.kind == Kind::Symlink {
+                // Written as a plain file (core.symlinks=false), never filtered.
+                continue;
+            }
+            let Ok(platform) = self.attributes.at_entry(
+                entry.path.as_bstr(),
+                Some(entry.kind.index_mode()),
+                &self.repo.objects,
+            ) else {
+                continue;
+            };
+            let own = Self::own_attributes(&platform, &self.runner, &mut self.outcome);
+            if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
+                if shared.claim(job.entry) {
+                    shared.queues[kind].push(job);
+                }
+            }
         }
     }
 

@@ -23,7 +23,10 @@ pub const STREAM_THRESHOLD: u64 = 4 * 1024 * 1024;
 /// `scripts/bench-filters` on 2 CPUs: two processes beat one for a perl filter (2,000 of 4,000
 /// files: 164 against 175 ms, git 152) and for git-lfs (a clone of 300 LFS and 2,000 other files:
 /// 422 against 481 ms, git 471), four lose (the processes' start and CPU); a second process starts
-/// only once a backlog builds up, so a few filtered files run through one, as with git.
+/// only once a backlog builds up, so a few filtered files run through one, as with git. git-lfs
+/// alone delivering the 300 files (`scripts/bench-filters lfs-parts`, the files dealt in turn):
+/// 348 ms with two processes, 375 with one, 368 with three (each downloads its share one object
+/// after the other, each start costs a transfer agent and some 20 git commands).
 pub const DEFAULT_FILTER_PROCESSES: usize = 2;
 
 /// Everything the engine needs to know about how to check out, decided once per run.
