@@ -5,12 +5,10 @@ use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::export::{self, CsvExporter, Exporter, JsonExporter, MarkdownExporter, SvgExporter};
+use crate::report::{self, Thresholds, Warning};
+use crate::run::{Case, Event, Plan, Results, Round};
 use anyhow::{bail, Context as _};
-use gitpar_bench::export::{
-    self, CsvExporter, Exporter, JsonExporter, MarkdownExporter, SvgExporter,
-};
-use gitpar_bench::report::{self, Thresholds, Warning};
-use gitpar_bench::run::{Case, Event, Plan, Results, Round};
 
 use super::experiment::Observer;
 

@@ -9,18 +9,18 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use anyhow::Context as _;
-use gitpar_bench::filesystem::{self, FsKind};
-use gitpar_bench::run::{
+use crate::filesystem::{self, FsKind};
+use crate::run::{
     BoxError, Case, Contender, Event, Fixture, Plan, Prepared, Results, Round, Run, Runner, Vars,
 };
+use anyhow::Context as _;
 
 use super::contenders::Spec;
 use super::git;
 use super::source::{Source, Target};
 
 /// What is measured, as `--operations` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     /// Switch a work tree of `main` to each `diff-N` branch: only the N changed files are written.
     Switch,
@@ -49,6 +49,15 @@ impl Operation {
         }
     }
 
+    /// Every operation `--operations` accepts.
+    pub const NAMED: [Self; 5] = [
+        Self::Switch,
+        Self::WorktreeAdd,
+        Self::Clone,
+        Self::Status,
+        Self::Refresh,
+    ];
+
     /// Returns the name on the command line and in the `{op}` placeholder, without blanks.
     pub fn cli_name(self) -> &'static str {
         match self {
@@ -58,6 +67,21 @@ impl Operation {
             Self::Status => "status",
             Self::Refresh => "refresh",
         }
+    }
+}
+
+impl std::str::FromStr for Operation {
+    type Err = String;
+
+    /// Parses a name of `--operations` ([`Operation::cli_name`]).
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::NAMED
+            .into_iter()
+            .find(|op| op.cli_name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::NAMED.iter().map(|op| op.cli_name()).collect();
+                format!("unknown operation `{s}`: choose among {}", names.join(", "))
+            })
     }
 }
 
@@ -172,7 +196,7 @@ impl Experiment<'_> {
         git::output(&self.source.path, &["worktree", "prune"])?;
         let mut executor = git::executor();
         let cases = self.cases();
-        // One work tree for the status and refresh cases (`bench/status.rs`), made once.
+        // One work tree for the status and refresh cases (`suite/status.rs`), made once.
         let status_tree = if self
             .operations
             .iter()

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::Path;
 
-use gitpar_bench::run::Contender;
+use crate::run::Contender;
 
 use super::experiment::Operation;
 
@@ -242,7 +242,7 @@ impl Spec {
                 }
                 argv.extend(words(&["clone", "-q", "{src}", "{dst}"]));
             }
-            // `bench/status.rs`: run in the prepared work tree; git-par's -j is par.refreshThreads.
+            // `suite/status.rs`: run in the prepared work tree; git-par's -j is par.refreshThreads.
             Operation::Status | Operation::Refresh => {
                 if let Self::GitParJobs(k) = self {
                     argv.extend(["-c".to_owned(), format!("par.refreshThreads={k}")]);
