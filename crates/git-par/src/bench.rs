@@ -17,8 +17,8 @@ pub struct BenchArgs {
     /// bench works in a private clone under the cache directory.
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Where the checkouts land: tmpfs, a fresh loop mount, a network mount... (default: the temporary
-    /// directory). Its filesystem is printed with the results.
+    /// Where the checkouts land: a fresh loop mount, a network mount, a testfs mount... [default: /dev/shm
+    /// when it is a tmpfs, else the temporary directory]. Its filesystem is printed with the results.
     #[arg(long, value_name = "PATH")]
     dir: Option<PathBuf>,
     /// Measured runs per contender and case [default: 12, or 3 with --quick].
@@ -27,8 +27,9 @@ pub struct BenchArgs {
     /// Warm-up runs per contender and case, not measured.
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: usize,
-    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K,
-    /// cmd:TEMPLATE or cmd(NAME):TEMPLATE (see below). May be repeated.
+    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K, gix,
+    /// gix=PATH, cmd:TEMPLATE or cmd(NAME):TEMPLATE (see below). May be repeated [default:
+    /// git,git-workers=4,git-par,gix].
     #[arg(long, value_name = "LIST", action = clap::ArgAction::Append)]
     contenders: Vec<String>,
     /// Operations to measure, comma-separated [default: switch,worktree-add,clone].
@@ -62,6 +63,12 @@ pub struct BenchArgs {
     /// Show no progress.
     #[arg(short, long)]
     quiet: bool,
+    /// Instead of the contenders, git-par alone with each of these writer counts (-j K) and with its
+    /// automatic choice, on one full checkout (worktree-add, or clone with --operations clone): the
+    /// table shows files per second against the count and which count the automatic choice used
+    /// [default list: 1,2,4,8,16,32,64].
+    #[arg(long, value_name = "LIST", num_args = 0..=1, require_equals = true, value_delimiter = ',')]
+    threads_sweep: Option<Vec<usize>>,
 }
 
 fn parse_operation(s: &str) -> Result<Operation, String> {
@@ -93,6 +100,7 @@ pub fn run(args: BenchArgs) -> Result<(), u8> {
         plot: args.plot,
         results_dir: args.results_dir,
         quiet: args.quiet,
+        threads_sweep: args.threads_sweep,
     };
     match program.and_then(|program| suite::run(options, &program)) {
         Ok(()) => Ok(()),

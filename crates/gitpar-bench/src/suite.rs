@@ -17,8 +17,9 @@ mod git;
 mod output;
 mod source;
 mod status;
+pub mod sweep;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
@@ -67,6 +68,9 @@ pub struct Options {
     pub results_dir: Option<PathBuf>,
     /// `--quiet`: no progress.
     pub quiet: bool,
+    /// `--threads-sweep`: git-par alone with these writer counts and its automatic choice, on one
+    /// operation (an empty list means [`sweep::DEFAULT_COUNTS`]).
+    pub threads_sweep: Option<Vec<usize>>,
 }
 
 /// The program under test, as the binary knows it: its path (the `{git_par}` of the git-par
@@ -81,15 +85,26 @@ pub struct Program {
 
 /// The text `git par bench --help` ends with: how a series runs, the `cmd:` placeholders, the cache.
 pub const AFTER_HELP: &str = "\
-Each case runs every contender in interleaved rounds (A B C A B C ...) after a warm-up, each run in a
-fresh directory prepared and removed outside the timed part. The report gives the baseline's median
-time and, for every other contender, the median paired difference it saved with its 95% bootstrap
-interval, and peak memory.
+Each case runs every contender in interleaved rounds (A B C A B C ...) after a warm-up. A worktree add
+or a clone lands in a fresh directory, removed after the run; a switch runs in a work tree of main made
+once per contender, which git brings back to main after every run. None of this preparation is timed.
+The report gives the baseline's median time and, for every other contender, the median paired
+difference it saved with its 95% bootstrap interval, and peak memory. Progress on stderr says which
+case and run is going and about how long is left.
 
-A cmd: TEMPLATE is split like a shell line (quote it) and may use {op} (switch, worktree-add, clone),
-{n}, {src} (the source repository), {dst} (the work tree to switch in, or the directory to create),
-{rev} (the branch to check out) and {git_par} (this program). Switches run in the work tree, worktree
-adds in the source repository, clones in the checkouts directory. Example:
+Checkouts land on /dev/shm (tmpfs) unless --dir says otherwise: the CPU floor of each contender, and
+a default run of a few minutes. On a disk, a file create costs far more; measure the filesystem you
+care about with --dir (scripts/bench-ext4 and scripts/bench-testfs make a fresh ext4 or a FUSE mount
+with latency).
+
+gix is gitoxide's full checkout (`cargo install gitoxide`): gix=PATH, else $GITPAR_BENCH_GIX, else gix
+on PATH; absent, it is left out with a note. It is measured on worktree add only.
+
+A cmd: TEMPLATE is split like a shell line (quote it) and may use the placeholders {op} (switch,
+worktree-add, clone), {N} (the N of the case), {src} (the source repository), {dst} (the work tree to switch
+in, or the directory to create), {rev} (the branch to check out), {tmp} (a scratch path, removed after
+the run) and {git_par} (this program). Switches run in the work tree, worktree adds in the source
+repository, clones in the checkouts directory. Example:
   --contenders 'git,git-par,cmd(gix):gix clone {src} {dst}' --operations clone
 
 The synthetic repository is cached under $GITPAR_BENCH_CACHE, else $XDG_CACHE_HOME/git-par/bench,
@@ -107,21 +122,50 @@ struct Settings {
     cache: PathBuf,
     exports: Exports,
     quiet: bool,
+    /// Whether this is a `--threads-sweep`, and where its CSV goes.
+    sweep: Option<PathBuf>,
+    /// What the user should know about the contenders (one left out, and why).
+    notes: Vec<String>,
 }
 
 impl Settings {
     fn from_options(args: Options) -> anyhow::Result<Self> {
-        let contenders = if args.contenders.is_empty() {
-            contenders::parse(&[contenders::DEFAULT.to_owned()])
-        } else {
-            contenders::parse(&args.contenders)
+        let sweep = match &args.threads_sweep {
+            Some(counts) => {
+                if !args.contenders.is_empty() {
+                    bail!(
+                        "--threads-sweep chooses the contenders (git-par -j K): drop --contenders"
+                    );
+                }
+                let counts = if counts.is_empty() {
+                    sweep::DEFAULT_COUNTS.to_vec()
+                } else {
+                    counts.clone()
+                };
+                if counts.contains(&0) {
+                    bail!("--threads-sweep: a writer count is at least 1");
+                }
+                let op = sweep::operation(&args.operations).map_err(anyhow::Error::msg)?;
+                Some((sweep::contenders(&counts), op))
+            }
+            None => None,
+        };
+        let mut contenders = match &sweep {
+            Some((specs, _)) => specs.clone(),
+            None if args.contenders.is_empty() => {
+                contenders::parse(&[contenders::DEFAULT.to_owned()]).context("--contenders")?
+            }
+            None => contenders::parse(&args.contenders).context("--contenders")?,
+        };
+        let notes = contenders::resolve_gix(&mut contenders);
+        if contenders.is_empty() {
+            bail!("--contenders: no contender is left to measure");
         }
-        .context("--contenders")?;
         let mut operations = Vec::new();
-        for op in if args.operations.is_empty() {
-            Operation::ALL.to_vec()
-        } else {
-            args.operations
+        for op in match &sweep {
+            Some((_, op)) => vec![*op],
+            None if args.operations.is_empty() => Operation::ALL.to_vec(),
+            None => args.operations,
         } {
             if !operations.contains(&op) {
                 operations.push(op);
@@ -151,6 +195,11 @@ impl Settings {
         }
         let cache = synth::cache_dir();
         let results_dir = args.results_dir.unwrap_or_else(|| cache.join("results"));
+        let stem = format!(
+            "bench-{}{}",
+            output::timestamp(SystemTime::now()),
+            if sweep.is_some() { "-sweep" } else { "" }
+        );
         let exports = Exports::resolve(
             ExportPaths {
                 json: args.export_json,
@@ -159,7 +208,7 @@ impl Settings {
                 plot: args.plot,
             },
             &results_dir,
-            &format!("bench-{}", output::timestamp(SystemTime::now())),
+            &stem,
         )?;
         Ok(Self {
             repo: args.repo,
@@ -175,6 +224,8 @@ impl Settings {
             cache,
             exports,
             quiet: args.quiet,
+            sweep: sweep.map(|_| results_dir.join(format!("{stem}-writers.csv"))),
+            notes,
         })
     }
 }
@@ -208,10 +259,23 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         source.path.display()
     ));
     let checkouts = Checkouts::create(settings.dir.as_deref())?;
+    for stale in &checkouts.removed_stale {
+        console.say(&format!(
+            "removed {}, left by a bench that was killed",
+            stale.display()
+        ));
+    }
     console.say(&format!(
-        "checkouts in {} ({})",
+        "checkouts in {} ({}{})",
         checkouts.root.display(),
-        checkouts.filesystem
+        checkouts.filesystem,
+        if checkouts.is_default && checkouts.filesystem.is_memory() {
+            ", the default: the CPU floor of a checkout; --dir PATH measures a disk or a mount"
+        } else if checkouts.is_default {
+            ", the default"
+        } else {
+            ""
+        }
     ));
 
     let experiment = Experiment {
@@ -221,25 +285,48 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         contenders: &settings.contenders,
         plan: settings.plan,
         git_par,
+        trace_git_par: settings.sweep.is_some(),
     };
+    let mut notes = settings.notes.clone();
+    notes.extend(experiment.left_out());
+    for note in &notes {
+        console.say(&format!("note: {note}"));
+    }
     let mut results = Results {
         environment: environment(&experiment, &program.version)?,
         cases: Vec::new(),
     };
-    let deleted = experiment.run(&mut results, &mut console)?;
+    let mut tracing = sweep::Tracing {
+        inner: &mut console,
+        writers: sweep::Writers::default(),
+    };
+    let deleted = experiment.run(&mut results, &mut tracing)?;
+    let writers = tracing.writers;
     if results.cases.is_empty() {
         // Nothing ran (e.g. only switches on a repository without history): still leave valid files.
         settings.exports.write(&results)?;
     }
+    console.say(&format!(
+        "bench done in {}",
+        output::minutes(console.elapsed().as_secs_f64())
+    ));
 
     let warnings = output::warnings(&results, &checkouts, deleted);
     let mut stdout = String::new();
-    for note in &source.notes {
+    for note in source.notes.iter().chain(&notes) {
         stdout.push_str(&format!("note: {note}\n"));
     }
     stdout.push_str(&report::render(&results, &warnings));
+    let mut paths: Vec<PathBuf> = settings.exports.paths().map(Path::to_owned).collect();
+    if let Some(csv) = &settings.sweep {
+        if let Some(table) = sweep::table(&results, &writers) {
+            stdout.push_str(&format!("\n{}\n{}", table.title, table.to_text()));
+        }
+        crate::export::write_atomically(csv, sweep::csv(&results, &writers).as_bytes())?;
+        paths.push(csv.clone());
+    }
     stdout.push_str("\nresults written to:\n");
-    for path in settings.exports.paths() {
+    for path in paths {
         stdout.push_str(&format!("  {}\n", path.display()));
     }
     print!("{stdout}");
@@ -277,6 +364,16 @@ fn environment(experiment: &Experiment<'_>, version: &str) -> anyhow::Result<Env
         "git-par",
         format!("{version} ({})", experiment.git_par.display()),
     );
+    for spec in experiment.contenders {
+        if let Spec::Gix(Some(program)) = spec {
+            let version = std::process::Command::new(program)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                .unwrap_or_default();
+            fact("gix", format!("{version} ({})", program.display()));
+        }
+    }
     fact(
         "cpus",
         std::thread::available_parallelism().map_or_else(|_| "?".to_owned(), |n| n.to_string()),
