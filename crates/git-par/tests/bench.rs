@@ -44,6 +44,9 @@ impl Scratch {
             .arg(self.checkouts())
             .args(args)
             .env("GITPAR_BENCH_CACHE", self.cache())
+            // The default contenders include gitoxide where it is installed: these tests pin it absent
+            // (or give a fake one), so that their tables do not depend on the machine.
+            .env("GITPAR_BENCH_GIX", self.path().join("no-gix-here"))
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .current_dir(self.path())
@@ -139,6 +142,12 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     let run = s.bench(&["--quick", "--files", "300", "--runs", "2"]);
     run.assert_success();
     let stdout = run.stdout();
+    // gitoxide, a default contender, is absent: left out with a note, once.
+    assert_eq!(
+        stdout.matches("gitoxide is left out").count(),
+        1,
+        "{stdout}"
+    );
 
     // The report: filesystem, one table per operation with the baseline and the time saved, memory.
     assert!(stdout.contains("filesystem: "), "{stdout}");
@@ -163,6 +172,11 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     assert!(stderr.contains("[1/4] switch N=25"), "{stderr}");
     assert!(stderr.contains("[4/4] clone N=300"), "{stderr}");
     assert!(stderr.contains("run 2/2"), "{stderr}");
+    assert!(
+        stderr.contains(" left"),
+        "an estimate of the time left:\n{stderr}"
+    );
+    assert!(stderr.contains("bench done in "), "{stderr}");
 
     // Four files, by default in the results directory of the cache.
     let files = run.result_files();
@@ -402,4 +416,120 @@ fn bad_options_fail_before_any_work() {
         !s.cache().exists(),
         "nothing was generated or written before the options were checked"
     );
+}
+
+/// A stand-in for gitoxide's `gix` that does what the bench asks of it with git: `index from-tree -f -i
+/// INDEX REV` reads the tree into INDEX, `free index -i INDEX checkout-exclusive -r REPO DIR` writes its
+/// files into the new DIR. With `BREAK` in the environment it leaves one file wrong.
+const FAKE_GIX: &str = r#"#!/bin/sh
+set -e
+case "$1 $2" in
+"index from-tree") git read-tree --index-output="$5" "$6" ;;
+"free index")
+  index=$4 repo=$7 dir=$8
+  mkdir "$dir"
+  GIT_DIR="$repo/.git" GIT_INDEX_FILE="$index" GIT_WORK_TREE="$dir" git checkout-index -a
+  if [ -n "$BREAK" ]; then echo wrong > "$dir/$(cd "$dir" && find . -type f | head -n 1)"; fi ;;
+*) echo "fake gix: unexpected $*" >&2; exit 2 ;;
+esac
+"#;
+
+#[test]
+fn gitoxide_is_measured_on_worktree_add_and_its_files_are_checked() {
+    let s = Scratch::new();
+    let gix = s.path().join("gix");
+    std::fs::write(&gix, FAKE_GIX).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&gix, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let contenders = format!("git,gix={}", gix.display());
+    let args = [
+        "--files",
+        "60",
+        "--diffs",
+        "5",
+        "--runs",
+        "2",
+        "--contenders",
+        &contenders,
+    ];
+    let run = s.bench(&args);
+    run.assert_success();
+    let stdout = run.stdout();
+    assert!(
+        stdout.contains("note: gix is left out of switch, clone: its contender is a full checkout"),
+        "{stdout}"
+    );
+    let results = gitpar_bench::export::read_json(read(&run.result_files()[0]).as_bytes()).unwrap();
+    for case in &results.cases {
+        if case.operation == "worktree add" {
+            assert_eq!(names(case), ["git (sequential)", "gix"]);
+            assert_measured(case, "gix", 2);
+        } else {
+            assert_eq!(names(case), ["git (sequential)"], "{}", case.operation);
+        }
+    }
+    // Its scratch index is removed with the run's directory.
+    let left: Vec<_> = std::fs::read_dir(s.checkouts()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // A gix that leaves a wrong file fails the check of its files, like a wrong git work tree.
+    let broken = Command::new(env!("CARGO_BIN_EXE_git-par"))
+        .arg("bench")
+        .arg("--dir")
+        .arg(s.checkouts())
+        .args(args)
+        .args(["--operations", "worktree-add"])
+        .env("GITPAR_BENCH_CACHE", s.cache())
+        .env("BREAK", "1")
+        .env_remove("GIT_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&broken.stdout);
+    assert!(broken.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("gix failed at warm-up run 1") && stdout.contains("is not clean: M\t"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_threads_sweep_shows_throughput_against_the_writer_count() {
+    let s = Scratch::new();
+    let run = s.bench(&[
+        "--files",
+        "200",
+        "--diffs",
+        "5",
+        "--runs",
+        "2",
+        "--threads-sweep=1,4",
+    ]);
+    run.assert_success();
+    let stdout = run.stdout();
+    let title =
+        "threads sweep: git-par worktree add of 200 files, median of 2 interleaved rounds\n";
+    let table = &stdout[stdout.find(title).expect(&stdout) + title.len()..];
+    let lines: Vec<&str> = table.lines().take(4).collect();
+    assert!(lines[0].starts_with("writers   median"), "{stdout}");
+    assert!(
+        lines[1].starts_with("1  ") && lines[1].ends_with("1.00x"),
+        "{stdout}"
+    );
+    assert!(lines[2].starts_with("4  "), "{stdout}");
+    // The automatic choice, with the count git-par reported (git-par never starts more writers than
+    // one per 16 files on tmpfs or a disk, nor fewer than one).
+    assert!(lines[3].starts_with("auto: "), "{stdout}");
+    let files = run.result_files();
+    let csv = read(files.last().unwrap());
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "operation,n,writers,auto,median_s,files_per_s");
+    assert!(rows[1].starts_with("worktree add,200,1,false,"), "{csv}");
+    assert!(rows[3].starts_with("worktree add,200,"), "{csv}");
+    assert!(rows[3].contains(",true,"), "{csv}");
+
+    let bad = s.bench(&["--threads-sweep", "--operations", "switch"]);
+    assert_eq!(bad.output.status.code(), Some(128));
+    assert!(bad
+        .stderr()
+        .contains("--threads-sweep measures one operation"));
 }

@@ -17,19 +17,21 @@ use crate::run::{CaseResult, Results};
 use crate::stats::Interval;
 
 /// Why results could not be exported.
+///
+/// An I/O failure's message includes its cause, which is therefore not also given as `source()`: a printer
+/// of error chains shows it once.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Serialization to JSON failed (it does not with the types of this crate, but serde's API says it may).
     #[error("could not serialize the results to JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// The file could not be written.
-    #[error("could not write {}: {source}", path.display())]
+    #[error("could not write {}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -55,9 +57,9 @@ pub fn all() -> Vec<Box<dyn Exporter>> {
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so that readers
 /// see the old file or the new one, never a truncated one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let io_err = |source| Error::Io {
+    let io_err = |cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     };
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(format!(".tmp-{}", std::process::id()));

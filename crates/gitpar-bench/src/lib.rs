@@ -13,7 +13,12 @@
 //! 4. [`report`] and [`export`] present the results (text table, warnings; JSON, CSV, Markdown, SVG).
 //!
 //! [`filesystem`] names the filesystem under a benchmark, because the same checkout costs 15 µs a file on
-//! tmpfs and hundreds on an aged ext4. The library never prints: the binary decides what the user sees.
+//! tmpfs and hundreds on an aged ext4. These modules never print.
+//!
+//! [`suite`] is `git par bench` itself, built on them: the synthetic or the user's repository, the
+//! switch, worktree-add, clone, status and refresh experiments, the contenders (git, git's workers,
+//! git-par, gitoxide, any command), the threads sweep, progress on stderr and the report on stdout. The
+//! `git-par` binary only parses the subcommand's arguments into [`suite::Options`].
 //!
 //! A whole series in miniature, with scripted times instead of real processes:
 //!
@@ -56,4 +61,5 @@ pub mod report;
 mod rng;
 pub mod run;
 pub mod stats;
+pub mod suite;
 pub mod synth;

@@ -601,13 +601,16 @@ pub enum Event<'a> {
 
 /// Why a case could not be completed. A contender that fails is *not* an error of the case: it is
 /// recorded in its [`ContenderResult::failure`] and the others go on.
+///
+/// The message includes its cause and [`std::error::Error::source`] is `None`, so that a printer of error
+/// chains (anyhow's `{:#}`) shows the cause once, not once in the message and again as the source.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// There is nothing to compare.
     #[error("a case needs at least one contender, the baseline")]
     NoContenders,
     /// The fixture could not prepare a run; the setup is broken for everyone, so the case stops.
-    #[error("preparing {round} of {contender} for {operation} (N = {n}): {source}")]
+    #[error("preparing {round} of {contender} for {operation} (N = {n}): {cause}")]
     Prepare {
         /// The case's operation.
         operation: String,
@@ -618,11 +621,10 @@ pub enum Error {
         /// Which run.
         round: Round,
         /// The fixture's error.
-        #[source]
-        source: BoxError,
+        cause: BoxError,
     },
     /// The fixture could not clean up after a run; going on could measure on a polluted state.
-    #[error("cleaning up after {round} of {contender} for {operation} (N = {n}): {source}")]
+    #[error("cleaning up after {round} of {contender} for {operation} (N = {n}): {cause}")]
     Cleanup {
         /// The case's operation.
         operation: String,
@@ -633,17 +635,15 @@ pub enum Error {
         /// Which run.
         round: Round,
         /// The fixture's error.
-        #[source]
-        source: BoxError,
+        cause: BoxError,
     },
     /// A contender's template does not match the fixture's placeholders.
-    #[error("command of {contender}: {source}")]
+    #[error("command of {contender}: {cause}")]
     Template {
         /// The contender's name.
         contender: String,
         /// What is wrong.
-        #[source]
-        source: TemplateError,
+        cause: TemplateError,
     },
 }
 
@@ -805,20 +805,20 @@ impl<'e> Runner<'e> {
         fixture: &mut dyn Fixture,
         observer: &mut dyn FnMut(&Event<'_>),
     ) -> Result<Result<Measurement, String>, Error> {
-        let prepared = fixture.prepare(run).map_err(|source| Error::Prepare {
+        let prepared = fixture.prepare(run).map_err(|cause| Error::Prepare {
             operation: run.case.operation.clone(),
             n: run.case.n,
             contender: run.contender.name.clone(),
             round: run.round,
-            source,
+            cause,
         })?;
         let argv = match run.contender.render(&prepared.vars) {
             Ok(argv) => argv,
-            Err(source) => {
+            Err(cause) => {
                 let _ = fixture.cleanup(run, prepared);
                 return Err(Error::Template {
                     contender: run.contender.name.clone(),
-                    source,
+                    cause,
                 });
             }
         };
@@ -854,12 +854,12 @@ impl<'e> Runner<'e> {
         };
         fixture
             .cleanup(run, prepared)
-            .map_err(|source| Error::Cleanup {
+            .map_err(|cause| Error::Cleanup {
                 operation: run.case.operation.clone(),
                 n: run.case.n,
                 contender: run.contender.name.clone(),
                 round: run.round,
-                source,
+                cause,
             })?;
         Ok(outcome)
     }

@@ -129,6 +129,9 @@ pub struct Synth {
 }
 
 /// Why a synthetic repository could not be generated or reused.
+///
+/// Each message includes its cause, which is therefore not also given as `source()`: a printer of error
+/// chains shows it once.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The spec cannot be generated; the message says which part.
@@ -141,13 +144,12 @@ pub enum Error {
         path: PathBuf,
     },
     /// Git could not be started (most likely it is not installed or not on `PATH`).
-    #[error("could not run `git {args}`: {source}")]
+    #[error("could not run `git {args}`: {cause}")]
     Spawn {
         /// The arguments given to git.
         args: String,
         /// Why the process could not be started.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     /// Git ran and failed.
     #[error("`git {args}` failed ({status}): {stderr}")]
@@ -160,20 +162,19 @@ pub enum Error {
         stderr: String,
     },
     /// A file system operation failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The path operated on.
         path: PathBuf,
         /// The error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
-    move |source| Error::Io {
+    move |cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     }
 }
 
@@ -205,13 +206,10 @@ fn describe(args: &[&OsStr]) -> String {
 
 /// Runs git in `dir` and returns its stdout.
 fn git_output(dir: &Path, args: &[&OsStr]) -> Result<String, Error> {
-    let out = git(dir)
-        .args(args)
-        .output()
-        .map_err(|source| Error::Spawn {
-            args: describe(args),
-            source,
-        })?;
+    let out = git(dir).args(args).output().map_err(|cause| Error::Spawn {
+        args: describe(args),
+        cause,
+    })?;
     if !out.status.success() {
         return Err(Error::Git {
             args: describe(args),
@@ -543,9 +541,9 @@ pub fn generate(dest: &Path, spec: &SynthSpec) -> Result<Synth, Error> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| Error::Spawn {
+        .map_err(|cause| Error::Spawn {
             args: describe(&args),
-            source,
+            cause,
         })?;
     // Drain stderr on a thread: if fast-import complained at length while we block writing its stdin,
     // neither side would make progress.
@@ -676,7 +674,7 @@ fn generate_stamped(tmp: &Path, dest: &Path, spec: &SynthSpec) -> Result<Synth, 
         }
         return Err(Error::Io {
             path: dest.to_owned(),
-            source: err,
+            cause: err,
         });
     }
     Ok(stamp.synth)

@@ -256,6 +256,8 @@ fn setup_errors_stop_the_case() {
         err.to_string(),
         "preparing warm-up run 1 of git (sequential) for switch (N = 250): disk full"
     );
+    // The cause is in the message only: a chain printer (anyhow's `{:#}`) must not print it twice.
+    assert!(std::error::Error::source(&err).is_none());
     assert!(mock.calls().is_empty());
 
     let mut fixture = FnFixture::new(

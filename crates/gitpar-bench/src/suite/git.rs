@@ -7,8 +7,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::run::ProcessExecutor;
 use anyhow::{bail, Context as _};
-use gitpar_bench::run::ProcessExecutor;
 
 /// Variables removed from every command's environment: each would redirect git to another repository,
 /// index or configuration than the one the bench prepared.

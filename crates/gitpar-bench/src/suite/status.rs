@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::run::{BoxError, Fixture, Prepared, Run, Vars};
 use anyhow::{bail, Context as _};
-use gitpar_bench::run::{BoxError, Fixture, Prepared, Run, Vars};
 
 use super::git;
 use super::source::Source;

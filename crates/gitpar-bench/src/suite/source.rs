@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::synth::{self, SynthSpec};
 use anyhow::Context as _;
-use gitpar_bench::synth::{self, SynthSpec};
 
 use super::git;
 

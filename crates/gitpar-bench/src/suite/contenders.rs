@@ -4,18 +4,24 @@
 //! Every contender is an external command, git-par included (this very executable), so that each is
 //! measured as a user runs it: process start-up, repository discovery and all.
 
+use std::ffi::OsString;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use gitpar_bench::run::Contender;
+use crate::run::Contender;
 
 use super::experiment::Operation;
 
-/// What `--contenders` means when it is not given: the three of the parallel-checkout proposal.
-pub const DEFAULT: &str = "git,git-workers=4,git-par";
+/// What `--contenders` means when it is not given: the three of the parallel-checkout proposal, and
+/// gitoxide where it is installed (see [`resolve_gix`]).
+pub const DEFAULT: &str = "git,git-workers=4,git-par,gix";
 
 /// The placeholders a `cmd:` template may use, for `--help` and error messages.
-pub const PLACEHOLDERS: &str = "{op} {n} {src} {dst} {rev} {git_par}";
+pub const PLACEHOLDERS: &str = "{op} {n} (or {N}) {src} {dst} {rev} {tmp} {git_par}";
+
+/// The variable that names gitoxide's `gix` program when it is not on `PATH` (`gix=PATH` in
+/// `--contenders` wins over it).
+pub const GIX_VAR: &str = "GITPAR_BENCH_GIX";
 
 /// One contender as named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +35,10 @@ pub enum Spec {
     GitPar,
     /// `git-par-j=K`: this executable with K writer threads (`-j K`).
     GitParJobs(usize),
+    /// `gix` or `gix=PATH`: gitoxide's full checkout of a commit into a new directory, `gix index
+    /// from-tree` then `gix free index checkout-exclusive` (see [`Spec::contender`]); measured on
+    /// `worktree add` only. `None` until [`resolve_gix`] finds the program.
+    Gix(Option<PathBuf>),
     /// `cmd:TEMPLATE` or `cmd(NAME):TEMPLATE`: any other program (gitoxide's `gix`, a script, another
     /// build of git-par), its argv split like a shell would (quotes, backslashes) with placeholders filled
     /// per run.
@@ -100,11 +110,13 @@ fn parse_one(item: &str) -> Result<Spec, ParseError> {
     match item.split_once('=') {
         None if item == "git" => Ok(Spec::Git),
         None if item == "git-par" => Ok(Spec::GitPar),
+        None if item == "gix" => Ok(Spec::Gix(None)),
+        Some(("gix", path)) if !path.is_empty() => Ok(Spec::Gix(Some(PathBuf::from(path)))),
         Some(("git-workers", k)) => Ok(Spec::GitWorkers(count(k)?)),
         Some(("git-par-j", k)) => Ok(Spec::GitParJobs(count(k)?)),
         _ => Err(ParseError(format!(
-            "unknown contender `{item}`: choose among git, git-workers=K, git-par, git-par-j=K and \
-             cmd:TEMPLATE (placeholders {PLACEHOLDERS})"
+            "unknown contender `{item}`: choose among git, git-workers=K, git-par, git-par-j=K, gix, \
+             gix=PATH and cmd:TEMPLATE (placeholders {PLACEHOLDERS})"
         ))),
     }
 }
@@ -191,15 +203,33 @@ impl Spec {
             Self::GitWorkers(k) => format!("git workers={k}"),
             Self::GitPar => "git-par".to_owned(),
             Self::GitParJobs(k) => format!("git-par -j {k}"),
+            Self::Gix(_) => "gix".to_owned(),
             Self::Command { name, .. } => name.clone(),
         }
     }
 
-    /// Returns the contender's argv template for `operation`, with the placeholders the experiment's fixture
-    /// fills: `{rev}` the commit to check out, `{dst}` the directory to create (worktree add, clone),
-    /// `{src}` the repository to clone, and `{git_par}` this executable. Switches run inside the prepared
-    /// work tree, worktree adds inside the source repository, clones in the checkouts directory.
-    pub fn contender(&self, operation: Operation) -> Contender {
+    /// Returns true if and only if the contender leaves a work tree git knows (a `.git` link, `HEAD`, an
+    /// index), which the fixture checks with `git status`; gitoxide's checkout writes the files only, which
+    /// are checked against the tree instead.
+    pub fn makes_git_work_tree(&self) -> bool {
+        !matches!(self, Self::Gix(_))
+    }
+
+    /// Returns the contender's argv template for `operation`, or `None` if it does not do that operation
+    /// (gitoxide has no switch, and its clone is another program than its checkout). The placeholders are
+    /// those the experiment's fixture fills: `{rev}` the commit to check out, `{dst}` the directory to
+    /// create (worktree add, clone), `{src}` the repository to clone, `{tmp}` a path for the run's scratch
+    /// file (removed after the run), and `{git_par}` this executable. Switches run inside the prepared work
+    /// tree, worktree adds inside the source repository, clones in the checkouts directory.
+    ///
+    /// gitoxide's `worktree add` is two commands in one `sh -c` (a shell start, about a millisecond, is
+    /// timed with them): `gix index from-tree -f -i {tmp} {rev}` reads the commit's tree into an index
+    /// file, and `gix free index -i {tmp} checkout-exclusive -r {src} {dst}` creates `{dst}` and writes
+    /// every entry of that index into it with gix's parallel checkout (`gix-worktree-state`, one thread per
+    /// CPU, the repository's filters). It does not make a work tree git knows: no `.git` link, no `HEAD`,
+    /// no worktree registered, and the index it writes is not in `{dst}` and has no stat data (the checkout
+    /// updates stat data in memory only), so git would re-hash every file at its first `git status`.
+    pub fn contender(&self, operation: Operation) -> Option<Contender> {
         // git's `-c` goes before the subcommand; `checkout.workers=1` is git's default, stated so that a
         // user's global configuration cannot turn the baseline parallel.
         let git = |config: &[String]| -> Vec<String> {
@@ -217,7 +247,25 @@ impl Spec {
                 "checkout.thresholdForParallelism=0".to_owned(),
             ]),
             Self::GitPar | Self::GitParJobs(_) => vec!["{git_par}".to_owned()],
-            Self::Command { name, template } => return Contender::new(name, template.clone()),
+            Self::Command { name, template } => {
+                return Some(Contender::new(name, template.clone()))
+            }
+            Self::Gix(program) => {
+                if operation != Operation::WorktreeAdd {
+                    return None;
+                }
+                let program = program
+                    .as_deref()
+                    .map_or_else(|| "gix".into(), |p| p.to_string_lossy().into_owned());
+                let script = "\"$0\" index from-tree -f -i \"$1\" \"$3\" && \
+                              exec \"$0\" free index -i \"$1\" checkout-exclusive -r \"$2\" \"$4\"";
+                return Some(Contender::new(
+                    self.name(),
+                    [
+                        "sh", "-c", script, &program, "{tmp}", "{src}", "{rev}", "{dst}",
+                    ],
+                ));
+            }
         };
         let jobs: Vec<String> = match self {
             Self::GitParJobs(k) => vec!["-j".to_owned(), k.to_string()],
@@ -242,7 +290,7 @@ impl Spec {
                 }
                 argv.extend(words(&["clone", "-q", "{src}", "{dst}"]));
             }
-            // `bench/status.rs`: run in the prepared work tree; git-par's -j is par.refreshThreads.
+            // `suite/status.rs`: run in the prepared work tree; git-par's -j is par.refreshThreads.
             Operation::Status | Operation::Refresh => {
                 if let Self::GitParJobs(k) = self {
                     argv.extend(["-c".to_owned(), format!("par.refreshThreads={k}")]);
@@ -255,8 +303,62 @@ impl Spec {
                 });
             }
         }
-        Contender::new(self.name(), argv)
+        Some(Contender::new(self.name(), argv))
     }
+}
+
+/// Finds gitoxide's `gix` for every [`Spec::Gix`]: the path given with `gix=PATH`, else `$GITPAR_BENCH_GIX`,
+/// else `gix` on `PATH`. A contender whose program is not found is removed from `specs`, and the returned
+/// note says so (it is never left out silently).
+pub fn resolve_gix(specs: &mut Vec<Spec>) -> Vec<String> {
+    let mut notes = Vec::new();
+    specs.retain_mut(|spec| {
+        let Spec::Gix(program) = spec else {
+            return true;
+        };
+        let found = match program.take() {
+            Some(given) if given.is_file() => Ok(given),
+            Some(given) => Err(format!(
+                "gix: {} is not a file: gitoxide is left out",
+                given.display()
+            )),
+            None => match std::env::var_os(GIX_VAR).filter(|v| !v.is_empty()) {
+                Some(var) => {
+                    let path = PathBuf::from(&var);
+                    path.is_file().then_some(path).ok_or_else(|| {
+                        format!(
+                            "gix: ${GIX_VAR} ({}) is not a file: gitoxide is left out",
+                            var.to_string_lossy()
+                        )
+                    })
+                }
+                None => on_path("gix", std::env::var_os("PATH")).ok_or_else(|| {
+                    format!(
+                        "gix: no `gix` on PATH and ${GIX_VAR} is not set: gitoxide is left out \
+                         (`cargo install gitoxide` installs it)"
+                    )
+                }),
+            },
+        };
+        match found {
+            Ok(path) => {
+                *program = Some(path);
+                true
+            }
+            Err(note) => {
+                notes.push(note);
+                false
+            }
+        }
+    });
+    notes
+}
+
+/// The first `program` in the directories of `path` (a `PATH` value) that is a file.
+fn on_path(program: &str, path: Option<OsString>) -> Option<PathBuf> {
+    std::env::split_paths(&path?)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 #[cfg(test)]
@@ -271,8 +373,18 @@ mod tests {
     fn names_and_counts() {
         assert_eq!(
             list(DEFAULT).unwrap(),
-            [Spec::Git, Spec::GitWorkers(4), Spec::GitPar]
+            [
+                Spec::Git,
+                Spec::GitWorkers(4),
+                Spec::GitPar,
+                Spec::Gix(None)
+            ]
         );
+        assert_eq!(
+            list("git,gix=/opt/gix").unwrap()[1],
+            Spec::Gix(Some("/opt/gix".into()))
+        );
+        assert!(list("gix=").is_err());
         assert_eq!(
             list(" git , git-par-j=8,").unwrap(),
             [Spec::Git, Spec::GitParJobs(8)]
@@ -314,7 +426,7 @@ mod tests {
 
     #[test]
     fn command_lines_per_operation() {
-        let argv = |s: Spec, op| s.contender(op).command.join(" ");
+        let argv = |s: Spec, op| s.contender(op).unwrap().command.join(" ");
         assert_eq!(
             argv(Spec::Git, Operation::Switch),
             "git -c checkout.workers=1 switch -q --detach {rev}"
@@ -331,5 +443,33 @@ mod tests {
             argv(Spec::GitPar, Operation::Switch),
             "{git_par} switch -q --detach {rev}"
         );
+        let gix = Spec::Gix(Some("/opt/gix".into()));
+        assert!(gix.contender(Operation::Switch).is_none());
+        assert!(gix.contender(Operation::Clone).is_none());
+        let c = gix.contender(Operation::WorktreeAdd).unwrap();
+        assert_eq!(c.command[..2], ["sh", "-c"]);
+        assert_eq!(
+            c.command[3..],
+            ["/opt/gix", "{tmp}", "{src}", "{rev}", "{dst}"]
+        );
+        assert!(!gix.makes_git_work_tree() && Spec::GitPar.makes_git_work_tree());
+    }
+
+    #[test]
+    fn gix_is_found_or_left_out_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("gix");
+        std::fs::write(&program, "").unwrap();
+        let path = Some(std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap());
+        assert_eq!(on_path("gix", path.clone()), Some(program.clone()));
+        assert_eq!(on_path("git-nope", path), None);
+
+        let mut specs = vec![Spec::Git, Spec::Gix(Some(program.clone()))];
+        assert!(resolve_gix(&mut specs).is_empty());
+        assert_eq!(specs[1], Spec::Gix(Some(program)));
+        let mut specs = vec![Spec::Git, Spec::Gix(Some(dir.path().join("absent")))];
+        let notes = resolve_gix(&mut specs);
+        assert_eq!(specs, [Spec::Git]);
+        assert!(notes[0].contains("gitoxide is left out"), "{notes:?}");
     }
 }
