@@ -327,3 +327,76 @@ fn colour_and_hints_as_configured() {
         }
     }
 }
+
+/// The index `git par refresh` writes is, byte for byte, the one `git update-index --refresh`
+/// writes from the same index and work tree: in index versions 2, 3 (an intent-to-add entry's
+/// extended flags) and 4, with `index.skipHash`, and with racily clean entries, one of which
+/// changed without its stat data showing it (git smudges its size to 0).
+#[test]
+fn refresh_writes_the_index_git_writes() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "changes");
+    let cases: &[(&str, &[&str], bool)] = &[
+        ("v2", &["update-index", "--index-version", "2"], false),
+        ("v3", &["update-index", "--index-version", "3"], false),
+        ("v4", &["update-index", "--index-version", "4"], false),
+        ("skip-hash", &["config", "index.skipHash", "true"], false),
+        ("racy", &["config", "core.trustctime", "false"], true),
+    ];
+    for &(name, setup, racy) in cases {
+        let p = scratch.join(name);
+        copy_repo(&repo, &p);
+        let index = p.join(".git/index");
+        git_ok(&p, setup);
+        age(&p, "-2 hours");
+        if racy {
+            // The index takes the aged stat data, then one file changes in place, keeping its
+            // size and mtime, and the index becomes older than every file: all are racy.
+            git_ok(&p, ["update-index", "-q", "--refresh"]);
+            let file = p.join("d/keep");
+            let md = std::fs::metadata(&file).unwrap();
+            std::fs::write(&file, vec![b'#'; md.len() as usize]).unwrap();
+            let stamp = format!("@{}.{:09}", md.mtime(), md.mtime_nsec());
+            run("touch", &p, ["-d", &stamp, file.to_str().unwrap()]).assert_success();
+            run("touch", &p, ["-d", "-3 hours", index.to_str().unwrap()]).assert_success();
+        }
+        let saved = std::fs::read(&index).unwrap();
+        let when = std::fs::metadata(&index).unwrap();
+        let stamp = format!("@{}.{:09}", when.mtime(), when.mtime_nsec());
+        let par = git_par(&p, ["refresh"]);
+        let by_par = std::fs::read(&index).unwrap();
+        std::fs::write(&index, &saved).unwrap();
+        run("touch", &p, ["-d", &stamp, index.to_str().unwrap()]).assert_success();
+        let by_git_out = git(&p, ["update-index", "--refresh"]);
+        let by_git = std::fs::read(&index).unwrap();
+        assert_eq!(
+            (par.stdout_str(), par.status.code()),
+            (by_git_out.stdout_str(), by_git_out.status.code()),
+            "{name}: {}",
+            par.describe()
+        );
+        assert_ne!(by_git, saved, "{name}: git wrote nothing new");
+        if by_par != by_git {
+            let at = by_par.iter().zip(&by_git).position(|(a, b)| a != b);
+            std::fs::write(scratch.join("by_par"), &by_par).unwrap();
+            std::fs::write(scratch.join("by_git"), &by_git).unwrap();
+            let debug = |f: &str| {
+                let mut cmd = std::process::Command::new("git");
+                cmd.args(["ls-files", "--debug"])
+                    .current_dir(&p)
+                    .env("GIT_INDEX_FILE", scratch.join(f));
+                String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+            };
+            panic!(
+                "{name}: git-par's index differs from git's at byte {at:?} ({} and {} bytes)\n{}\n----\n{}",
+                by_par.len(),
+                by_git.len(),
+                debug("by_par"),
+                debug("by_git")
+            );
+        }
+        if racy {
+            assert!(par.stdout_str().contains("d/keep"), "{}", par.stdout_str());
+        }
+    }
+}

@@ -155,38 +155,97 @@ pub fn commit(
     })
 }
 
+/// An index file as [`read_for_refresh`] read it: the decoded file and its bytes, which
+/// [`commit_refreshed`] writes back with only the changed entries' stat data patched.
+pub(crate) struct ReadIndex {
+    /// The decoded index.
+    pub file: gix::index::File,
+    /// The bytes it was decoded from; `None` for a split index (its entries are in two files)
+    /// or an index that was not there.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// Read the index file at `path` once, for a refresh: decoded as gix decodes it (git does not
+/// verify the checksum when it reads, only fsck does), with its bytes kept, so that writing the
+/// refreshed index costs no second read and no re-encoding of the entries that did not change.
+/// A missing index is an empty one, as for git.
+pub(crate) fn read_for_refresh(
+    path: &std::path::Path,
+    hash: gix::hash::Kind,
+) -> Result<ReadIndex, String> {
+    use std::io::Read;
+    let empty = || ReadIndex {
+        file: gix::index::File::from_state(State::new(hash), path),
+        bytes: None,
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(empty()),
+        Err(err) => return Err(err.to_string()),
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
+    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    let mtime = filetime::FileTime::from_last_modification_time(&meta);
+    let options = gix::index::decode::Options::default();
+    let (state, checksum) =
+        State::from_bytes(&bytes, mtime, hash, options).map_err(|e| e.to_string())?;
+    if state.link().is_some() {
+        // A split index: gix resolves the shared index when it opens the file itself.
+        let file = gix::index::File::at(path, hash, true, options).map_err(|e| e.to_string())?;
+        return Ok(ReadIndex { file, bytes: None });
+    }
+    // The checksum read is not kept: a refreshed index is written with a new one.
+    let _ = checksum;
+    Ok(ReadIndex {
+        file: gix::index::File::from_state(state, path),
+        bytes: Some(bytes),
+    })
+}
+
 /// Write the index after a refresh (`git update-index --refresh`, `git status`): `state` has
 /// the entries of the index file at `index_path` with fresh stat data only — same paths, same
-/// flags, same objects — so the entries are encoded again in that file's version and every
-/// extension after them (cache-tree, untracked cache, fsmonitor, resolve-undo, end-of-entries
-/// and offset tables, whose offsets do not move) is copied byte for byte, as git keeps them.
-/// When the file's extensions cannot be located that way (a split index, or an index whose
-/// entries git wrote differently), the index is written as [`commit`] writes it instead.
+/// flags, same objects — so the file keeps its version and every extension after the entries
+/// (cache-tree, untracked cache, fsmonitor, resolve-undo, end-of-entries and offset tables,
+/// whose offsets do not move) byte for byte, as git keeps them.
+///
+/// `original` is that file's bytes and the entries (indices, ascending) whose stat data
+/// differs from them. For versions 2 and 3 the file is written as it was with only those
+/// entries re-encoded in place (by gix's [`gix::index::Entry::write_to`]; each one's object id,
+/// flags and path must be what the file holds at its offset, or nothing is patched); the
+/// checksum is computed on a second thread while the bytes are written. Otherwise the entries
+/// are encoded again in the file's version (version 4, or no `original`). When the file's
+/// extensions cannot be located either way (a split index, or an index whose entries git wrote
+/// differently), the index is written as [`commit`] writes it instead.
 pub(crate) fn commit_refreshed(
     lock: IndexLock,
     repo: &gix::Repository,
-    state: State,
+    state: &State,
     index_path: &std::path::Path,
+    original: Option<(Vec<u8>, &[usize])>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
-    let original = std::fs::read(index_path).unwrap_or_default();
+    let format = Format::of(repo, Some(state));
+    let (mut original, changed) = match original {
+        Some((bytes, changed)) => (bytes, Some(changed)),
+        None => (std::fs::read(index_path).unwrap_or_default(), None),
+    };
+    if let Some(end) = changed.and_then(|changed| patch_stat_data(state, &mut original, changed)) {
+        if extensions_to_keep(&original, end, hash).is_some() {
+            let body = &original[..original.len() - hash.len_in_bytes()];
+            return lock.commit_with(|out| {
+                let sum = write_hashed(body, hash, !format.skip_hash, out)?;
+                out.write_all(sum.as_bytes())
+            });
+        }
+    }
     let version4 = state.version() == gix::index::Version::V4;
-    let mut entries = Vec::new();
-    let encoded = encode_entries(&state, version4, &mut entries).is_ok();
+    let mut entries = Vec::with_capacity(original.len());
+    let encoded = encode_entries(state, version4, &mut entries).is_ok();
     let start = 12 + entries.len();
-    let tail_end = original.len().checked_sub(hash.len_in_bytes());
-    let extensions = tail_end
-        .filter(|&end| encoded && start <= end && original.get(..4) == Some(b"DIRC"))
-        .map(|end| &original[start..end])
-        .filter(|ext| {
-            let mut iter = gix::index::extension::Iter::new(ext);
-            let mut ok = true;
-            for (signature, _) in iter.by_ref() {
-                // A split index's entries are not all in this file: write a whole one instead.
-                ok &= signature != *b"link" && signature.iter().all(u8::is_ascii_alphabetic);
-            }
-            ok && iter.consumed == ext.len()
-        });
+    let extensions = encoded
+        .then(|| extensions_to_keep(&original, start, hash))
+        .flatten();
     let Some(extensions) = extensions else {
         return commit(
             lock,
@@ -194,13 +253,12 @@ pub(crate) fn commit_refreshed(
             state.clone(),
             Keep {
                 tree: None,
-                previous: Some(&state),
+                previous: Some(state),
                 changed: None,
                 resolve_undo: None,
             },
         );
     };
-    let format = Format::of(repo, Some(&state));
     let version = u32::from_be_bytes(original[4..8].try_into().expect("four bytes"));
     let count = &original[8..12];
     lock.commit_with(|out| {
@@ -219,6 +277,102 @@ pub(crate) fn commit_refreshed(
             None => hash.null(),
         };
         out.inner.write_all(sum.as_bytes())
+    })
+}
+
+/// The extensions of the index file `original` when its entries end at `start`: the bytes
+/// between them and the checksum, if they are a whole sequence of extensions none of which is
+/// a split index's `link` (whose entries are not all in this file).
+fn extensions_to_keep(original: &[u8], start: usize, hash: gix::hash::Kind) -> Option<&[u8]> {
+    let end = original.len().checked_sub(hash.len_in_bytes())?;
+    if start > end || original.get(..4) != Some(b"DIRC") {
+        return None;
+    }
+    let ext = &original[start..end];
+    let mut iter = gix::index::extension::Iter::new(ext);
+    let mut ok = true;
+    for (signature, _) in iter.by_ref() {
+        ok &= signature != *b"link" && signature.iter().all(u8::is_ascii_alphabetic);
+    }
+    (ok && iter.consumed == ext.len()).then_some(ext)
+}
+
+/// Re-encode the entries `changed` (ascending indices) of `state` in place in `original`, the
+/// version 2 or 3 index file `state` was read from, and return where its entries end. Each
+/// entry's place follows from the ones before it (gix's `write_to` length, padded with NULs
+/// to a multiple of 8, as git writes these versions); `None`, with nothing patched that
+/// matters, when the file is not of such a version, holds another number of entries, or an
+/// entry to patch is not the same object, flags and path at its place.
+fn patch_stat_data(state: &State, original: &mut [u8], changed: &[usize]) -> Option<usize> {
+    let version = u32::from_be_bytes(original.get(4..8)?.try_into().ok()?);
+    let count = u32::from_be_bytes(original.get(8..12)?.try_into().ok()?);
+    if original.get(..4)? != b"DIRC"
+        || !(version == 2 || version == 3)
+        || usize::try_from(count).ok()? != state.entries().len()
+    {
+        return None;
+    }
+    // ctime, mtime (seconds and nanoseconds), dev, ino, mode, uid, gid, size: 32 bits each.
+    const STAT: usize = 40;
+    let fixed = STAT + state.object_hash().len_in_bytes() + 2;
+    let mut scratch = Vec::with_capacity(256);
+    let mut next = changed.iter().copied().peekable();
+    let mut offset = 12;
+    for (i, entry) in state.entries().iter().enumerate() {
+        if entry.flags.contains(Flags::REMOVE) {
+            return None;
+        }
+        let extended = if entry.flags.contains(Flags::EXTENDED) {
+            2
+        } else {
+            0
+        };
+        let unpadded = fixed + extended + entry.path(state).len() + 1;
+        let len = unpadded.next_multiple_of(8);
+        if next.peek() == Some(&i) {
+            next.next();
+            scratch.clear();
+            entry.write_to(&mut scratch, state).ok()?;
+            let slot = original.get_mut(offset..offset + len)?;
+            if scratch.len() != unpadded || slot[STAT..unpadded] != scratch[STAT..] {
+                return None;
+            }
+            slot[..STAT].copy_from_slice(&scratch[..STAT]);
+        }
+        offset += len;
+    }
+    next.peek().is_none().then_some(offset)
+}
+
+/// Write `body` into `out` and return its checksum: the `kind` hash of it, or with `checksum`
+/// false (`index.skipHash`) the null id. A large body is hashed on a second thread while it is
+/// written: the write of a 20 MB index into the page cache and its SHA-1 take a similar time.
+fn write_hashed(
+    body: &[u8],
+    kind: gix::hash::Kind,
+    checksum: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<ObjectId> {
+    let digest = || {
+        let mut hasher = gix::hash::hasher(kind);
+        hasher.update(body);
+        hasher.try_finalize().unwrap_or_else(|_| kind.null())
+    };
+    if !checksum {
+        out.write_all(body)?;
+        return Ok(kind.null());
+    }
+    if body.len() < 1 << 20 {
+        out.write_all(body)?;
+        return Ok(digest());
+    }
+    std::thread::scope(|scope| {
+        let hashing = scope.spawn(digest);
+        let written = out.write_all(body);
+        let sum = hashing
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        written.map(|()| sum)
     })
 }
 

@@ -62,15 +62,33 @@ struct StatRules {
 pub(crate) const THREAD_COST: usize = 500;
 
 /// Seconds per entry and thread above which the first entries of an automatic run are taken as
-/// waiting on I/O: a warm `lstat` costs a few microseconds, a cold one on a disk a hundred or more.
+/// waiting on I/O, when only the wall time is known: a warm `lstat` costs a few microseconds, a
+/// cold one on a disk a hundred or more.
 const SLOW_ITEM: f64 = 30e-6;
 
+/// The same, for the time the first entries spent *blocked* (neither on a CPU nor waiting for
+/// one, see [`crate::tune::thread_schedstat`]): a warm `lstat` never blocks, so a few
+/// microseconds per entry already mean reads from a disk or round trips to a server, however
+/// busy the CPUs are with other work. Measured on the bench's 200,000-entry tree: 0 ns blocked
+/// warm (also after milliseconds of waiting for a busy CPU), 7 to 110 µs per entry cold.
+const BLOCKED_ITEM: f64 = 2e-6;
+
+/// How long the first entries of an automatic run are measured at least (or [`PROBE_ITEMS`]
+/// of the calling thread's entries, whichever comes first) before the run decides whether they
+/// wait on I/O.
+const PROBE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// See [`PROBE`].
+const PROBE_ITEMS: usize = 512;
+
 /// Where an automatic run whose first entries waited on I/O jumps to: waiting threads cost
-/// little, and doubling one measurement window at a time from two would take most of the run.
-const IO_BOUND_START: usize = 16;
+/// little, and doubling one measurement window at a time from two would take most of the run
+/// (a cold ext4 on this project's 2-CPU machine: 64 threads are within 3% of the best count,
+/// 16 are 40% slower).
+const IO_BOUND_START: usize = 64;
 
 /// The ceiling of an automatic run whose first entries waited on I/O.
-const IO_BOUND_MAX: usize = 64;
+const IO_BOUND_MAX: usize = 256;
 
 /// How many entries a thread takes at a time: contiguous, so that a thread walks one directory
 /// and the kernel's dentry cache stays warm.
@@ -162,7 +180,7 @@ pub(crate) fn check_with<'a>(
         let cpu_ns = std::sync::atomic::AtomicU64::new(0);
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
-        let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut()>| {
+        let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut(usize)>| {
             let mut filter = crate::filter::ToGit::new(&repo, attributes.clone(), &drivers)?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
@@ -192,7 +210,7 @@ pub(crate) fn check_with<'a>(
                 cpu = now;
                 done.fetch_add(input.len(), Ordering::Relaxed);
                 if let Some(between) = between.as_mut() {
-                    between();
+                    between(input.len());
                 }
             }
         };
@@ -209,19 +227,46 @@ pub(crate) fn check_with<'a>(
                 };
                 let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
                 let mut refiner = crate::tune::Refiner::new(&choice);
-                let mut probe = (choice.source == crate::tune::Source::Auto).then(Instant::now);
+                // This (the calling) thread's clock and scheduler statistics before its first
+                // chunk.
+                let mut probe = (choice.source == crate::tune::Source::Auto)
+                    .then(|| (Instant::now(), crate::tune::thread_schedstat()));
+                let mut probed = 0;
                 let mine = {
-                    let mut grow = || {
-                        // How fast the first entries went: a thread waiting longer than
-                        // SLOW_ITEM per entry waits on I/O (a cold cache, a network disk), and
-                        // more requests in flight hide that whatever the filesystem's kind
-                        // said; measurement then decides how many.
-                        if let Some(started_at) = probe.take() {
-                            let n = done.load(Ordering::Relaxed).max(1);
+                    let mut grow = |mine: usize| {
+                        // How fast the first entries went: a thread blocked longer than
+                        // BLOCKED_ITEM per entry of its first chunks (or, without scheduler
+                        // statistics, taking longer than SLOW_ITEM per entry and thread) waits
+                        // on I/O (a cold cache, a network disk), and more requests in flight
+                        // hide that whatever the filesystem's kind said; measurement then
+                        // decides how many. Time spent waiting for a CPU (other programs
+                        // running) is not waiting on I/O: more threads would not help there.
+                        // The first chunks are measured together, for PROBE or PROBE_ITEMS
+                        // entries of this thread: one chunk may find its inodes read ahead by
+                        // another thread's.
+                        probed += mine;
+                        let due = probe.as_ref().is_some_and(|(started_at, _)| {
+                            started_at.elapsed() >= PROBE || probed >= PROBE_ITEMS
+                        });
+                        if let Some((started_at, sched)) = probe.take_if(|_| due) {
+                            let elapsed = started_at.elapsed();
                             let threads = target.load(Ordering::Relaxed);
-                            let per_item =
-                                started_at.elapsed().as_secs_f64() * threads as f64 / n as f64;
-                            if per_item > SLOW_ITEM && choice.max < IO_BOUND_MAX {
+                            let slow = match (sched, crate::tune::thread_schedstat()) {
+                                (Some((run0, wait0)), Some((run1, wait1))) => {
+                                    let blocked = elapsed
+                                        .saturating_sub(run1.saturating_sub(run0))
+                                        .saturating_sub(wait1.saturating_sub(wait0));
+                                    blocked.as_secs_f64() / probed.max(1) as f64 > BLOCKED_ITEM
+                                }
+                                _ => {
+                                    let n = done.load(Ordering::Relaxed).max(1);
+                                    elapsed.as_secs_f64() * threads as f64 / n as f64 > SLOW_ITEM
+                                }
+                            };
+                            // A run that already started with many threads (a network or
+                            // FUSE filesystem) keeps its ceiling: the refiner grows it while
+                            // that pays (testfs at 1 ms: 128 threads beat 256 by a fifth).
+                            if slow && threads < IO_BOUND_START {
                                 let start = IO_BOUND_START.min(chunks).max(threads);
                                 let raised = crate::tune::Choice {
                                     workers: start,

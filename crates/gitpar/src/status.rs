@@ -115,18 +115,26 @@ struct Refreshed {
     smudge: Vec<usize>,
     /// The thread count the refresh ended with.
     threads: usize,
+    /// The bytes of the index file as read (see [`read_index`]).
+    original: Option<Vec<u8>>,
+    /// The entries that took fresh stat data, ascending.
+    restat: Vec<usize>,
 }
 
-fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Error> {
-    // git does not verify the index's checksum when it reads it (only fsck does).
-    match gix::index::File::at(path, hash, true, gix::index::decode::Options::default()) {
-        Ok(f) => Ok(f),
-        Err(_) if !path.exists() => Ok(gix::index::File::from_state(
-            gix::index::State::new(hash),
-            path,
-        )),
-        Err(e) => Err(Error::Index(e.to_string())),
+/// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
+/// they can be written back patched: not for a sparse index, whose entries change here.
+fn read_index(
+    repo: &gix::Repository,
+    path: &Path,
+) -> Result<(gix::index::File, Option<Vec<u8>>), Error> {
+    let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
+    let (mut index, mut bytes) = (read.file, read.bytes);
+    if index.entries().iter().any(|e| e.mode == Mode::DIR) {
+        bytes = None;
+        crate::sparse::expand(&repo.objects, &mut index)
+            .map_err(|e| Error::Index(e.to_string()))?;
     }
+    Ok((index, bytes))
 }
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
@@ -136,7 +144,7 @@ fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<gix::index::File, Er
 fn refresh_index<R: Send>(
     repo: &gix::Repository,
     root: &Root,
-    mut index: gix::index::File,
+    (mut index, original): (gix::index::File, Option<Vec<u8>>),
     explicit: Option<usize>,
     beside: impl FnOnce(&gix::index::State) -> R + Send,
 ) -> Result<(Refreshed, R), Error> {
@@ -185,7 +193,7 @@ fn refresh_index<R: Send>(
     };
     let (states, threads) = checked.map_err(Error::Other)?;
     let mut seen = vec![Seen::Skipped; index.entries().len()];
-    let mut changed = false;
+    let mut restat = Vec::new();
     let mut smudge = Vec::new();
     for (i, entry) in index.entries().iter().enumerate() {
         if entry.flags.contains(Flags::INTENT_TO_ADD) && entry.stage() == Stage::Unconflicted {
@@ -200,7 +208,7 @@ fn refresh_index<R: Send>(
             State::Refreshed(stat) => {
                 if entry.stat != stat {
                     entry.stat = stat;
-                    changed = true;
+                    restat.push(i);
                 }
                 Seen::Clean
             }
@@ -233,9 +241,11 @@ fn refresh_index<R: Send>(
         Refreshed {
             index,
             seen,
-            changed,
+            changed: !restat.is_empty(),
             smudge,
             threads,
+            original,
+            restat,
         },
         beside,
     ))
@@ -254,17 +264,55 @@ fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
 
 /// Write the refreshed index into `lock`, as git's `write_locked_index` after a refresh.
 fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Result<(), Error> {
-    let Refreshed { index, smudge, .. } = refreshed;
+    let Refreshed {
+        index,
+        smudge,
+        original,
+        mut restat,
+        ..
+    } = refreshed;
     let path = index.path().to_owned();
     let mut state: gix::index::State = index.into();
-    for i in smudge {
+    for &i in &smudge {
         state.entries_mut()[i].stat.size = 0;
     }
     for entry in state.entries_mut() {
         entry.flags.remove(Flags::UPTODATE);
     }
-    crate::record::commit_refreshed(lock, repo, state, &path)?;
+    // The entries whose bytes in the file change: fresh stat data, or smudged.
+    restat.extend(smudge);
+    restat.sort_unstable();
+    restat.dedup();
+    let written = crate::record::commit_refreshed(
+        lock,
+        repo,
+        &state,
+        &path,
+        original.map(|bytes| (bytes, restat.as_slice())),
+    );
+    drop_later(state);
+    written?;
     Ok(())
+}
+
+/// git's `has_racy_timestamp`: some entry other than a gitlink was modified in or after the
+/// second the index file was written, so that only its content can tell whether it is clean.
+fn has_racy_timestamp(index: &gix::index::State) -> bool {
+    let ts = index.timestamp().unix_seconds();
+    ts != 0
+        && index
+            .entries()
+            .iter()
+            .any(|e| e.mode != Mode::COMMIT && i64::from(e.stat.mtime.secs) >= ts)
+}
+
+/// Drop `value` on a thread of its own: freeing a 200,000-entry index (tens of MB, unmapped a
+/// page range at a time) is work nobody needs to wait for.
+fn drop_later<T: Send + 'static>(value: T) {
+    // Without a thread to be had, the closure and the value in it are dropped right here.
+    let _ = std::thread::Builder::new()
+        .name("gitpar-drop".into())
+        .spawn(move || drop(value));
 }
 
 /// Options of [`refresh`].
@@ -281,7 +329,7 @@ pub struct RefreshOutcome {
     pub needs_update: Vec<BString>,
     /// Unmerged paths (git's `needs merge`), once each.
     pub needs_merge: Vec<BString>,
-    /// Whether the index was written (some entry took fresh stat data).
+    /// Whether the index was written (some entry took fresh stat data, or one is racy).
     pub written: bool,
     /// How many threads looked at the work tree.
     pub threads: usize,
@@ -289,7 +337,7 @@ pub struct RefreshOutcome {
 
 /// `git update-index --refresh`: take `index.lock`, check every tracked entry against the
 /// work tree in parallel, store the fresh stat data of unchanged files and write the index
-/// (only if an entry changed, as git), extensions intact. The caller prints `needs update` /
+/// (only if an entry changed or one is racy, as git), extensions intact. The caller prints `needs update` /
 /// `needs merge` and exits 1 when there are any, as git does.
 pub fn refresh(
     repo: &gix::Repository,
@@ -302,8 +350,7 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let mut index = read_index(index_path, repo.object_hash())?;
-    crate::sparse::expand(&repo.objects, &mut index).map_err(|e| Error::Index(e.to_string()))?;
+    let index = read_index(repo, index_path)?;
     let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
@@ -320,9 +367,13 @@ pub fn refresh(
             outcome.needs_update.push(path.to_owned());
         }
     }
-    if refreshed.changed {
+    // git's update-index: written when an entry changed or one is racy (t2108), so that the
+    // new index's timestamp makes them clean.
+    if refreshed.changed || has_racy_timestamp(&refreshed.index) {
         outcome.written = true;
         write(lock, repo, refreshed)?;
+    } else {
+        drop_later(refreshed);
     }
     Ok(outcome)
 }
@@ -443,8 +494,7 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let mut index = read_index(index_path, repo.object_hash())?;
-    crate::sparse::expand(&repo.objects, &mut index).map_err(|e| Error::Index(e.to_string()))?;
+    let index = read_index(repo, index_path)?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
     let (refreshed, walked) = refresh_index(repo, &root, index, opts.threads, |state| {
@@ -513,17 +563,13 @@ pub fn status(
     }
     // git's `repo_update_index_if_able`: written when an entry changed or one is racy.
     if let Some(lock) = lock {
-        let ts = refreshed.index.timestamp().unix_seconds();
-        let racy = refreshed
-            .index
-            .entries()
-            .iter()
-            .any(|e| i64::from(e.stat.mtime.secs) >= ts);
-        if refreshed.changed || racy {
+        if refreshed.changed || has_racy_timestamp(&refreshed.index) {
             write(lock, repo, refreshed)?;
             out.index_written = true;
+            return Ok(out);
         }
     }
+    drop_later(refreshed);
     Ok(out)
 }
 

@@ -130,6 +130,18 @@ fn rotational(fd: rustix::fd::BorrowedFd<'_>) -> Option<bool> {
     .map(|s| s.trim() == "1")
 }
 
+/// The calling thread's time on a CPU and time waiting for one (runnable, on a runqueue), from
+/// `/proc/thread-self/schedstat`; `None` where the kernel keeps no such statistics. What is left
+/// of the wall time is time the thread was blocked: on I/O, a lock, a server. A parallel pass
+/// tells a cold cache from a busy machine by it.
+pub fn thread_schedstat() -> Option<(Duration, Duration)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
+    let run = fields.next()?.ok()?;
+    let wait = fields.next()?.ok()?;
+    Some((Duration::from_nanos(run), Duration::from_nanos(wait)))
+}
+
 /// The worker count of one parallel pass, and how far the [`Refiner`] may take it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Choice {
@@ -379,6 +391,20 @@ mod tests {
         if (st.f_type as i64 as u64) & 0xffff_ffff == TMPFS_MAGIC {
             assert_eq!(Kind::of(&dir), Kind::Memory);
         }
+    }
+
+    #[test]
+    fn schedstat_counts_the_calling_threads_cpu_time() {
+        let Some((run0, _)) = thread_schedstat() else {
+            return; // a kernel without scheduler statistics: the wall time decides instead
+        };
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let (run1, _) = thread_schedstat().unwrap();
+        assert!(run1 > run0, "{run0:?} -> {run1:?}");
     }
 
     #[test]

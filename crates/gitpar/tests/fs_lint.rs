@@ -37,7 +37,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ),
     (
         "tune.rs",
-        "reads the block device's queue/rotational under /sys, never a work tree",
+        "reads the block device's queue/rotational under /sys and the thread's schedstat under /proc, never a work tree",
     ),
 ];
 
