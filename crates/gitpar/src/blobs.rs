@@ -72,9 +72,10 @@ impl Located {
     }
 }
 
-/// A decoded base kept for the deltas still to come.
+/// A decoded object kept for the reads still to come.
 struct Slot {
-    /// Deltas among the pooled entries whose base this is and that have not read it yet.
+    /// Reads of this object still to come: its own (when it is a pooled entry) and those of
+    /// the pooled deltas whose base it is.
     pending: u32,
     data: Option<Vec<u8>>,
 }
@@ -147,10 +148,14 @@ impl Blobs {
             let Some(located) = locate(&blobs.packs, &plan.entries[e].id) else {
                 continue;
             };
-            if let Some(base) = base_of(&blobs.packs, &located) {
+            let own = Key {
+                pack: located.pack,
+                offset: located.entry.data_offset,
+            };
+            for key in std::iter::once(own).chain(base_of(&blobs.packs, &located)) {
                 bases
                     .slots
-                    .entry(base)
+                    .entry(key)
                     .or_insert(Slot {
                         pending: 0,
                         data: None,
@@ -182,8 +187,8 @@ impl Blobs {
             offset: located.entry.data_offset,
         };
         out.clear();
-        if let Some(kind) = self.cached(key, out) {
-            return Ok(kind);
+        if self.take(key, out) {
+            return Ok(gix::objs::Kind::Blob);
         }
         // The chain from this entry down to a whole object or one this writer or the cache has.
         let mut chain = std::mem::take(&mut reader.chain);
@@ -265,11 +270,12 @@ impl Blobs {
                 }
                 return Err(Fallback);
             }
-            self.keep(key, kind, &buf);
             if chain.is_empty() {
+                self.keep(key, kind, &buf, true);
                 *out = buf;
                 return Ok(kind);
             }
+            self.keep(key, kind, &buf, false);
             reader.last = Some((key, kind, buf));
         }
         let mut kind = gix::objs::Kind::Blob;
@@ -314,7 +320,7 @@ impl Blobs {
                 offset: entry.data_offset,
             };
             debug_assert!(put.is_none_or(|k| k == key));
-            self.keep(key, kind, &buf);
+            self.keep(key, kind, &buf, level == 0);
             if level == 0 {
                 *out = buf;
             } else if let Some((_, _, b)) = reader.last.replace((key, kind, buf)) {
@@ -324,24 +330,16 @@ impl Blobs {
         Ok(kind)
     }
 
-    /// Copy the cached object at `key` into `out` without counting a use (the object itself is
-    /// wanted, not as a base).
-    fn cached(&self, key: Key, out: &mut Vec<u8>) -> Option<gix::objs::Kind> {
-        let bases = self.bases.lock().unwrap_or_else(PoisonError::into_inner);
-        let data = bases.slots.get(&key)?.data.as_ref()?;
-        out.extend_from_slice(data);
-        Some(gix::objs::Kind::Blob)
-    }
-
     /// Returns true if and only if the cache holds the object at `key`.
     fn has(&self, key: Key) -> bool {
         let bases = self.bases.lock().unwrap_or_else(PoisonError::into_inner);
         bases.slots.get(&key).is_some_and(|s| s.data.is_some())
     }
 
-    /// Keep a copy of `data`, decoded from `key`, when entries to come are deltas against it and
-    /// the cache has room. Only blobs are kept (the checkout reads nothing else).
-    fn keep(&self, key: Key, kind: gix::objs::Kind, data: &[u8]) {
+    /// Keep a copy of `data`, decoded from `key`, when reads of it are still to come and the
+    /// cache has room; `read` counts one of them as done now (the pooled entry `key` itself).
+    /// Only blobs are kept (the checkout reads nothing else).
+    fn keep(&self, key: Key, kind: gix::objs::Kind, data: &[u8], read: bool) {
         if kind != gix::objs::Kind::Blob {
             return;
         }
@@ -350,6 +348,16 @@ impl Blobs {
         let Some(slot) = slots.get_mut(&key) else {
             return;
         };
+        if read {
+            slot.pending = slot.pending.saturating_sub(1);
+            if slot.pending == 0 {
+                if let Some(data) = slot.data.take() {
+                    *bytes -= data.len();
+                }
+                slots.remove(&key);
+                return;
+            }
+        }
         if slot.data.is_some() || slot.pending == 0 || *bytes + data.len() > self.cap {
             return;
         }
@@ -357,9 +365,25 @@ impl Blobs {
         slot.data = Some(data.to_vec());
     }
 
-    /// Copy the base at `key` into `out` for a delta against it and count the use: the last
-    /// use frees it.
-    fn take_base(&self, key: Key, out: &mut Vec<u8>) -> bool {
+    /// Count a read of the object at `key` done elsewhere (from a writer's last object): the
+    /// last read frees it.
+    fn used(&self, key: Key) {
+        let mut bases = self.bases.lock().unwrap_or_else(PoisonError::into_inner);
+        let Bases { slots, bytes } = &mut *bases;
+        let Some(slot) = slots.get_mut(&key) else {
+            return;
+        };
+        slot.pending = slot.pending.saturating_sub(1);
+        if slot.pending == 0 {
+            if let Some(data) = slot.data.take() {
+                *bytes -= data.len();
+            }
+            slots.remove(&key);
+        }
+    }
+
+    /// Copy the cached object at `key` into `out` and count the read: the last read frees it.
+    fn take(&self, key: Key, out: &mut Vec<u8>) -> bool {
         let mut bases = self.bases.lock().unwrap_or_else(PoisonError::into_inner);
         let Bases { slots, bytes } = &mut *bases;
         let Some(slot) = slots.get_mut(&key) else {
@@ -368,13 +392,18 @@ impl Blobs {
         let Some(data) = slot.data.as_ref() else {
             return false;
         };
-        out.clear();
-        out.extend_from_slice(data);
         slot.pending = slot.pending.saturating_sub(1);
-        if slot.pending == 0 {
-            *bytes -= data.len();
-            slots.remove(&key);
+        if slot.pending > 0 {
+            out.clear();
+            out.extend_from_slice(data);
+            return true;
         }
+        // The last read takes the copy itself.
+        if let Some(data) = slot.data.take() {
+            *bytes -= data.len();
+            *out = data;
+        }
+        slots.remove(&key);
         true
     }
 }
@@ -420,11 +449,12 @@ impl pack::cache::DecodeEntry for Adapter<'_> {
             if *k == key {
                 out.clear();
                 out.extend_from_slice(data);
+                self.blobs.used(key);
                 return Some((*kind, 0));
             }
         }
         self.blobs
-            .take_base(key, out)
+            .take(key, out)
             .then_some((gix::objs::Kind::Blob, 0))
     }
 }
