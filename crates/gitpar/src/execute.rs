@@ -775,6 +775,14 @@ impl OwnAttributes<'_> {
     fn plain(&self, autocrlf: bool) -> bool {
         !self.ident && !self.reencodes && self.driver.is_none() && !self.eol.unwrap_or(autocrlf)
     }
+
+    /// Returns true if and only if gix-filter's pipeline may change the blob: an `ident`, a
+    /// `working-tree-encoding`, or an end-of-line conversion that the attributes ask for, or that
+    /// the configuration may ask for (`config_converts`) when they say nothing. Otherwise the
+    /// pipeline, which looks the attributes up once more, is not run.
+    fn pipeline_converts(&self, config_converts: bool) -> bool {
+        self.ident || self.reencodes || self.eol.unwrap_or(config_converts)
+    }
 }
 
 /// The most memory for decoded objects kept to resolve deltas (git's `core.deltaBaseCacheLimit`
@@ -1306,7 +1314,10 @@ impl<'r> Worker<'r> {
             gix::attrs::StateRef::Unset => Some(false),
             _ => Some(true),
         };
-        for m in outcome.iter_selected() {
+        // Only the attributes that matched (those of the selection: the outcome was initialised
+        // with it); `iter_selected` would also yield every unmatched one, parsing its name anew
+        // for each file.
+        for m in outcome.iter() {
             match (m.assignment.name.as_str(), m.assignment.state) {
                 ("ident", state) => own.ident = state.is_set(),
                 ("text", state) => text = says(state),
@@ -1433,8 +1444,7 @@ impl<'r> Worker<'r> {
             .flatten();
         let input = expanded.as_deref().unwrap_or(&data);
         let bytes = match &platform {
-            None => input,
-            Some(platform) => {
+            Some(platform) if own.pipeline_converts(shared.config_converts) => {
                 let converted = self
                     .filter
                     .convert_to_worktree(
@@ -1459,6 +1469,7 @@ impl<'r> Worker<'r> {
                     }
                 }
             }
+            _ => input,
         };
         let encoded;
         let bytes = match own.encoding {
