@@ -103,7 +103,8 @@ pub fn execute(
         let _ = main_dirs.mkdir(dir.as_bstr(), true);
     }
     let pooled = pooled_jobs(plan, jobs, opts);
-    let choice = opts.choice(tune::Kind::of(root.fd()), pooled.len());
+    let kind = tune::Kind::of(root.fd());
+    let choice = opts.choice(kind, pooled.len());
     let cache = (opts.budget / 4).min(DELTA_CACHE);
     // Each writer may decode a delta of up to `allowance` bytes before its size is known (and
     // then counted): that much per writer is carved out of the budget, as the cache is.
@@ -153,7 +154,16 @@ pub fn execute(
         stop: AtomicBool::new(false),
         messages: Mutex::new(Vec::new()),
     };
-    let (workers, results) = pool(repo, plan, &pooled, choice, root, opts, filters, &shared);
+    let (workers, results) = pool(
+        repo,
+        plan,
+        &pooled,
+        (choice, kind.is_high_latency()),
+        root,
+        opts,
+        filters,
+        &shared,
+    );
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
     let mut errors = Vec::new();
     let mut collided = Vec::new();
@@ -254,7 +264,7 @@ fn pool(
     repo: &gix::Repository,
     plan: &Plan,
     pooled: &[Job],
-    choice: tune::Choice,
+    (choice, spread): (tune::Choice, bool),
     root: &Root,
     opts: &Options,
     filters: Filters<'_>,
@@ -271,10 +281,15 @@ fn pool(
         return (1, results);
     }
     // Chunks small enough that every writer the run may grow to gets a few.
-    shared.chunk.store(
-        (pooled.len() / (4 * choice.max)).clamp(1, CHUNK),
-        Ordering::Relaxed,
-    );
+    let chunk = (pooled.len() / (4 * choice.max)).clamp(1, CHUNK);
+    shared.chunk.store(chunk, Ordering::Relaxed);
+    let spread_jobs;
+    let pooled = if spread {
+        spread_jobs = spread_directories(plan, pooled, chunk);
+        &spread_jobs[..]
+    } else {
+        pooled
+    };
     shared.target.store(choice.workers, Ordering::Relaxed);
     // Parallel: the writers hand filtered entries to the filter threads (see
     // `crate::filter::queue`), which exist only for the kinds of driver configured.
@@ -366,6 +381,29 @@ fn pool(
         }
     });
     (started, results)
+}
+
+/// `pooled` reordered so that consecutive chunks of `chunk` jobs are in different directories:
+/// the first chunk of every directory (in path order), then the second of each, and so on. Where
+/// every operation is a round trip (network and FUSE filesystems) the kernel serialises the
+/// creates in one directory (the lookup and the create hold its lock), so writers that took
+/// neighbouring chunks of one directory would wait on each other; a chunk stays in one directory,
+/// so each writer still opens one directory per chunk.
+fn spread_directories(plan: &Plan, pooled: &[Job], chunk: usize) -> Vec<Job> {
+    let mut seen: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+    let mut ranked: Vec<(usize, usize, Job)> = pooled
+        .iter()
+        .enumerate()
+        .map(|(i, job)| {
+            let (dir, _) = fs::split_path(plan.entries[job.entry].path.as_bstr());
+            let n = seen.entry(dir.as_bytes()).or_insert(0);
+            let rank = *n / chunk.max(1);
+            *n += 1;
+            (rank, i, *job)
+        })
+        .collect();
+    ranked.sort_unstable_by_key(|&(rank, i, _)| (rank, i));
+    ranked.into_iter().map(|(_, _, job)| job).collect()
 }
 
 /// How often the calling thread samples the throughput while it refines the writer count.
