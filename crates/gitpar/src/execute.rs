@@ -103,11 +103,27 @@ pub fn execute(
         let _ = main_dirs.mkdir(dir.as_bstr(), true);
     }
     let pooled = pooled_jobs(plan, jobs, opts);
-    let choice = opts.choice(tune::Kind::of(root.fd()), pooled.len());
+    let kind = tune::Kind::of(root.fd());
+    let choice = opts.choice(kind, pooled.len());
     let cache = (opts.budget / 4).min(DELTA_CACHE);
+    // Each writer may decode a delta of up to `allowance` bytes before its size is known (and
+    // then counted): that much per writer is carved out of the budget, as the cache is.
+    let most = choice.max.max(choice.workers).max(1) as u64;
+    let allowance = ((opts.budget - cache) / (8 * most)).min(DELTA_ALLOWANCE);
+    // Most of the cache is the writers' shared one of bases (`crate::blobs`); gix's own, per
+    // writer, serves what the object database still reads (loose objects, fallbacks).
+    let bases = cache / 4 * 3;
+    let blobs = crate::blobs::Blobs::new(
+        repo,
+        plan,
+        pooled.iter().map(|j| j.entry),
+        usize::try_from(bases).unwrap_or(usize::MAX),
+        usize::try_from(allowance / 2).unwrap_or(usize::MAX),
+    );
     let shared = Shared {
-        budget: Budget::new(opts.budget - cache),
-        pack_cache: usize::try_from(cache).unwrap_or(usize::MAX) / choice.max.max(1),
+        budget: Budget::new(opts.budget - cache - allowance * most),
+        pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
+        blobs,
         progress,
         should_interrupt,
         bytes_written: AtomicU64::new(0),
@@ -139,7 +155,16 @@ pub fn execute(
         stop: AtomicBool::new(false),
         messages: Mutex::new(Vec::new()),
     };
-    let (workers, results) = pool(repo, plan, &pooled, choice, root, opts, filters, &shared);
+    let (workers, results) = pool(
+        repo,
+        plan,
+        &pooled,
+        (choice, kind.is_high_latency()),
+        root,
+        opts,
+        filters,
+        &shared,
+    );
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
     let mut errors = Vec::new();
     let mut collided = Vec::new();
@@ -240,7 +265,7 @@ fn pool(
     repo: &gix::Repository,
     plan: &Plan,
     pooled: &[Job],
-    choice: tune::Choice,
+    (choice, spread): (tune::Choice, bool),
     root: &Root,
     opts: &Options,
     filters: Filters<'_>,
@@ -257,10 +282,15 @@ fn pool(
         return (1, results);
     }
     // Chunks small enough that every writer the run may grow to gets a few.
-    shared.chunk.store(
-        (pooled.len() / (4 * choice.max)).clamp(1, CHUNK),
-        Ordering::Relaxed,
-    );
+    let chunk = (pooled.len() / (4 * choice.max)).clamp(1, CHUNK);
+    shared.chunk.store(chunk, Ordering::Relaxed);
+    let spread_jobs;
+    let pooled = if spread {
+        spread_jobs = spread_directories(plan, pooled, chunk);
+        &spread_jobs[..]
+    } else {
+        pooled
+    };
     shared.target.store(choice.workers, Ordering::Relaxed);
     // Parallel: the writers hand filtered entries to the filter threads (see
     // `crate::filter::queue`), which exist only for the kinds of driver configured.
@@ -378,6 +408,29 @@ fn pool(
         }
     });
     (started, results)
+}
+
+/// `pooled` reordered so that consecutive chunks of `chunk` jobs are in different directories:
+/// the first chunk of every directory (in path order), then the second of each, and so on. Where
+/// every operation is a round trip (network and FUSE filesystems) the kernel serialises the
+/// creates in one directory (the lookup and the create hold its lock), so writers that took
+/// neighbouring chunks of one directory would wait on each other; a chunk stays in one directory,
+/// so each writer still opens one directory per chunk.
+fn spread_directories(plan: &Plan, pooled: &[Job], chunk: usize) -> Vec<Job> {
+    let mut seen: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
+    let mut ranked: Vec<(usize, usize, Job)> = pooled
+        .iter()
+        .enumerate()
+        .map(|(i, job)| {
+            let (dir, _) = fs::split_path(plan.entries[job.entry].path.as_bstr());
+            let n = seen.entry(dir.as_bytes()).or_insert(0);
+            let rank = *n / chunk.max(1);
+            *n += 1;
+            (rank, i, *job)
+        })
+        .collect();
+    ranked.sort_unstable_by_key(|&(rank, i, _)| (rank, i));
+    ranked.into_iter().map(|(_, _, job)| job).collect()
 }
 
 /// How often the calling thread samples the throughput while it refines the writer count.
@@ -660,6 +713,8 @@ fn create_gitlink_dir(
 /// State shared by all writers of one checkout.
 struct Shared<'a> {
     budget: Budget,
+    /// Where each pooled blob is stored, and the bases still needed ([`crate::blobs`]).
+    blobs: crate::blobs::Blobs,
     progress: &'a Progress,
     should_interrupt: &'a AtomicBool,
     bytes_written: AtomicU64,
@@ -812,6 +867,14 @@ impl OwnAttributes<'_> {
     fn plain(&self, autocrlf: bool) -> bool {
         !self.ident && !self.reencodes && self.driver.is_none() && !self.eol.unwrap_or(autocrlf)
     }
+
+    /// Returns true if and only if gix-filter's pipeline may change the blob: an `ident`, a
+    /// `working-tree-encoding`, or an end-of-line conversion that the attributes ask for, or that
+    /// the configuration may ask for (`config_converts`) when they say nothing. Otherwise the
+    /// pipeline, which looks the attributes up once more, is not run.
+    fn pipeline_converts(&self, config_converts: bool) -> bool {
+        self.ident || self.reencodes || self.eol.unwrap_or(config_converts)
+    }
 }
 
 /// The most memory for decoded objects kept to resolve deltas (git's `core.deltaBaseCacheLimit`
@@ -821,6 +884,11 @@ impl OwnAttributes<'_> {
 /// is one delta away instead of a whole chain: on the bench's 40,000 files (tmpfs) a 64 MiB cache
 /// cut the CPU of a clone from 1.96 s to 1.60 s (user + sys, medians of 5).
 const DELTA_CACHE: u64 = 64 * 1024 * 1024;
+
+/// The most a writer decodes of a delta before its size is known (gix-pack's allocation limit
+/// holds it to half of that, the other half being the base the writer keeps); bigger ones are
+/// read through the object database, whose header says the size before the object is read.
+const DELTA_ALLOWANCE: u64 = 2 * 1024 * 1024;
 
 /// How many consecutive entries a worker takes at a time.
 const CHUNK: usize = 32;
@@ -882,6 +950,8 @@ struct Worker<'r> {
     defer: [bool; 2],
     delayed: Vec<Delayed<'r>>,
     buf: Vec<u8>,
+    /// This writer's state for reading blobs from packs ([`crate::blobs`]).
+    reader: crate::blobs::Reader,
     /// The buffer a filter's output or a streamed blob is copied through.
     chunk: Vec<u8>,
     /// Where big blobs are streamed from.
@@ -936,6 +1006,7 @@ impl<'r> Worker<'r> {
             defer: [false; 2],
             delayed: Vec::new(),
             buf: Vec::new(),
+            reader: crate::blobs::Reader::default(),
             chunk: Vec::new(),
             streamer,
             dirs: root.dirs(),
@@ -1308,12 +1379,7 @@ impl<'r> Worker<'r> {
             path: entry.path.clone(),
             message,
         };
-        let filtering = match driver {
-            None => 0,
-            Some(d) if d.process.is_some() => FILTER_BUFFER as u64,
-            Some(_) => FILTER_BUFFER as u64 + size,
-        };
-        let grant = shared.budget.acquire(size + filtering);
+        let grant = shared.budget.acquire(in_flight(size, driver));
         let mut buf = std::mem::take(spare);
         let data = repo
             .objects
@@ -1336,6 +1402,34 @@ impl<'r> Worker<'r> {
         Ok((buf, grant))
     }
 
+    /// Read a blob from where the scan found it ([`crate::blobs`]): one
+    /// lookup, and a delta's bases from the writers' shared cache. A whole blob's size (`size`,
+    /// from its entry header) is granted before it is inflated; a delta is decoded within the
+    /// writer's allowance and granted once its size is known. Anything unusual (not a blob, a
+    /// corrupt entry, a delta beyond the allowance) is left to the object database
+    /// (`Fallback`), which reports errors in git's words.
+    /// It is an associated function so that it can run while the attribute stack is borrowed.
+    fn read_located<'s>(
+        (reader, spare): (&mut crate::blobs::Reader, &mut Vec<u8>),
+        located: &crate::blobs::Located,
+        size: Option<u64>,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), crate::blobs::Fallback> {
+        let before = size.map(|size| shared.budget.acquire(in_flight(size, driver)));
+        let mut buf = std::mem::take(spare);
+        match shared.blobs.read(reader, located, &mut buf) {
+            Ok(gix::objs::Kind::Blob) => {}
+            _ => {
+                *spare = buf;
+                return Err(crate::blobs::Fallback);
+            }
+        }
+        let grant =
+            before.unwrap_or_else(|| shared.budget.acquire(in_flight(buf.len() as u64, driver)));
+        Ok((buf, grant))
+    }
+
     /// The attributes we apply ourselves (see [`crate::convert`] and [`crate::filter`]):
     /// `ident` (git's expansion differs from gix-filter's), a `working-tree-encoding` with a
     /// `-BOM` suffix (which gix-filter does not know) and the `filter` driver. One lookup
@@ -1355,7 +1449,10 @@ impl<'r> Worker<'r> {
             gix::attrs::StateRef::Unset => Some(false),
             _ => Some(true),
         };
-        for m in outcome.iter_selected() {
+        // Only the attributes that matched (those of the selection: the outcome was initialised
+        // with it); `iter_selected` would also yield every unmatched one, parsing its name anew
+        // for each file.
+        for m in outcome.iter() {
             match (m.assignment.name.as_str(), m.assignment.state) {
                 ("ident", state) => own.ident = state.is_set(),
                 ("text", state) => text = says(state),
@@ -1430,18 +1527,51 @@ impl<'r> Worker<'r> {
             return Err(Failure::Queued(kind));
         }
         // The blob is read after the attributes, so that the budget can hold what a filter
-        // needs from the start (no second request while holding the first).
-        let size = Self::header(&self.repo, entry)
-            .map_err(Failure::Error)?
-            .size;
-        if size >= shared.stream_above && own.plain(shared.autocrlf) {
-            if let Some(source) = self.streamer.locate(&entry.id) {
-                return self.write_streamed(entry, job, &source, size, shared);
+        // needs from the start (no second request while holding the first). Its size comes
+        // from its pack entry when it is stored whole, from its header in the object database
+        // when the scan did not find it; a delta's is known once it is decoded.
+        let located = shared.blobs.located(job.entry);
+        let size = match located {
+            Some(located) => located.whole_size(),
+            None => Some(
+                Self::header(&self.repo, entry)
+                    .map_err(Failure::Error)?
+                    .size,
+            ),
+        };
+        if let Some(size) = size.filter(|&s| s >= shared.stream_above) {
+            if own.plain(shared.autocrlf) {
+                if let Some(source) = self.streamer.locate(&entry.id) {
+                    return self.write_streamed(entry, job, &source, size, shared);
+                }
             }
         }
-        let (data, _grant) =
-            Self::read_blob_with((&self.repo, &mut self.buf), entry, size, own.driver, shared)
-                .map_err(Failure::Error)?;
+        let read = match located {
+            Some(located) => Self::read_located(
+                (&mut self.reader, &mut self.buf),
+                located,
+                size,
+                own.driver,
+                shared,
+            )
+            .ok(),
+            None => None,
+        };
+        let (data, _grant) = match read {
+            Some(read) => read,
+            None => {
+                let size = match size {
+                    Some(size) => size,
+                    None => {
+                        Self::header(&self.repo, entry)
+                            .map_err(Failure::Error)?
+                            .size
+                    }
+                };
+                Self::read_blob_with((&self.repo, &mut self.buf), entry, size, own.driver, shared)
+                    .map_err(Failure::Error)?
+            }
+        };
         let expanded = (own.ident && crate::convert::may_have_ident(&data))
             .then(|| {
                 crate::convert::ident_to_worktree(&data, entry.id.to_hex().to_string().as_bytes())
@@ -1449,8 +1579,7 @@ impl<'r> Worker<'r> {
             .flatten();
         let input = expanded.as_deref().unwrap_or(&data);
         let bytes = match &platform {
-            None => input,
-            Some(platform) => {
+            Some(platform) if own.pipeline_converts(shared.config_converts) => {
                 let converted = self
                     .filter
                     .convert_to_worktree(
@@ -1475,6 +1604,7 @@ impl<'r> Worker<'r> {
                     }
                 }
             }
+            _ => input,
         };
         let encoded;
         let bytes = match own.encoding {
@@ -1648,9 +1778,29 @@ impl<'r> Worker<'r> {
     }
 }
 
-/// The CPU time the calling thread has used, in nanoseconds.
+/// The bytes the budget holds for a blob of `size` bytes: the blob, and for a filtered entry
+/// the filter's output held or streamed, plus for a one-shot command the copy of the input its
+/// feeding thread writes.
+fn in_flight(size: u64, driver: Option<&gix::filter::plumbing::Driver>) -> u64 {
+    size + match driver {
+        None => 0,
+        Some(d) if d.process.is_some() => FILTER_BUFFER as u64,
+        Some(_) => FILTER_BUFFER as u64 + size,
+    }
+}
+
+/// The CPU time the calling thread has used, in nanoseconds. Through libc rather than rustix's
+/// own vDSO lookup, which crashes under valgrind (callgrind is how the writers' instruction
+/// counts are measured).
 fn thread_cpu_ns() -> u64 {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
