@@ -271,7 +271,7 @@ pub fn submodules(
     let index = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        false,
+        crate::record::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Repository {

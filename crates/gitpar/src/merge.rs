@@ -400,7 +400,7 @@ pub fn switch(
     let mut index = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        false,
+        crate::record::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Index(Box::new(e)))?;
@@ -696,7 +696,7 @@ fn record(
     let mut updated = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        false,
+        crate::record::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Index(Box::new(e)))?;

@@ -5,8 +5,6 @@
 //! in it is safe to create below the work tree (no `..`, no `.git` in any of its disguises, no
 //! duplicates, no directory/file conflicts), and every object it names is a blob or a gitlink.
 
-use std::collections::HashSet;
-
 use bstr::{BStr, BString, ByteSlice, ByteVec};
 use gix::hash::ObjectId;
 use gix::objs::tree::EntryKind;
@@ -129,13 +127,14 @@ pub fn from_tree(
     let mut buf = Vec::new();
     while let Some((tree_id, prefix)) = stack.pop() {
         for item in read_tree(objects, tree_id, &prefix, &mut buf, Some(protect))? {
+            let path = join(prefix.as_bstr(), item.name);
             match item.kind {
                 None => {
-                    plan.dirs.push(item.path.clone());
-                    stack.push((item.id, item.path));
+                    plan.dirs.push(path.clone());
+                    stack.push((item.id, path));
                 }
                 Some(kind) => plan.entries.push(Entry {
-                    path: item.path,
+                    path,
                     id: item.id,
                     kind,
                 }),
@@ -179,37 +178,47 @@ pub fn diff(
     protect: gix_validate::path::component::Options,
 ) -> Result<Diff, Error> {
     let mut out = Diff::default();
-    let mut buf = Vec::new();
+    let (mut old_buf, mut new_buf) = (Vec::new(), Vec::new());
     let mut stack: Vec<(Option<ObjectId>, Option<ObjectId>, BString)> =
         vec![(old, Some(new), BString::default())];
     while let Some((o, n, prefix)) = stack.pop() {
         if o.is_some() && o == n {
             continue;
         }
-        let old_items = match o {
-            Some(id) => read_tree(objects, id, &prefix, &mut buf, None)?,
+        let mut old_items = match o {
+            Some(id) => read_tree(objects, id, &prefix, &mut old_buf, None)?,
             None => Vec::new(),
         };
-        let new_items = match n {
-            Some(id) => read_tree(objects, id, &prefix, &mut buf, Some(protect))?,
+        let mut new_items = match n {
+            Some(id) => read_tree(objects, id, &prefix, &mut new_buf, Some(protect))?,
             None => Vec::new(),
         };
-        let mut by_path: std::collections::BTreeMap<BString, (Option<Item>, Option<Item>)> =
-            std::collections::BTreeMap::new();
-        for item in old_items {
-            let key = item.path.clone();
-            by_path.entry(key).or_default().0 = Some(item);
-        }
-        for item in new_items {
-            let key = item.path.clone();
-            by_path.entry(key).or_default().1 = Some(item);
-        }
-        for (path, (a, b)) in by_path {
+        // Both sides in name order (the order of their paths, which share `prefix`), walked
+        // side by side: only names that differ get a path of their own.
+        old_items.sort_unstable_by(|a, b| a.name.cmp(b.name));
+        new_items.sort_unstable_by(|a, b| a.name.cmp(b.name));
+        let (mut olds, mut news) = (
+            old_items.into_iter().peekable(),
+            new_items.into_iter().peekable(),
+        );
+        loop {
+            let (a, b) = match (olds.peek(), news.peek()) {
+                (None, None) => break,
+                (Some(_), None) => (olds.next(), None),
+                (None, Some(_)) => (None, news.next()),
+                (Some(x), Some(y)) => match x.name.cmp(y.name) {
+                    std::cmp::Ordering::Less => (olds.next(), None),
+                    std::cmp::Ordering::Greater => (None, news.next()),
+                    std::cmp::Ordering::Equal => (olds.next(), news.next()),
+                },
+            };
             if let (Some(a), Some(b)) = (&a, &b) {
                 if a.id == b.id && a.kind == b.kind {
                     continue;
                 }
             }
+            let name = a.as_ref().or(b.as_ref()).expect("one side at least").name;
+            let path = join(prefix.as_bstr(), name);
             let old_tree = a.as_ref().filter(|i| i.kind.is_none()).map(|i| i.id);
             let new_tree = b.as_ref().filter(|i| i.kind.is_none()).map(|i| i.id);
             if new_tree.is_some() {
@@ -236,21 +245,23 @@ pub fn diff(
 
 /// One entry of a tree: `kind` is `None` for a subtree.
 #[derive(Debug)]
-struct Item {
-    path: BString,
+struct Item<'a> {
+    /// The entry's name in its tree (borrowed from the tree's data).
+    name: &'a BStr,
     id: ObjectId,
     kind: Option<Kind>,
 }
 
 /// Read and parse the tree `tree_id` found at `prefix`; with `protect`, validate every name and
-/// refuse duplicates, as git's `verify_path` and fsck's duplicate check do.
-fn read_tree(
+/// refuse duplicates, as git's `verify_path` and fsck's duplicate check do. The names borrow
+/// `buf`, which holds the tree's data: a caller builds full paths only for the entries it keeps.
+fn read_tree<'b>(
     objects: &dyn Find,
     tree_id: ObjectId,
     prefix: &BString,
-    buf: &mut Vec<u8>,
+    buf: &'b mut Vec<u8>,
     protect: Option<gix_validate::path::component::Options>,
-) -> Result<Vec<Item>, Error> {
+) -> Result<Vec<Item<'b>>, Error> {
     let data = objects
         .try_find(&tree_id, buf)
         .map_err(|err| Error::BadTree {
@@ -269,7 +280,6 @@ fn read_tree(
             message: format!("expected a tree, found a {}", data.kind),
         });
     }
-    let mut names: HashSet<&BStr> = HashSet::new();
     let mut items = Vec::new();
     for entry in gix::objs::TreeRefIter::from_bytes(data.data, tree_id.kind()) {
         let entry = entry.map_err(|err| Error::BadTree {
@@ -277,7 +287,6 @@ fn read_tree(
             path: prefix.clone(),
             message: err.to_string(),
         })?;
-        let path = join(prefix.as_bstr(), entry.filename);
         let kind = match entry.mode.kind() {
             EntryKind::Tree => None,
             EntryKind::Blob => Some(Kind::File),
@@ -286,34 +295,41 @@ fn read_tree(
             EntryKind::Commit => Some(Kind::Gitlink),
         };
         if let Some(protect) = protect {
-            validate(entry.filename, kind, &path, protect)?;
-            if !names.insert(entry.filename) {
-                return Err(Error::Duplicate {
-                    path,
-                    tree: tree_id,
-                });
-            }
+            validate(entry.filename, kind, prefix.as_bstr(), protect)?;
         }
         items.push(Item {
-            path,
+            name: entry.filename,
             id: entry.oid.to_owned(),
             kind,
         });
     }
+    if protect.is_some() {
+        // A name twice in one tree, as two files or as a file and a directory, whatever order
+        // the tree lists them in: sorted names put equal ones side by side (no hash table whose
+        // keys the tree's author chooses).
+        let mut names: Vec<&BStr> = items.iter().map(|i| i.name).collect();
+        names.sort_unstable();
+        if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(Error::Duplicate {
+                path: join(prefix.as_bstr(), pair[0]),
+                tree: tree_id,
+            });
+        }
+    }
     Ok(items)
 }
 
-/// Validate one tree entry name; `path` is only used in the error.
+/// Validate one tree entry name; `prefix` (its tree's path) is only used in the error.
 fn validate(
     name: &BStr,
     kind: Option<Kind>,
-    path: &BString,
+    prefix: &BStr,
     protect: gix_validate::path::component::Options,
 ) -> Result<(), Error> {
     let mode =
         (kind == Some(Kind::Symlink)).then_some(gix_validate::path::component::Mode::Symlink);
     let invalid = |err: gix_validate::path::component::Error| Error::InvalidPath {
-        path: path.clone(),
+        path: join(prefix, name),
         reason: err.to_string(),
     };
     gix_validate::path::component(name, mode, protect).map_err(invalid)?;

@@ -155,6 +155,13 @@ pub fn commit(
     })
 }
 
+/// Whether the engine reads an index without hashing it first (gix-index's `skip_hash`): git
+/// never checks an index's checksum when it reads one, only `git fsck` does (read-cache.c's
+/// `verify_hdr` returns early unless `verify_index_checksum` is set), so hashing a 40,000-entry
+/// index before every switch costs milliseconds git does not spend. A damaged index still fails
+/// to parse, with gix's error.
+pub(crate) const SKIP_HASH_ON_READ: bool = true;
+
 /// An index file as [`read_for_refresh`] read it: the decoded file and its bytes, which
 /// [`commit_refreshed`] writes back with only the changed entries' stat data patched.
 pub(crate) struct ReadIndex {

@@ -262,7 +262,7 @@ fn read<'r>(
     let mut index = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        false,
+        crate::record::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .or_else(|err| {

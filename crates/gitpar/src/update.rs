@@ -1409,7 +1409,12 @@ fn local_changes(
 /// Read the index; a missing one is an empty, unborn index (`true`), which git's
 /// `is_index_unborn` treats as an initial checkout.
 fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<(gix::index::File, bool), Error> {
-    match gix::index::File::at(path, hash, false, gix::index::decode::Options::default()) {
+    match gix::index::File::at(
+        path,
+        hash,
+        crate::record::SKIP_HASH_ON_READ,
+        gix::index::decode::Options::default(),
+    ) {
         Ok(f) => Ok((f, false)),
         Err(_) if !path.exists() => Ok((
             gix::index::File::from_state(gix::index::State::new(hash), path),
