@@ -982,13 +982,31 @@ struct Daemon {
     port: u16,
 }
 
-impl Daemon {
-    fn start(base: &Path) -> Daemon {
+/// A free loopback port that no other server of this test binary was given. Tests run in
+/// parallel threads, and the kernel may hand the port one test's probe just freed to another
+/// test's probe: two servers then try the same port, one fails to listen, and its test talks to
+/// the other test's server, until that test ends and kills it ("Failed to connect").
+fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
+        if given.insert(port) {
+            return port;
+        }
+    }
+}
+
+impl Daemon {
+    fn start(base: &Path) -> Daemon {
+        let port = free_port();
         let mut cmd = std::process::Command::new("git");
         clean_env(&mut cmd).args([
             "daemon".into(),
@@ -1091,11 +1109,7 @@ impl HttpBackend {
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(cgi.join("git"), fs::Permissions::from_mode(0o755)).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let mut cmd = std::process::Command::new("python3");
         clean_env(&mut cmd)
             .current_dir(dir.path())
