@@ -316,3 +316,39 @@ fn mentions_matches_whole_path_names_only() {
     assert!(!mentions("refusing .gitmodules", ".git"));
     assert!(!mentions("a/b/dupnames", "dupname"));
 }
+
+/// A HEAD whose tree names `dupname` twice, checked out by git (which accepts it, stages the
+/// second blob, and then shows "M  dupname" against the first): a checkout of a commit without
+/// that name must refuse as git does ("Your local changes ... would be overwritten"), since the
+/// staged blob would be lost; git-par used to see the second blob as HEAD's and delete the file.
+#[test]
+fn checkout_away_from_a_tree_with_a_duplicate_name_refuses_like_git() {
+    let s = scratch();
+    let mut results = Vec::new();
+    for who in ["git", "git-par"] {
+        let repo = s.join(who);
+        copy_repo(&hostile_case("duplicate-blob"), &repo);
+        git_ok(&repo, ["checkout", "-q", "-f", "main"]);
+        let before = git_str(&repo, ["status", "--porcelain"]);
+        let args = ["checkout", "-q", "--detach", "main~1"];
+        let run = if who == "git" {
+            git(&repo, args)
+        } else {
+            git_par(&repo, args)
+        };
+        results.push((
+            run.success(),
+            run.stderr_str(),
+            before,
+            git_str(&repo, ["status", "--porcelain"]),
+            git_str(&repo, ["ls-files", "-s"]),
+            fs::read(repo.join("dupname")).ok(),
+        ));
+    }
+    assert!(
+        !results[0].0 && results[0].2 == "M  dupname",
+        "the case this test is about: git refuses, with dupname staged: {:?}",
+        results[0]
+    );
+    assert_eq!(results[0], results[1], "left: git, right: git-par");
+}

@@ -185,21 +185,19 @@ pub fn diff(
         if o.is_some() && o == n {
             continue;
         }
-        let mut old_items = match o {
+        let old_items = match o {
             Some(id) => read_tree(objects, id, &prefix, &mut old_buf, None)?,
             None => Vec::new(),
         };
-        let mut new_items = match n {
+        let new_items = match n {
             Some(id) => read_tree(objects, id, &prefix, &mut new_buf, Some(protect))?,
             None => Vec::new(),
         };
         // Both sides in name order (the order of their paths, which share `prefix`), walked
         // side by side: only names that differ get a path of their own.
-        old_items.sort_unstable_by(|a, b| a.name.cmp(b.name));
-        new_items.sort_unstable_by(|a, b| a.name.cmp(b.name));
         let (mut olds, mut news) = (
-            old_items.into_iter().peekable(),
-            new_items.into_iter().peekable(),
+            by_name(old_items).into_iter().peekable(),
+            by_name(new_items).into_iter().peekable(),
         );
         loop {
             let (a, b) = match (olds.peek(), news.peek()) {
@@ -241,6 +239,18 @@ pub fn diff(
     out.changes.sort_by(|a, b| a.path.cmp(&b.path));
     out.new_dirs.sort();
     Ok(out)
+}
+
+/// `items` sorted by name, one per name. Where a name appears more than once (an old tree that
+/// git checked out; a new one is refused before this) the first in tree order stands: it is the
+/// entry `git diff-index` and `git status` compare the index with, so a staged change against it
+/// is seen and protected as git protects it (git's checkout of such a tree stages the last one,
+/// and a switch away from it refuses, "Your local changes ... would be overwritten").
+fn by_name(mut items: Vec<Item<'_>>) -> Vec<Item<'_>> {
+    // Stable: equal names keep their tree order, and `dedup_by` keeps the first of them.
+    items.sort_by(|a, b| a.name.cmp(b.name));
+    items.dedup_by(|later, first| later.name == first.name);
+    items
 }
 
 /// One entry of a tree: `kind` is `None` for a subtree.
@@ -361,6 +371,30 @@ fn join(prefix: &BStr, name: &BStr) -> BString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn by_name_sorts_and_keeps_the_first_of_a_repeated_name() {
+        let id = |b: u8| ObjectId::from_bytes_or_panic(&[b; 20]);
+        let item = |name: &'static str, b: u8| Item {
+            name: name.as_bytes().as_bstr(),
+            id: id(b),
+            kind: Some(Kind::File),
+        };
+        // Tree order: "dup" (1), "b", "dup" (2), "a".
+        let items = vec![item("dup", 1), item("b", 3), item("dup", 2), item("a", 4)];
+        let sorted: Vec<(String, ObjectId)> = by_name(items)
+            .into_iter()
+            .map(|i| (i.name.to_string(), i.id))
+            .collect();
+        assert_eq!(
+            sorted,
+            vec![
+                ("a".to_owned(), id(4)),
+                ("b".to_owned(), id(3)),
+                ("dup".to_owned(), id(1)),
+            ]
+        );
+    }
 
     #[test]
     fn join_builds_slash_separated_paths() {
