@@ -19,7 +19,6 @@
 //! of the decoding and the cache are ours.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use gix::hash::ObjectId;
@@ -511,37 +510,14 @@ fn base_entry(
 }
 
 /// The packs under the object directories of `repo` (its own and its alternates'), each
-/// `pack/*.idx` whose pack exists, most recent first as git prefers them.
+/// `pack/*.idx` whose pack exists and opens, most recent first as git prefers them: the
+/// indexes [`crate::stream`] finds for big blobs, each with its pack mapped.
 fn open_packs(repo: &gix::Repository) -> Vec<(pack::index::File, pack::data::File)> {
     let hash = repo.object_hash();
-    let objects = repo.objects.store_ref().path().to_owned();
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let mut dirs: Vec<PathBuf> = vec![objects.clone()];
-    dirs.extend(gix::odb::alternate::resolve(objects, &cwd).unwrap_or_default());
-    let mut found = Vec::new();
-    for dir in &dirs {
-        let Ok(entries) = std::fs::read_dir(dir.join("pack")) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "idx") {
-                continue;
-            }
-            let pack_path = path.with_extension("pack");
-            if !Path::new(&pack_path).is_file() {
-                continue;
-            }
-            let mtime = entry.metadata().and_then(|m| m.modified()).ok();
-            let (Ok(index), Ok(pack)) = (
-                pack::index::File::at(&path, hash),
-                pack::data::File::at(&pack_path, hash),
-            ) else {
-                continue;
-            };
-            found.push((mtime, index, pack));
-        }
-    }
-    found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    found.into_iter().map(|(_, i, p)| (i, p)).collect()
+    crate::stream::open_indexes(&crate::stream::object_dirs(repo), hash)
+        .into_iter()
+        .filter_map(|(index, pack_path)| {
+            Some((index, pack::data::File::at(&pack_path, hash).ok()?))
+        })
+        .collect()
 }

@@ -46,12 +46,8 @@ pub(crate) struct Streamer {
 impl Streamer {
     /// The object directories of `repo`: nothing is opened until a big blob needs it.
     pub(crate) fn new(repo: &gix::Repository) -> Streamer {
-        let objects = repo.objects.store_ref().path().to_owned();
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let mut dirs = vec![objects.clone()];
-        dirs.extend(gix::odb::alternate::resolve(objects, &cwd).unwrap_or_default());
         Streamer {
-            dirs,
+            dirs: object_dirs(repo),
             hash: repo.object_hash(),
             indexes: None,
         }
@@ -158,9 +154,21 @@ fn invalid(message: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, message)
 }
 
+/// The object directories of `repo`: its own, then its alternates'.
+pub(crate) fn object_dirs(repo: &gix::Repository) -> Vec<PathBuf> {
+    let objects = repo.objects.store_ref().path().to_owned();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut dirs = vec![objects.clone()];
+    dirs.extend(gix::odb::alternate::resolve(objects, &cwd).unwrap_or_default());
+    dirs
+}
+
 /// The pack indexes under `dirs` (each `pack/*.idx` whose pack exists), most recent first as
-/// git prefers them.
-fn open_indexes(dirs: &[PathBuf], hash: gix::hash::Kind) -> Vec<(pack::index::File, PathBuf)> {
+/// git prefers them, each with the path of its pack.
+pub(crate) fn open_indexes(
+    dirs: &[PathBuf],
+    hash: gix::hash::Kind,
+) -> Vec<(pack::index::File, PathBuf)> {
     let mut found = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir.join("pack")) else {

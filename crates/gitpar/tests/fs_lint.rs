@@ -32,10 +32,6 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the index file (its REUC extension), inside the git directory",
     ),
     (
-        "blobs.rs",
-        "lists the pack indexes inside the object database",
-    ),
-    (
         "stream.rs",
         "reads loose objects and pack indexes inside the object database",
     ),
