@@ -13,7 +13,7 @@
 
 pub mod contenders;
 mod experiment;
-mod git;
+pub(crate) mod git;
 mod output;
 mod source;
 mod status;

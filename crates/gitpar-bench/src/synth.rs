@@ -178,23 +178,11 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
     }
 }
 
-/// A `git` command isolated from the caller's repository: variables such as `GIT_DIR` (set when we run from
-/// a hook, or under another git command) would otherwise redirect it to the wrong repository.
+/// A `git` command isolated from the caller's repository and configuration, in the bench's one
+/// environment ([`crate::suite::git::command`]): variables such as `GIT_DIR` (set when we run
+/// from a hook, or under another git command) would otherwise redirect it to the wrong repository.
 fn git(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_COMMON_DIR",
-        "GIT_NAMESPACE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.current_dir(dir).stdin(Stdio::null());
-    cmd
+    crate::suite::git::command(dir)
 }
 
 fn describe(args: &[&OsStr]) -> String {

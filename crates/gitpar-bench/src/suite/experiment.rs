@@ -470,23 +470,7 @@ impl<'a> SwitchTrees<'a> {
                 .with_context(|| format!("could not remove {}", dir.display()))?;
             git::output(&self.source.path, &["worktree", "prune"])?;
         }
-        // git's own parallel checkout: correct, and the fastest way git has to make the start state.
-        git::output(
-            &self.source.path,
-            &[
-                "-c".as_ref(),
-                "checkout.workers=0".as_ref(),
-                "-c".as_ref(),
-                "checkout.thresholdForParallelism=0".as_ref(),
-                "worktree".as_ref(),
-                "add".as_ref(),
-                "-q".as_ref(),
-                "-f".as_ref(),
-                "--detach".as_ref(),
-                dir.as_os_str(),
-                "main".as_ref(),
-            ],
-        )?;
+        git::worktree_of_main(&self.source.path, &dir)?;
         let index = PathBuf::from(git::line(
             &dir,
             &["rev-parse", "--path-format=absolute", "--git-path", "index"],

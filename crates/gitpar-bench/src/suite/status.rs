@@ -38,22 +38,7 @@ impl StatusTree {
     /// git and `git_par` agree on it.
     pub fn create(source: &Source, root: &Path, git_par: &Path) -> anyhow::Result<StatusTree> {
         let dir = root.join("status-tree");
-        git::output(
-            &source.path,
-            &[
-                "-c".as_ref(),
-                "checkout.workers=0".as_ref(),
-                "-c".as_ref(),
-                "checkout.thresholdForParallelism=0".as_ref(),
-                "worktree".as_ref(),
-                "add".as_ref(),
-                "-q".as_ref(),
-                "-f".as_ref(),
-                "--detach".as_ref(),
-                dir.as_os_str(),
-                "main".as_ref(),
-            ],
-        )?;
+        git::worktree_of_main(&source.path, &dir)?;
         let listing = git::output(&dir, &["ls-files"])?;
         let files: Vec<&str> = listing.lines().collect();
         if files.len() < TOUCHED + EDITED {
