@@ -195,15 +195,15 @@ pub(crate) fn read_for_refresh(
     file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     let mtime = filetime::FileTime::from_last_modification_time(&meta);
     let options = gix::index::decode::Options::default();
-    let (state, checksum) =
+    // The checksum read is not kept: a refreshed index is written with a new one.
+    let (state, _checksum) =
         State::from_bytes(&bytes, mtime, hash, options).map_err(|e| e.to_string())?;
     if state.link().is_some() {
         // A split index: gix resolves the shared index when it opens the file itself.
-        let file = gix::index::File::at(path, hash, true, options).map_err(|e| e.to_string())?;
+        let file = gix::index::File::at(path, hash, SKIP_HASH_ON_READ, options)
+            .map_err(|e| e.to_string())?;
         return Ok(ReadIndex { file, bytes: None });
     }
-    // The checksum read is not kept: a refreshed index is written with a new one.
-    let _ = checksum;
     Ok(ReadIndex {
         file: gix::index::File::from_state(state, path),
         bytes: Some(bytes),
