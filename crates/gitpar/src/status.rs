@@ -116,7 +116,7 @@ struct Refreshed {
     /// The thread count the refresh ended with.
     threads: usize,
     /// The bytes of the index file as read (see [`read_index`]).
-    original: Option<Vec<u8>>,
+    original: Option<crate::record::IndexBytes>,
     /// The entries that took fresh stat data, ascending.
     restat: Vec<usize>,
 }
@@ -126,7 +126,7 @@ struct Refreshed {
 fn read_index(
     repo: &gix::Repository,
     path: &Path,
-) -> Result<(gix::index::File, Option<Vec<u8>>), Error> {
+) -> Result<(gix::index::File, Option<crate::record::IndexBytes>), Error> {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
     let (mut index, mut bytes) = (read.file, read.bytes);
     if index.entries().iter().any(|e| e.mode == Mode::DIR) {
@@ -144,7 +144,7 @@ fn read_index(
 fn refresh_index<R: Send>(
     repo: &gix::Repository,
     root: &Root,
-    (mut index, original): (gix::index::File, Option<Vec<u8>>),
+    (mut index, original): (gix::index::File, Option<crate::record::IndexBytes>),
     explicit: Option<usize>,
     beside: impl FnOnce(&gix::index::State) -> R + Send,
 ) -> Result<(Refreshed, R), Error> {
