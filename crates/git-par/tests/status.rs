@@ -400,3 +400,29 @@ fn refresh_writes_the_index_git_writes() {
         }
     }
 }
+
+/// What git's walk decides where the index says otherwise (git's t7515.3, t7061.7 and
+/// t7061.25): a symlink or file in place of a tracked directory is untracked; an untracked
+/// directory named by a pathspec is collapsed, and its ignored file is not untracked; a
+/// repository inside an ignored directory is shown as itself, also when a pathspec points into
+/// it.
+#[test]
+fn symlinks_files_and_repositories_where_the_walk_must_stop() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "walk");
+    let mut cases: Vec<(&str, Vec<&str>)> = FORMATS.iter().map(|f| ("", f.to_vec())).collect();
+    cases.extend([
+        ("", vec!["--porcelain", "--ignored", "untracked/"]),
+        ("", vec!["--porcelain", "--ignored", "untracked"]),
+        ("", vec!["--porcelain", "untracked/"]),
+        ("", vec!["--porcelain", "--ignored", "-u", "ign/repo"]),
+        ("", vec!["--porcelain", "--ignored", "-u", "ign"]),
+        ("", vec!["--porcelain", "copy"]),
+        ("", vec!["--porcelain", "-uall", "sub"]),
+    ]);
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|(sub, args)| compare(&scratch, &repo, sub, args))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

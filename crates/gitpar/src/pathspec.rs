@@ -249,6 +249,14 @@ impl Matcher<'_> {
             .is_some_and(|excluded| !excluded)
     }
 
+    /// [`Matcher::selects`] for the directory `path` (without its trailing slash): a pathspec
+    /// naming it as a directory (`dir/`) selects it, as git's walk matches directories.
+    pub fn selects_dir(&self, path: &BStr) -> bool {
+        let mut search = self.search.borrow_mut();
+        self.matches_as(&mut search, path, true)
+            .is_some_and(|excluded| !excluded)
+    }
+
     /// Whether the `k`-th pathspec alone matches `path` (git's `ps_matched[k]`); an exclude
     /// pathspec always counts as matched.
     pub fn item_matches(&self, k: usize, path: &BStr) -> bool {
@@ -258,12 +266,17 @@ impl Matcher<'_> {
         }
     }
 
-    /// `Some(excluded)` when a pattern of `search` matches `path`.
+    /// `Some(excluded)` when a pattern of `search` matches the file `path`.
     fn matches(&self, search: &mut Search, path: &BStr) -> Option<bool> {
+        self.matches_as(search, path, false)
+    }
+
+    /// `Some(excluded)` when a pattern of `search` matches `path`, a directory if `is_dir`.
+    fn matches_as(&self, search: &mut Search, path: &BStr, is_dir: bool) -> Option<bool> {
         let (repo, attributes) = (self.repo, &self.attributes);
         let m = search.pattern_matching_relative_path(
             path,
-            Some(false),
+            Some(is_dir),
             &mut |relative, case, is_dir, out| {
                 let Some(stack) = attributes else {
                     return false;

@@ -536,17 +536,38 @@ pub fn status(
         let matcher = pathspec
             .matcher(repo, &refreshed.index)
             .map_err(Error::Other)?;
-        // A collapsed directory the pathspecs do not name is shown as its matching files, as
-        // git's walk recurses into it.
+        // A collapsed directory the pathspecs do not name (as a directory: `dir/` names it)
+        // is shown as its matching files, as git's walk recurses into it; the ignored files
+        // of an untracked directory are not untracked ones.
         let mut dirs = root.dirs();
-        for list in [&mut out.untracked, &mut out.ignored] {
+        let mut excludes = None;
+        for (list, untracked) in [(&mut out.untracked, true), (&mut out.ignored, false)] {
             let mut kept = Vec::new();
             for path in list.drain(..) {
                 match path.strip_suffix(b"/") {
-                    Some(dir) if !matcher.selects(dir.as_bstr()) => {
+                    Some(dir) if !matcher.selects_dir(dir.as_bstr()) => {
                         let mut files = Vec::new();
                         files_below(&mut dirs, dir.as_bstr(), &mut files);
-                        kept.extend(files.into_iter().filter(|f| matcher.selects(f.as_bstr())));
+                        files.retain(|f| matcher.selects(f.as_bstr()));
+                        if untracked {
+                            if excludes.is_none() {
+                                excludes = Some(
+                                    repo.excludes(
+                                        &refreshed.index,
+                                        None,
+                                        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+                                    )
+                                    .map_err(|e| Error::Other(e.to_string()))?,
+                                );
+                            }
+                            let stack = excludes.as_mut().expect("set above");
+                            files.retain(|f| {
+                                !stack
+                                    .at_entry(f.as_bstr(), Some(Mode::FILE))
+                                    .is_ok_and(|p| p.is_excluded())
+                            });
+                        }
+                        kept.extend(files);
                     }
                     _ => kept.push(path),
                 }
@@ -1008,6 +1029,33 @@ fn walk(
             _ => {}
         }
     }
+    // With pathspecs, gix-dir starts its walk at their common directory, inside a nested
+    // repository if that is where they point; git's walk (`treat_leading_path`) stops at the
+    // repository and shows it as `dir/`.
+    if !opts.patterns.is_empty() {
+        if let Some(root) = repo.workdir().and_then(|w| Root::open(w).ok()) {
+            let mut dirs = root.dirs();
+            let mut repositories = std::collections::BTreeMap::new();
+            for list in [&mut untracked, &mut ignored] {
+                for path in list.iter_mut() {
+                    let leading = path.iter().enumerate().filter(|(_, &b)| b == b'/');
+                    let slashes: Vec<usize> = leading.map(|(k, _)| k).collect();
+                    for &slash in slashes.iter().filter(|&&k| k + 1 < path.len()) {
+                        let dir = path[..slash].as_bstr().to_owned();
+                        let nested = *repositories
+                            .entry(dir.clone())
+                            .or_insert_with(|| is_repository(&mut dirs, dir.as_bstr()));
+                        if nested {
+                            path.truncate(slash + 1);
+                            break;
+                        }
+                    }
+                }
+                list.sort();
+                list.dedup();
+            }
+        }
+    }
     // `--ignored -uall`: every file of an ignored directory, as git's walk without
     // DIR_SHOW_OTHER_DIRECTORIES lists them.
     if opts.ignored == Ignored::Traditional && opts.untracked == Untracked::All {
@@ -1017,8 +1065,11 @@ fn walk(
                 let mut files = Vec::new();
                 for path in ignored.drain(..) {
                     match path.strip_suffix(b"/") {
-                        Some(dir) => files_below(&mut dirs, dir.as_bstr(), &mut files),
-                        None => files.push(path),
+                        // A nested repository stays one (see `files_below`).
+                        Some(dir) if !is_repository(&mut dirs, dir.as_bstr()) => {
+                            files_below(&mut dirs, dir.as_bstr(), &mut files);
+                        }
+                        _ => files.push(path),
                     }
                 }
                 ignored = files;
@@ -1080,7 +1131,9 @@ fn files_of_replaced_entries(
     Ok(())
 }
 
-/// Every file below the directory `dir` (repository-relative), depth first.
+/// Every file below the directory `dir` (repository-relative), depth first; a nested
+/// repository (a directory with a `.git`) is listed as itself, `dir/sub/`, as git's walk never
+/// enters one.
 fn files_below(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr, out: &mut Vec<BString>) {
     let Ok(entries) = dirs.read_dir(dir) else {
         return;
@@ -1090,9 +1143,22 @@ fn files_below(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr, out: &mut Vec<BString
         path.push(b'/');
         path.extend_from_slice(&name);
         if is_dir {
-            files_below(dirs, path.as_bstr(), out);
+            if is_repository(dirs, path.as_bstr()) {
+                path.push(b'/');
+                out.push(path);
+            } else {
+                files_below(dirs, path.as_bstr(), out);
+            }
         } else {
             out.push(path);
         }
     }
+}
+
+/// Whether the directory `dir` holds a `.git` (file or directory): a nested repository, which
+/// git's walk shows as `dir/` and never enters.
+fn is_repository(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
+    let mut dot_git = BString::from(dir);
+    dot_git.extend_from_slice(b"/.git");
+    matches!(dirs.lstat(dot_git.as_bstr()), Ok(Some(_)))
 }

@@ -197,7 +197,18 @@ pub fn path(
         ctx.index,
         ctx.ignore_case_index_lookup.filter(|_| ignore_case),
     );
-    let mut kind = uptodate_index_kind.or(disk_kind).or_else(on_demand_disk_kind);
+    // git-par's second change to gix-dir 0.32.0: a directory of the index is taken as one only
+    // if the disk does not say otherwise (the directory entry's type, free where readdir reports
+    // it). A symlink or a file where the index has a directory is then untracked, as git's walk
+    // takes it, instead of being read as the tracked directory (a file failed the whole walk).
+    // git-par hands the walk every entry as up to date while it checks them in parallel, so the
+    // index alone cannot tell.
+    let mut kind = match uptodate_index_kind {
+        Some(entry::Kind::Directory) => disk_kind
+            .or_else(on_demand_disk_kind)
+            .or(uptodate_index_kind),
+        _ => uptodate_index_kind.or(disk_kind).or_else(on_demand_disk_kind),
+    };
 
     // We always check the pathspec to have the value filled in reliably.
     out.pathspec_match = ctx
