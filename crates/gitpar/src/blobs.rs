@@ -408,10 +408,18 @@ impl Blobs {
             out.extend_from_slice(data);
             return true;
         }
-        // The last read takes the copy itself.
+        // The last read takes the copy itself, unless `out` (a writer's buffer, kept from file
+        // to file) can hold it: its capacity is worth more than a copy of a small blob, which
+        // a cached object's exact-sized allocation would otherwise replace, to be grown again
+        // (realloc, fresh pages) by the next delta decoded into it.
         if let Some(data) = slot.data.take() {
             *bytes -= data.len();
-            *out = data;
+            if out.capacity() >= data.len() {
+                out.clear();
+                out.extend_from_slice(&data);
+            } else {
+                *out = data;
+            }
         }
         slots.remove(&key);
         true
