@@ -139,10 +139,18 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
             None => Untracked::Normal,
         },
     };
+    // `copies` (or `copy`) is a true value too: renames and copies.
+    let detects = |key: &str| {
+        config.boolean(key).or_else(|| {
+            config
+                .string(key)
+                .filter(|v| v.eq_ignore_ascii_case(b"copies") || v.eq_ignore_ascii_case(b"copy"))
+                .map(|_| true)
+        })
+    };
     let renames = args.renames.unwrap_or_else(|| {
-        config
-            .boolean("status.renames")
-            .or_else(|| config.boolean("diff.renames"))
+        detects("status.renames")
+            .or_else(|| detects("diff.renames"))
             .unwrap_or(true)
     });
     let optional_locks = args.optional_locks

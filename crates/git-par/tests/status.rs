@@ -426,3 +426,20 @@ fn symlinks_files_and_repositories_where_the_walk_must_stop() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `status.renames` wins over `diff.renames`, both ways, and `copies` finds copies (git's
+/// t7525.7; gix 0.90 reads `status.renames` as `merge.renames`).
+#[test]
+fn status_renames_overrides_diff_renames() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "changes");
+    let mut failures = Vec::new();
+    for (diff, status) in [("false", "true"), ("true", "false"), ("false", "copies")] {
+        git(&repo, ["config", "diff.renames", diff]).assert_success();
+        git(&repo, ["config", "status.renames", status]).assert_success();
+        for args in [&["-s"][..], &[], &["--porcelain=v2"]] {
+            failures.extend(compare(&scratch, &repo, "", args));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -609,6 +609,29 @@ fn with_unmerged_as_tracked(state: &gix::index::State) -> gix::index::State {
     s
 }
 
+/// The rename detection of git's status: copies too when `status.renames` (else
+/// `diff.renames`) says `copies`, and `status.renameLimit` (else `diff.renameLimit`) as the
+/// limit. Not gix's `TrackRenames::AsConfigured`: gix 0.90 looks `status.renames` up as
+/// `merge.renames`, so `-c diff.renames=false -c status.renames=true` found no rename (t7525.7).
+fn rewrites(repo: &gix::Repository) -> gix::diff::Rewrites {
+    let config = repo.config_snapshot();
+    let mode = config
+        .string("status.renames")
+        .or_else(|| config.string("diff.renames"));
+    let copies =
+        mode.is_some_and(|v| v.eq_ignore_ascii_case(b"copies") || v.eq_ignore_ascii_case(b"copy"));
+    let default = gix::diff::Rewrites::default();
+    let limit = config
+        .integer("status.renameLimit")
+        .or_else(|| config.integer("diff.renameLimit"))
+        .map_or(default.limit, |l| usize::try_from(l).unwrap_or(0));
+    gix::diff::Rewrites {
+        copies: copies.then(Default::default),
+        limit,
+        ..default
+    }
+}
+
 /// The staged, unstaged and unmerged changes, merged per path and sorted.
 fn collect_changes(
     repo: &gix::Repository,
@@ -667,7 +690,7 @@ fn collect_changes(
                 break 'diff;
             }
             let renames = if opts.renames {
-                gix::status::tree_index::TrackRenames::AsConfigured
+                gix::status::tree_index::TrackRenames::Given(rewrites(repo))
             } else {
                 gix::status::tree_index::TrackRenames::Disabled
             };
