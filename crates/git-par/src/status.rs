@@ -32,6 +32,8 @@ struct Args {
     untracked: Option<Untracked>,
     ignored: Ignored,
     renames: Option<bool>,
+    /// `--[no-]ahead-behind`.
+    ahead_behind: Option<bool>,
     optional_locks: bool,
     pathspecs: Vec<BString>,
 }
@@ -53,6 +55,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
         untracked: None,
         ignored: Ignored::No,
         renames: None,
+        ahead_behind: None,
         optional_locks: true,
         pathspecs: Vec::new(),
     };
@@ -79,7 +82,8 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
             "--renames" => out.renames = Some(true),
             "--no-renames" => out.renames = Some(false),
             "--no-optional-locks" => out.optional_locks = false,
-            "--ahead-behind" | "--no-ahead-behind" => {}
+            "--ahead-behind" => out.ahead_behind = Some(true),
+            "--no-ahead-behind" => out.ahead_behind = Some(false),
             "-h" => {
                 println!(
                     "usage: git par status [-s | --short | --porcelain[=v1|v2] | --long] [-b] [-z] \
@@ -190,6 +194,16 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         untracked,
         ignored: args.ignored,
         color: format != Format::V1 && format != Format::V2 && use_color(repo),
+        // As git's finalize_deferred_config: `status.aheadBehind` only for the formats meant
+        // for people; the porcelain formats count unless told otherwise.
+        full_ahead_behind: args
+            .ahead_behind
+            .or_else(|| {
+                matches!(format, Format::Long | Format::Short)
+                    .then(|| config.boolean("status.aheadBehind"))
+                    .flatten()
+            })
+            .unwrap_or(true),
     };
     match format {
         Format::V1 => printer.short(&mut out, branch, true),
@@ -400,6 +414,28 @@ struct Printer<'a> {
     untracked: Untracked,
     ignored: Ignored,
     color: bool,
+    /// Count commits ahead and behind the upstream (`--ahead-behind`), or only tell whether
+    /// the two differ (git's AHEAD_BEHIND_QUICK).
+    full_ahead_behind: bool,
+}
+
+/// How the branch stands against its upstream: git's `stat_tracking_info`.
+enum Tracking {
+    /// Counted: commits ahead and behind (both 0: the same commit).
+    Counted(usize, usize),
+    /// Different commits, not counted (`--no-ahead-behind`).
+    Different,
+}
+
+impl Printer<'_> {
+    fn tracking(&self, commit: gix::ObjectId, upstream: gix::ObjectId) -> Tracking {
+        if commit != upstream && !self.full_ahead_behind {
+            Tracking::Different
+        } else {
+            let (a, b) = ahead_behind(self.repo, commit, upstream);
+            Tracking::Counted(a, b)
+        }
+    }
 }
 
 fn unmerged_xy(mask: u8) -> &'static str {
@@ -460,7 +496,13 @@ impl Printer<'_> {
                         match id {
                             None => out.extend_from_slice(b" [gone]"),
                             Some(id) => {
-                                let (a, b) = ahead_behind(self.repo, commit, *id);
+                                let (a, b) = match self.tracking(commit, *id) {
+                                    Tracking::Counted(a, b) => (a, b),
+                                    Tracking::Different => {
+                                        out.extend_from_slice(b" [different]");
+                                        (0, 0)
+                                    }
+                                };
                                 match (a, b) {
                                     (0, 0) => {}
                                     (a, 0) => {
@@ -578,8 +620,10 @@ impl Printer<'_> {
                 let _ = write!(out, "# branch.upstream {up}");
                 out.push(eol);
                 if let (Some(id), Some(commit)) = (id, self.head.commit) {
-                    let (a, b) = ahead_behind(self.repo, commit, *id);
-                    let _ = write!(out, "# branch.ab +{a} -{b}");
+                    let _ = match self.tracking(commit, *id) {
+                        Tracking::Counted(a, b) => write!(out, "# branch.ab +{a} -{b}"),
+                        Tracking::Different => write!(out, "# branch.ab +? -?"),
+                    };
                     out.push(eol);
                 }
             }
@@ -683,13 +727,21 @@ impl Printer<'_> {
                     }
                 }
                 Some(id) => {
-                    let (a, b) = ahead_behind(self.repo, commit, *id);
                     let s = |n: usize| if n == 1 { "" } else { "s" };
-                    match (a, b) {
-                        (0, 0) => {
+                    match self.tracking(commit, *id) {
+                        Tracking::Different => {
+                            let _ =
+                                writeln!(out, "Your branch and '{up}' refer to different commits.");
+                            if hints {
+                                out.extend_from_slice(
+                                    b"  (use \"git status --ahead-behind\" for details)\n",
+                                );
+                            }
+                        }
+                        Tracking::Counted(0, 0) => {
                             let _ = writeln!(out, "Your branch is up to date with '{up}'.");
                         }
-                        (a, 0) => {
+                        Tracking::Counted(a, 0) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch is ahead of '{up}' by {a} commit{}.",
@@ -701,7 +753,7 @@ impl Printer<'_> {
                                 );
                             }
                         }
-                        (0, b) => {
+                        Tracking::Counted(0, b) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
@@ -713,7 +765,7 @@ impl Printer<'_> {
                                 );
                             }
                         }
-                        (a, b) => {
+                        Tracking::Counted(a, b) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."

@@ -120,6 +120,38 @@ fn upstream_ahead_and_behind() {
     every_format("upstream", FORMATS);
 }
 
+/// `--no-ahead-behind` (git's t7064.20): "refer to different commits", `[different]`,
+/// `branch.ab +? -?`; `status.aheadBehind=false` only for the human formats.
+#[test]
+fn upstream_without_counting() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "upstream");
+    let mut failures: Vec<String> = [
+        &["--no-ahead-behind"][..],
+        &["--no-ahead-behind", "-sb"],
+        &["--no-ahead-behind", "--porcelain=v2", "--branch"],
+        &[
+            "--no-ahead-behind",
+            "--ahead-behind",
+            "--porcelain=v2",
+            "--branch",
+        ],
+    ]
+    .iter()
+    .filter_map(|args| compare(&scratch, &repo, "", args))
+    .collect();
+    git(&repo, ["config", "status.aheadBehind", "false"]).assert_success();
+    for args in [
+        &[][..],
+        &["-sb"],
+        &["--porcelain=v2", "--branch"],
+        &["--ahead-behind"],
+    ] {
+        failures.extend(compare(&scratch, &repo, "", args));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// A tracked file replaced by a directory: with `-uall` git lists the files inside. Left out:
 /// `--ignored` without `-uall`, where git lists the ignored files inside such a directory
 /// (collapsed or matching) but not its untracked ones; git-par lists neither (README, not done).
