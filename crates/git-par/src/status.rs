@@ -585,7 +585,10 @@ impl Printer<'_> {
                 quote(self.shown_path(p, false).as_bstr(), false)
             }
         };
-        for c in &self.st.changes {
+        // As git's wt_porcelain_v2_print: the changed entries, then the unmerged ones.
+        let (merged, unmerged): (Vec<&Change>, Vec<&Change>) =
+            self.st.changes.iter().partition(|c| c.unmerged.is_none());
+        for c in merged.into_iter().chain(unmerged) {
             if let Some((mask, modes, ids)) = c.unmerged {
                 let _ = write!(
                     out,
