@@ -748,7 +748,7 @@ impl Printer<'_> {
                 .any(|c| c.unmerged.is_some() || c.worktree_status.is_some()),
             detached,
         };
-        for line in state.lines(self.repo, &view) {
+        for line in state.lines(self.opened, &view) {
             out.extend_from_slice(&line);
             out.push(b'\n');
         }

@@ -11,9 +11,11 @@
 //! progress; onto` or `Not currently on any branch.`. The sparse-checkout line is printed by the
 //! caller, after these lines, as git does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bstr::{BString, ByteSlice, ByteVec};
+
+use crate::repo::Opened;
 
 /// The state of the repository as git's `struct wt_status_state` holds it.
 #[derive(Debug, Default)]
@@ -139,11 +141,12 @@ impl WtState {
 
     /// git's `wt_longstatus_print_state` (without the sparse-checkout line): the lines to print,
     /// each without its newline; an empty string is a blank line (git's trailer).
-    pub(super) fn lines(&self, repo: &gix::Repository, view: &View) -> Vec<BString> {
+    pub(super) fn lines(&self, opened: &Opened, view: &View) -> Vec<BString> {
+        let repo = &opened.repo;
         let mut out = Lines(Vec::new());
         if self.merge {
             if self.rebase_interactive {
-                self.rebase_information(repo, view, &mut out);
+                self.rebase_information(opened, view, &mut out);
                 out.line("");
             }
             if view.has_unmerged {
@@ -162,7 +165,7 @@ impl WtState {
         } else if self.am {
             self.am_in_progress(view, &mut out);
         } else if self.rebase || self.rebase_interactive {
-            self.rebase_in_progress(repo, view, &mut out);
+            self.rebase_in_progress(opened, view, &mut out);
         } else if let Some(id) = self.cherry_pick {
             sequencer_in_progress(repo, view, &mut out, id, &CHERRY_PICK);
         } else if let Some(id) = self.revert {
@@ -222,8 +225,9 @@ impl WtState {
     }
 
     /// git's `show_rebase_in_progress`.
-    fn rebase_in_progress(&self, repo: &gix::Repository, view: &View, out: &mut Lines) {
-        self.rebase_information(repo, view, out);
+    fn rebase_in_progress(&self, opened: &Opened, view: &View, out: &mut Lines) {
+        let repo = &opened.repo;
+        self.rebase_information(opened, view, out);
         let dir = repo.git_dir();
         if view.has_unmerged {
             out.push(self.rebasing("rebasing", "You are currently rebasing."));
@@ -262,10 +266,11 @@ impl WtState {
 
     /// git's `show_rebase_information`: the last two commands done and the next two to do of an
     /// interactive rebase.
-    fn rebase_information(&self, repo: &gix::Repository, view: &View, out: &mut Lines) {
+    fn rebase_information(&self, opened: &Opened, view: &View, out: &mut Lines) {
         if !self.rebase_interactive {
             return;
         }
+        let repo = &opened.repo;
         const SHOWN: usize = 2;
         let dir = repo.git_dir();
         let comment = comment_string(repo);
@@ -290,7 +295,7 @@ impl WtState {
             }
             if n > SHOWN && view.hints {
                 let mut see = BString::from("  (see more in file ");
-                see.push_str(shown_git_path(repo, "rebase-merge/done"));
+                see.push_str(shown_git_path(opened, "rebase-merge/done"));
                 see.push_str(")");
                 out.push(see);
             }
@@ -580,23 +585,38 @@ fn abbrev_oid_in_line(repo: &gix::Repository, line: &[u8]) -> BString {
     }
 }
 
-/// `git_path(name)` as git prints it: `.git/<name>` when the git directory is the work tree's
-/// `.git` (git runs from the top of the work tree, with the relative `.git`), else the git
-/// directory's path.
-fn shown_git_path(repo: &gix::Repository, name: &str) -> BString {
+/// `git_path(name)` as git prints it, from the git directory as git's setup leaves it: a
+/// discovered `.git` directory is the relative `.git` (git runs from the top of the work tree);
+/// `GIT_DIR` is kept as given when the command runs from the top of the work tree (or with no
+/// work tree named), else made absolute; a `.git` file's target is absolute.
+fn shown_git_path(opened: &Opened, name: &str) -> BString {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = &opened.repo;
     let dir = repo.git_dir();
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let dot_git = repo
-        .workdir()
-        .map(|w| canon(&w.join(".git")) == canon(dir))
-        .unwrap_or(false);
-    let base: PathBuf = if dot_git {
-        PathBuf::from(".git")
-    } else {
-        dir.to_path_buf()
+    let mut base: BString = match std::env::var_os("GIT_DIR") {
+        Some(given) if opened.prefix.as_os_str().is_empty() => {
+            let given = given.as_bytes();
+            // git's `strbuf_cleanup_path`: no leading `./`.
+            match given.strip_prefix(b"./") {
+                Some(rest) => rest.trim_start_with(|c| c == '/').into(),
+                None => given.into(),
+            }
+        }
+        Some(_) => canon(dir).as_os_str().as_bytes().into(),
+        None => {
+            let top_dot_git = opened.workdir.as_ref().map(|w| w.join(".git"));
+            match top_dot_git {
+                Some(d) if d.is_dir() && canon(&d) == canon(dir) => ".git".into(),
+                _ => canon(dir).as_os_str().as_bytes().into(),
+            }
+        }
     };
-    use std::os::unix::ffi::OsStrExt;
-    base.join(name).as_os_str().as_bytes().into()
+    if !base.is_empty() && !base.ends_with(b"/") {
+        base.push(b'/');
+    }
+    base.push_str(name);
+    base
 }
 
 /// git's `split_commit_in_progress`: during an `edit` stop, HEAD moved away from the commit
