@@ -17,6 +17,8 @@ use gitpar::status::{Change, Ignored, Status, StatusOptions, Untracked};
 
 use crate::{fatal, repo::Opened};
 
+mod wt_state;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
     Long,
@@ -635,7 +637,10 @@ impl Printer<'_> {
                 quote(self.shown_path(p, false).as_bstr(), false)
             }
         };
-        for c in &self.st.changes {
+        // As git's wt_porcelain_v2_print: the changed entries, then the unmerged ones.
+        let (merged, unmerged): (Vec<&Change>, Vec<&Change>) =
+            self.st.changes.iter().partition(|c| c.unmerged.is_none());
+        for c in merged.into_iter().chain(unmerged) {
             if let Some((mask, modes, ids)) = c.unmerged {
                 let _ = write!(
                     out,
@@ -703,13 +708,17 @@ impl Printer<'_> {
                 && config.boolean(&format!("advice.{name}")).unwrap_or(true)
         };
         let hints = advice("statusHints");
+        let detached = self.head.branch.is_none() && self.head.commit.is_some();
+        let state = wt_state::WtState::get(self.repo, detached);
         match (self.branch_name(), self.head.commit) {
             (Some(name), _) => {
                 let _ = writeln!(out, "On branch {name}");
             }
-            (None, Some(c)) => {
-                self.paint(out, RED, b"HEAD detached at ");
-                let _ = writeln!(out, "{}", crate::short(self.repo, c));
+            (None, Some(_)) => {
+                let (on_what, name) = state.detached_header();
+                self.paint(out, RED, on_what.as_bytes());
+                out.extend_from_slice(&name);
+                out.push(b'\n');
             }
             (None, None) => {}
         }
@@ -789,20 +798,18 @@ impl Printer<'_> {
         let merging = git_dir.join("MERGE_HEAD").exists();
         // git's `whence`: during a merge or cherry-pick there is no "unstage" hint.
         let from_commit = !merging && !git_dir.join("CHERRY_PICK_HEAD").exists();
-        if merging {
-            if has_unmerged {
-                out.extend_from_slice(b"You have unmerged paths.\n");
-                if hints {
-                    out.extend_from_slice(
-                        b"  (fix conflicts and run \"git commit\")\n  (use \"git merge --abort\" to abort the merge)\n",
-                    );
-                }
-            } else {
-                out.extend_from_slice(b"All conflicts fixed but you are still merging.\n");
-                if hints {
-                    out.extend_from_slice(b"  (use \"git commit\" to conclude merge)\n");
-                }
-            }
+        let view = wt_state::View {
+            hints,
+            has_unmerged,
+            workdir_dirty: self
+                .st
+                .changes
+                .iter()
+                .any(|c| c.unmerged.is_some() || c.worktree_status.is_some()),
+            detached,
+        };
+        for line in state.lines(self.opened, &view) {
+            out.extend_from_slice(&line);
             out.push(b'\n');
         }
         if let Some((present, all)) = self.st.sparse.filter(|s| s.1 > 0) {
@@ -821,6 +828,9 @@ impl Printer<'_> {
             .iter()
             .filter(|c| c.unmerged.is_none() && c.index_status.is_some())
             .collect();
+        // git's `committable`: a merge with nothing unmerged can be concluded even when the
+        // index matches HEAD.
+        let committable = !staged.is_empty() || (merging && !has_unmerged);
         let unmerged: Vec<&Change> = self
             .st
             .changes
@@ -885,16 +895,9 @@ impl Printer<'_> {
                 });
             }
             if hints {
-                let deletions = unmerged
-                    .iter()
-                    .any(|c| matches!(c.unmerged, Some((1 | 3 | 5, _, _))));
-                if deletions {
-                    out.extend_from_slice(
-                        b"  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n",
-                    );
-                } else {
-                    out.extend_from_slice(b"  (use \"git add <file>...\" to mark resolution)\n");
-                }
+                out.extend_from_slice(wt_state::resolution_hint(
+                    unmerged.iter().filter_map(|c| c.unmerged.map(|u| u.0)),
+                ));
             }
             for c in &unmerged {
                 let what = match c.unmerged.map_or(7, |u| u.0) {
@@ -989,7 +992,7 @@ impl Printer<'_> {
             if self.ignored != Ignored::No {
                 listed(out, "Ignored files", "add -f", &self.st.ignored);
             }
-        } else if !staged.is_empty() {
+        } else if committable {
             if hints {
                 out.extend_from_slice(
                     b"Untracked files not listed (use -u option to show untracked files)\n",
@@ -998,7 +1001,7 @@ impl Printer<'_> {
                 out.extend_from_slice(b"Untracked files not listed\n");
             }
         }
-        if staged.is_empty() {
+        if !committable {
             let text = if !unstaged.is_empty() || !unmerged.is_empty() {
                 if hints {
                     "no changes added to commit (use \"git add\" and/or \"git commit -a\")"
