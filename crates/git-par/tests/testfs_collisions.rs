@@ -132,3 +132,115 @@ fn clone_collisions_with_1_worker_match_git() {
 fn clone_collisions_with_8_workers_match_git() {
     clone_collisions_match_git(8);
 }
+
+/// A group of three names equal but for case (`FILE_X`, `FILE_x`, `file_X`) where the writer of
+/// the middle one, `FILE_x`, creates its file first: the other two are filtered by a smudge
+/// command that waits until the group's file exists (under any spelling, the mount folds case),
+/// and only `FILE_x`'s writer can make it then. Its two neighbours collide and are written by
+/// the sequential tail; git, in index order, leaves the last one, `file_X`, on disk. (That the
+/// writer of a middle entry wins happens by chance with eight writers and no filter; here it
+/// happens every time.) `core.ignorecase` is false for both, so that the attribute patterns do
+/// not fold and `FILE_x` itself is not filtered; the collisions are found by inode numbers, as
+/// git finds them.
+#[test]
+fn clone_collision_won_by_a_middle_entry_matches_git() {
+    let s = scratch();
+    let src = s.join("src");
+    git_ok(s.path(), ["init", "-q", src.to_str().unwrap()]);
+    for path in ["FILE_X", "FILE_x", "file_X"] {
+        fs::write(src.join(".blob"), format!("{path}\n")).unwrap();
+        let oid = git_str(&src, ["hash-object", "-w", ".blob"]);
+        git_ok(
+            &src,
+            [
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("100644,{oid},{path}"),
+            ],
+        );
+    }
+    fs::remove_file(src.join(".blob")).unwrap();
+    fs::write(
+        src.join(".gitattributes"),
+        "FILE_X filter=wait\nfile_X filter=wait\n",
+    )
+    .unwrap();
+    git_ok(&src, ["add", ".gitattributes"]);
+    git_ok(&src, ["commit", "-q", "-m", "colliding paths"]);
+    let Some(mount) = testfs_mount(
+        &s.join("fs"),
+        testfs::Options {
+            case_insensitive: true,
+            ..testfs::Options::default()
+        },
+    ) else {
+        return;
+    };
+    let m = mount.path().to_path_buf();
+    let by_git = m.join("by-git");
+    let by_par = m.join("by-git-par");
+    let git_run = git(
+        s.path(),
+        [
+            "-c".as_ref(),
+            "core.ignorecase=false".as_ref(),
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-hardlinks".as_ref(),
+            src.as_os_str(),
+            by_git.as_os_str(),
+        ],
+    )
+    .assert_success();
+    // Waits for the group's file (a condition, polled; the bound only turns a hang into a
+    // failure of the required filter), then passes the content through unchanged.
+    let group = by_par.join("FILE_x");
+    let smudge = format!(
+        "filter.wait.smudge=i=0; until test -e '{}'; do i=$((i+1)); \
+         test $i -lt 1200 || exit 1; sleep 0.05; done; cat",
+        group.display()
+    );
+    let par_run = git_par(
+        s.path(),
+        [
+            "-c".as_ref(),
+            THRESHOLD_ZERO.as_ref(),
+            "-c".as_ref(),
+            "checkout.workers=8".as_ref(),
+            "-c".as_ref(),
+            "core.ignorecase=false".as_ref(),
+            "-c".as_ref(),
+            smudge.as_ref(),
+            "-c".as_ref(),
+            "filter.wait.required=true".as_ref(),
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-hardlinks".as_ref(),
+            src.as_os_str(),
+            by_par.as_os_str(),
+        ],
+    )
+    .assert_success();
+    assert!(
+        git_run
+            .stderr_str()
+            .contains("the following paths have collided"),
+        "git reported no collision on the case-insensitive mount: {}",
+        git_run.describe()
+    );
+    assert_eq!(
+        par_run.stderr_str(),
+        git_run.stderr_str(),
+        "the collision report differs (left: git-par, right: git)"
+    );
+    compare_worktrees(&by_git, &by_par);
+    assert!(
+        dir_names(&by_par).contains(&"file_X".to_string()),
+        "{:?}",
+        dir_names(&by_par)
+    );
+    assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
+    assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+    drop(mount);
+}

@@ -198,8 +198,6 @@ pub fn execute(
                 .boolean("core.ignorecase")
                 .unwrap_or(false),
             marked: vec![false; plan.entries.len()],
-            group: (0..plan.entries.len()).collect(),
-            in_tail: vec![false; plan.entries.len()],
         };
         tail(
             &mut tail_worker,
@@ -473,21 +471,9 @@ struct Collisions {
     ignore_case: bool,
     /// Per plan entry: part of a collision (git's `CE_MATCHED`).
     marked: Vec<bool>,
-    /// Per plan entry: a union-find parent linking the entries of one colliding group.
-    group: Vec<usize>,
-    /// Per plan entry: written by the tail (after every writer finished).
-    in_tail: Vec<bool>,
 }
 
 impl Collisions {
-    fn root(&mut self, mut e: usize) -> usize {
-        while self.group[e] != e {
-            self.group[e] = self.group[self.group[e]];
-            e = self.group[e];
-        }
-        e
-    }
-
     /// git's `paths_collide`: equal names, or one a leading directory of the other, compared
     /// ignoring case under `core.ignorecase`.
     fn paths_collide(&self, a: &[u8], b: &[u8]) -> bool {
@@ -525,8 +511,6 @@ impl Collisions {
         });
         if let Some(d) = peer {
             self.marked[d] = true;
-            let (a, b) = (self.root(e), self.root(d));
-            self.group[a] = b;
         }
     }
 }
@@ -534,11 +518,20 @@ impl Collisions {
 /// The sequential tail: collisions (and entries whose directory was not there as a real
 /// directory), then symlinks, then gitlinks, in index order. It stops between entries when
 /// interrupted.
+///
+/// git checks out in index order with unlink and create, so of the entries that name one file
+/// (paths equal but for case on a case-insensitive filesystem) the last in index order is the one
+/// on disk. The writers create with `O_EXCL` in no particular order: the one that got there first
+/// is on disk and the others collided. When a collided entry finds the file of a writer's entry
+/// that comes after it in index order, that entry joins the tail too, to be written again at its
+/// place in index order; so every entry of a colliding group from the first collided one on is
+/// written here in index order, as git writes them, whichever writer won (and whatever the group
+/// of entries git's pairwise `CE_MATCHED` marking makes).
 fn tail(
     worker: &mut Worker<'_>,
     plan: &Plan,
     jobs: &[Job],
-    (mut collided, mut marks): (Vec<Job>, Collisions),
+    (collided, mut marks): (Vec<Job>, Collisions),
     shared: &Shared<'_>,
     executed: &mut Executed,
     errors: &mut Vec<EntryError>,
@@ -547,12 +540,25 @@ fn tail(
         path: path.clone(),
         message: format!("{what} {path}: {}", fs::strerror(&err)),
     };
-    collided.sort_unstable_by_key(|j| j.entry);
-    for job in collided {
+    // The files the writers made, by device and inode number, to tell whose file a collided
+    // entry found in its place (they all exist side by side when the tail starts: the writers
+    // create with `O_EXCL` and never remove one another's files). Only built when something
+    // collided.
+    let mut by_inode: std::collections::HashMap<(u32, u32), usize> = if collided.is_empty() {
+        std::collections::HashMap::new()
+    } else {
+        (0..plan.entries.len())
+            .filter_map(|e| executed.stats[e].map(|st| ((st.dev, st.ino), e)))
+            .collect()
+    };
+    let mut pending: std::collections::BTreeSet<usize> = collided.iter().map(|j| j.entry).collect();
+    // Writers' entries taken into the tail to be written again (already counted as done).
+    let mut again = std::collections::HashSet::new();
+    while let Some(e) = pending.pop_first() {
         if shared.halted() {
             return;
         }
-        let entry = &plan.entries[job.entry];
+        let entry = &plan.entries[e];
         // git's `create_directories` under force: a file or symlink where a leading directory
         // belongs is replaced by a directory (the link itself goes, never what it points to).
         let (dir, _) = fs::split_path(entry.path.as_bstr());
@@ -571,34 +577,57 @@ fn tail(
                 // order, replaces it by this file when they come first, and this file by it
                 // when they come after.
                 let path = entry.path.as_slice();
-                if (job.entry + 1..plan.entries.len())
+                if (e + 1..plan.entries.len())
                     .any(|d| marks.paths_collide(path, plan.entries[d].path.as_slice()))
                 {
                     continue;
                 }
-                marks.mark(plan, &executed.stats, job.entry, &fs::index_stat(&found));
+                marks.mark(plan, &executed.stats, e, &fs::index_stat(&found));
                 if let Err(err) = worker.dirs.remove_all(entry.path.as_bstr()) {
                     errors.push(fail(&entry.path, "unable to remove directory", err));
                     continue;
                 }
                 worker.dirs.forget();
             } else if !is_dir {
-                marks.mark(plan, &executed.stats, job.entry, &fs::index_stat(&found));
+                let st = fs::index_stat(&found);
+                marks.mark(plan, &executed.stats, e, &st);
+                // A writer's file, replaced now: when its entry comes later in index order, git
+                // writes it after this one, so it is written again at its turn. (Its recorded
+                // inode must still name the file at its own path: a number freed by the tail
+                // and reused by a file created since is not it.)
+                if let Some(&o) = by_inode.get(&(st.dev, st.ino)) {
+                    let same = worker
+                        .dirs
+                        .lstat(plan.entries[o].path.as_bstr())
+                        .ok()
+                        .flatten()
+                        .is_some_and(|at| at.st_ino == found.st_ino && at.st_dev == found.st_dev);
+                    if same {
+                        by_inode.remove(&(st.dev, st.ino));
+                        if o > e {
+                            // Gone from disk until it is written again.
+                            executed.stats[o] = None;
+                            again.insert(o);
+                            pending.insert(o);
+                        }
+                    }
+                }
             }
         }
         // Whatever non-directory collided is replaced by the writer (the last one wins, as in
         // git); a directory there stays a collision, except in a fresh work tree (above).
         let job = Job {
+            entry: e,
             replace: true,
-            ..job
         };
         let written = worker.write_entry(entry, job, shared, false);
-        shared.keep_messages(job.entry, &mut worker.runner);
+        shared.keep_messages(e, &mut worker.runner);
         match written {
             Ok(stat) => {
-                executed.stats[job.entry] = Some(stat);
-                marks.in_tail[job.entry] = true;
-                shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                executed.stats[e] = Some(stat);
+                if !again.contains(&e) {
+                    shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                }
             }
             Err(Failure::Collision) => errors.push(EntryError {
                 path: entry.path.clone(),
@@ -615,38 +644,6 @@ fn tail(
             Err(Failure::Delayed | Failure::Queued(_)) => {
                 unreachable!("the tail filters in line, without delay")
             }
-        }
-    }
-    // git checks out in index order, so the last entry of a colliding group is the one on disk.
-    // A writer may have created that one first and the others replaced it in the tail: write it
-    // again, last.
-    let roots: Vec<usize> = (0..plan.entries.len()).map(|e| marks.root(e)).collect();
-    let mut last: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    for e in (0..plan.entries.len()).filter(|&e| marks.marked[e]) {
-        last.insert(roots[e], e);
-    }
-    let mut again: Vec<usize> = last
-        .into_iter()
-        .filter(|&(root, e)| {
-            !marks.in_tail[e]
-                && executed.stats[e].is_some()
-                && (0..plan.entries.len()).any(|d| marks.in_tail[d] && roots[d] == root)
-        })
-        .map(|(_, e)| e)
-        .collect();
-    again.sort_unstable();
-    for e in again {
-        let job = Job {
-            entry: e,
-            replace: true,
-        };
-        match worker.write_entry(&plan.entries[e], job, shared, false) {
-            Ok(stat) => executed.stats[e] = Some(stat),
-            Err(Failure::Error(err)) => errors.push(err),
-            Err(_) => errors.push(EntryError {
-                path: plan.entries[e].path.clone(),
-                message: format!("unable to create file {}", plan.entries[e].path),
-            }),
         }
     }
     executed.collisions = (0..plan.entries.len())
