@@ -166,6 +166,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         renames,
         pathspec,
         patterns: args.pathspecs.clone(),
+        ignore_submodules: None,
     };
     let st = gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts)
         .map_err(|e| fatal(e.to_string()))?;
