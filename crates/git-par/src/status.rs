@@ -672,7 +672,10 @@ impl Printer<'_> {
                 quote(self.shown_path(p, false).as_bstr(), false)
             }
         };
-        for c in &self.st.changes {
+        // git prints the unmerged entries after all the others.
+        let changed = self.st.changes.iter().filter(|c| c.unmerged.is_none());
+        let unmerged = self.st.changes.iter().filter(|c| c.unmerged.is_some());
+        for c in changed.chain(unmerged) {
             if let Some((mask, modes, ids)) = c.unmerged {
                 let _ = write!(
                     out,
