@@ -5,15 +5,21 @@
 //! The arguments are read by hand, as git's `parse_options` reads them (`-uno`, `-unormal`,
 //! `--porcelain=v2`, `--ignored=matching`, pathspecs after the options or after `--`): clap
 //! cannot take a short option's value glued to it only when there is one. Options git-par does
-//! not implement (`-v`, `--ignore-submodules`, `--column`, `--show-stash`, `-M`, ...) hand the
-//! whole command to git, so that `git par status` never answers differently from git.
+//! not implement (`-v`, `--column`, `-M`, ...) hand the whole command to git, so that
+//! `git par status` never answers differently from git. The configuration is read in one place,
+//! [`config`]; the submodule summary is git's own `git submodule summary`, as in git
+//! ([`summary`]).
 
+mod config;
+mod summary;
+
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 
 use bstr::{BStr, BString, ByteSlice};
-use gitpar::status::{Change, Ignored, Status, StatusOptions, Untracked};
+use gitpar::status::{Change, IgnoreSubmodules, Ignored, Status, StatusOptions, Untracked};
 
 use crate::{fatal, repo::Opened};
 
@@ -21,6 +27,9 @@ mod wt_state;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
+    /// git's `STATUS_FORMAT_NONE` (`--no-short`, `--no-long`, `--no-porcelain`): the long
+    /// format, but `-z` makes it porcelain.
+    Default,
     Long,
     Short,
     V1,
@@ -34,19 +43,16 @@ struct Args {
     untracked: Option<Untracked>,
     ignored: Ignored,
     renames: Option<bool>,
-    /// `--[no-]ahead-behind`.
-    ahead_behind: Option<bool>,
     optional_locks: bool,
+    show_stash: Option<bool>,
+    ahead_behind: Option<bool>,
+    ignore_submodules: Option<IgnoreSubmodules>,
     pathspecs: Vec<BString>,
 }
 
 fn untracked_mode(v: &str) -> Result<Untracked, u8> {
-    match v {
-        "no" | "false" | "0" | "off" => Ok(Untracked::No),
-        "normal" | "" => Ok(Untracked::Normal),
-        "all" | "true" | "1" | "on" => Ok(Untracked::All),
-        _ => Err(fatal(format!("Invalid untracked files mode '{v}'"))),
-    }
+    config::untracked_mode(Some(v.as_bytes()))
+        .ok_or_else(|| fatal(format!("Invalid untracked files mode '{v}'")))
 }
 
 fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
@@ -57,8 +63,10 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
         untracked: None,
         ignored: Ignored::No,
         renames: None,
-        ahead_behind: None,
         optional_locks: true,
+        show_stash: None,
+        ahead_behind: None,
+        ignore_submodules: None,
         pathspecs: Vec::new(),
     };
     let mut only_paths = false;
@@ -73,6 +81,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
             "--" => only_paths = true,
             "-s" | "--short" => out.format = Some(Format::Short),
             "--long" => out.format = Some(Format::Long),
+            "--no-short" | "--no-long" | "--no-porcelain" => out.format = Some(Format::Default),
             "--porcelain" | "--porcelain=v1" | "--porcelain=1" => out.format = Some(Format::V1),
             "--porcelain=v2" | "--porcelain=2" => out.format = Some(Format::V2),
             "-b" | "--branch" => out.branch = Some(true),
@@ -86,6 +95,10 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
             "--no-optional-locks" => out.optional_locks = false,
             "--ahead-behind" => out.ahead_behind = Some(true),
             "--no-ahead-behind" => out.ahead_behind = Some(false),
+            "--show-stash" => out.show_stash = Some(true),
+            "--no-show-stash" => out.show_stash = Some(false),
+            "--ignore-submodules" => out.ignore_submodules = Some(IgnoreSubmodules::All),
+            "--no-column" => {}
             "-h" => {
                 println!(
                     "usage: git par status [-s | --short | --porcelain[=v1|v2] | --long] [-b] [-z] \
@@ -95,7 +108,12 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
                 return Err(129);
             }
             other => {
-                if let Some(v) = other.strip_prefix("--untracked-files=") {
+                if let Some(v) = other.strip_prefix("--ignore-submodules=") {
+                    out.ignore_submodules =
+                        Some(IgnoreSubmodules::parse(v.as_bytes()).ok_or_else(|| {
+                            fatal(format!("bad --ignore-submodules argument: {v}"))
+                        })?);
+                } else if let Some(v) = other.strip_prefix("--untracked-files=") {
                     out.untracked = Some(untracked_mode(v)?);
                 } else if let Some(v) = other.strip_prefix("-u") {
                     out.untracked = Some(untracked_mode(v)?);
@@ -118,47 +136,52 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
     Ok(Some(out))
 }
 
+/// Hand this `status` to git, with the arguments it was given (options git-par does not
+/// implement, or settings such as `column.status` that change the output where it does not).
+fn hand_to_git() -> u8 {
+    let mut git = vec![OsString::from("status")];
+    git.extend(std::env::args_os().skip_while(|a| a != "status").skip(1));
+    let err = crate::patch::exec_git(&git);
+    fatal(format!("cannot run git: {err}"))
+}
+
 /// `git par status [options] [--] [<pathspec>...]`.
 pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let Some(args) = parse(&args)? else {
-        let mut git = vec![OsString::from("status")];
-        git.extend(std::env::args_os().skip_while(|a| a != "status").skip(1));
-        let err = crate::patch::exec_git(&git);
-        return Err(fatal(format!("cannot run git: {err}")));
+        return Err(hand_to_git());
     };
-    if args.ignored == Ignored::Matching && args.untracked == Some(Untracked::No) {
-        return Err(fatal(
-            "Unsupported combination of ignored and untracked-files arguments",
-        ));
-    }
     let opened = crate::repo::open(overrides)?;
     let worktree = opened.require_workdir()?.to_owned();
     let repo = &opened.repo;
     let config = repo.config_snapshot();
-    let format = args
-        .format
-        .unwrap_or(if args.nul { Format::V1 } else { Format::Long });
-    let untracked = match args.untracked {
-        Some(u) => u,
-        None => match config.string("status.showUntrackedFiles") {
-            Some(v) => untracked_mode(&v.to_str_lossy())?,
-            None => Untracked::Normal,
+    let settings = config::Settings::read(&config, stdout_is_tty())?;
+    if settings.columns {
+        return Err(hand_to_git());
+    }
+    // git's finalize_deferred_config: -z without a format is --porcelain; status.short,
+    // status.branch and status.aheadBehind only count for the formats made for people.
+    let format = match (args.format, args.nul) {
+        (None | Some(Format::Default), true) => Format::V1,
+        (Some(Format::Long), true) => {
+            return Err(fatal("options '--long' and '-z' cannot be used together"));
+        }
+        (Some(f), _) => f,
+        (None, false) => match settings.short {
+            Some(true) => Format::Short,
+            _ => Format::Default,
         },
     };
-    // `copies` (or `copy`) is a true value too: renames and copies.
-    let detects = |key: &str| {
-        config.boolean(key).or_else(|| {
-            config
-                .string(key)
-                .filter(|v| v.eq_ignore_ascii_case(b"copies") || v.eq_ignore_ascii_case(b"copy"))
-                .map(|_| true)
-        })
-    };
-    let renames = args.renames.unwrap_or_else(|| {
-        detects("status.renames")
-            .or_else(|| detects("diff.renames"))
-            .unwrap_or(true)
-    });
+    let deferred = !matches!(format, Format::V1 | Format::V2) && !args.nul;
+    let untracked = args
+        .untracked
+        .or(settings.untracked)
+        .unwrap_or(Untracked::Normal);
+    if args.ignored == Ignored::Matching && untracked == Untracked::No {
+        return Err(fatal(
+            "Unsupported combination of ignored and untracked-files arguments",
+        ));
+    }
+    let renames = args.renames.or(settings.renames).unwrap_or(true);
     let optional_locks = args.optional_locks
         && std::env::var("GIT_OPTIONAL_LOCKS").map_or(true, |v| v != "0" && v != "false");
     let pathspec = if args.pathspecs.is_empty() {
@@ -180,12 +203,15 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         renames,
         pathspec,
         patterns: args.pathspecs.clone(),
+        ignore_submodules: args.ignore_submodules,
     };
     let st = gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts)
         .map_err(|e| fatal(e.to_string()))?;
     let branch = args
         .branch
-        .unwrap_or_else(|| config.boolean("status.branch").unwrap_or(false));
+        .or(settings.branch.filter(|_| deferred))
+        .unwrap_or(false);
+    let show_stash = args.show_stash.unwrap_or(settings.show_stash);
     let mut out = Vec::new();
     let printer = Printer {
         repo,
@@ -196,22 +222,36 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         untracked,
         ignored: args.ignored,
         color: format != Format::V1 && format != Format::V2 && use_color(repo),
-        // As git's finalize_deferred_config: `status.aheadBehind` only for the formats meant
-        // for people; the porcelain formats count unless told otherwise.
+        prefix: if settings.relative_paths {
+            prefix_bytes(&opened)
+        } else {
+            BString::default()
+        },
+        settings: &settings,
+        ignore_submodules: args.ignore_submodules,
         full_ahead_behind: args
             .ahead_behind
-            .or_else(|| {
-                matches!(format, Format::Long | Format::Short)
-                    .then(|| config.boolean("status.aheadBehind"))
-                    .flatten()
-            })
+            .or(settings.ahead_behind.filter(|_| deferred))
             .unwrap_or(true),
+        worktree: &worktree,
+        tail: Cell::new(None),
     };
     match format {
         Format::V1 => printer.short(&mut out, branch, true),
         Format::Short => printer.short(&mut out, branch, false),
-        Format::V2 => printer.v2(&mut out, branch),
-        Format::Long => printer.long(&mut out),
+        Format::V2 => {
+            printer.v2(&mut out, branch, show_stash);
+        }
+        Format::Long | Format::Default => {
+            printer.long(&mut out);
+            let tail = printer.tail.get().unwrap_or(out.len())..out.len();
+            if show_stash {
+                printer.stash_summary(&mut out);
+            }
+            if settings.comment_prefix {
+                out = printer.commented(&out, tail);
+            }
+        }
     }
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(&out);
@@ -416,28 +456,18 @@ struct Printer<'a> {
     untracked: Untracked,
     ignored: Ignored,
     color: bool,
-    /// Count commits ahead and behind the upstream (`--ahead-behind`), or only tell whether
-    /// the two differ (git's AHEAD_BEHIND_QUICK).
+    /// The current directory in the work tree (`a/b/`), paths are shown relative to it;
+    /// empty with `status.relativePaths=false`.
+    prefix: BString,
+    settings: &'a config::Settings,
+    ignore_submodules: Option<IgnoreSubmodules>,
+    /// Count the commits ahead and behind the upstream (`--no-ahead-behind`,
+    /// `status.aheadBehind=false`: only say that they differ).
     full_ahead_behind: bool,
-}
-
-/// How the branch stands against its upstream: git's `stat_tracking_info`.
-enum Tracking {
-    /// Counted: commits ahead and behind (both 0: the same commit).
-    Counted(usize, usize),
-    /// Different commits, not counted (`--no-ahead-behind`).
-    Different,
-}
-
-impl Printer<'_> {
-    fn tracking(&self, commit: gix::ObjectId, upstream: gix::ObjectId) -> Tracking {
-        if commit != upstream && !self.full_ahead_behind {
-            Tracking::Different
-        } else {
-            let (a, b) = ahead_behind(self.repo, commit, upstream);
-            Tracking::Counted(a, b)
-        }
-    }
+    worktree: &'a std::path::Path,
+    /// Where the long format's last line ("nothing to commit", ...) starts: git prints it
+    /// without the comment prefix.
+    tail: Cell<Option<usize>>,
 }
 
 fn unmerged_xy(mask: u8) -> &'static str {
@@ -467,7 +497,7 @@ impl Printer<'_> {
         if porcelain {
             path.to_owned()
         } else {
-            relative(path, prefix_bytes(self.opened).as_bstr())
+            relative(path, self.prefix.as_bstr())
         }
     }
 
@@ -497,14 +527,11 @@ impl Printer<'_> {
                         self.paint(out, RED, up.as_bytes());
                         match id {
                             None => out.extend_from_slice(b" [gone]"),
+                            Some(id) if !self.full_ahead_behind && commit != *id => {
+                                out.extend_from_slice(b" [different]");
+                            }
                             Some(id) => {
-                                let (a, b) = match self.tracking(commit, *id) {
-                                    Tracking::Counted(a, b) => (a, b),
-                                    Tracking::Different => {
-                                        out.extend_from_slice(b" [different]");
-                                        (0, 0)
-                                    }
-                                };
+                                let (a, b) = ahead_behind(self.repo, commit, *id);
                                 match (a, b) {
                                     (0, 0) => {}
                                     (a, 0) => {
@@ -601,7 +628,7 @@ impl Printer<'_> {
     }
 
     /// `--porcelain=v2`.
-    fn v2(&self, out: &mut Vec<u8>, branch: bool) {
+    fn v2(&self, out: &mut Vec<u8>, branch: bool, show_stash: bool) {
         let eol = if self.nul { b'\0' } else { b'\n' };
         if branch {
             match self.head.commit {
@@ -622,12 +649,22 @@ impl Printer<'_> {
                 let _ = write!(out, "# branch.upstream {up}");
                 out.push(eol);
                 if let (Some(id), Some(commit)) = (id, self.head.commit) {
-                    let _ = match self.tracking(commit, *id) {
-                        Tracking::Counted(a, b) => write!(out, "# branch.ab +{a} -{b}"),
-                        Tracking::Different => write!(out, "# branch.ab +? -?"),
-                    };
+                    if !self.full_ahead_behind && commit != *id {
+                        // --no-ahead-behind: only whether they differ.
+                        out.extend_from_slice(b"# branch.ab +? -?");
+                    } else {
+                        let (a, b) = ahead_behind(self.repo, commit, *id);
+                        let _ = write!(out, "# branch.ab +{a} -{b}");
+                    }
                     out.push(eol);
                 }
+            }
+        }
+        if show_stash {
+            let n = stash_count(self.repo);
+            if n > 0 {
+                let _ = write!(out, "# stash {n}");
+                out.push(eol);
             }
         }
         let path_of = |p: &BStr| -> BString {
@@ -637,10 +674,10 @@ impl Printer<'_> {
                 quote(self.shown_path(p, false).as_bstr(), false)
             }
         };
-        // As git's wt_porcelain_v2_print: the changed entries, then the unmerged ones.
-        let (merged, unmerged): (Vec<&Change>, Vec<&Change>) =
-            self.st.changes.iter().partition(|c| c.unmerged.is_none());
-        for c in merged.into_iter().chain(unmerged) {
+        // git prints the unmerged entries after all the others.
+        let changed = self.st.changes.iter().filter(|c| c.unmerged.is_none());
+        let unmerged = self.st.changes.iter().filter(|c| c.unmerged.is_some());
+        for c in changed.chain(unmerged) {
             if let Some((mask, modes, ids)) = c.unmerged {
                 let _ = write!(
                     out,
@@ -707,7 +744,7 @@ impl Printer<'_> {
             config.boolean("advice.statusHints").unwrap_or(true)
                 && config.boolean(&format!("advice.{name}")).unwrap_or(true)
         };
-        let hints = advice("statusHints");
+        let hints = self.settings.hints && advice("statusHints");
         let detached = self.head.branch.is_none() && self.head.commit.is_some();
         let state = wt_state::WtState::get(self.repo, detached);
         match (self.branch_name(), self.head.commit) {
@@ -735,22 +772,22 @@ impl Printer<'_> {
                         );
                     }
                 }
+                Some(id) if !self.full_ahead_behind && commit != *id => {
+                    let _ = writeln!(out, "Your branch and '{up}' refer to different commits.");
+                    if hints {
+                        out.extend_from_slice(
+                            b"  (use \"git status --ahead-behind\" for details)\n",
+                        );
+                    }
+                }
                 Some(id) => {
+                    let (a, b) = ahead_behind(self.repo, commit, *id);
                     let s = |n: usize| if n == 1 { "" } else { "s" };
-                    match self.tracking(commit, *id) {
-                        Tracking::Different => {
-                            let _ =
-                                writeln!(out, "Your branch and '{up}' refer to different commits.");
-                            if hints {
-                                out.extend_from_slice(
-                                    b"  (use \"git status --ahead-behind\" for details)\n",
-                                );
-                            }
-                        }
-                        Tracking::Counted(0, 0) => {
+                    match (a, b) {
+                        (0, 0) => {
                             let _ = writeln!(out, "Your branch is up to date with '{up}'.");
                         }
-                        Tracking::Counted(a, 0) => {
+                        (a, 0) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch is ahead of '{up}' by {a} commit{}.",
@@ -762,7 +799,7 @@ impl Printer<'_> {
                                 );
                             }
                         }
-                        Tracking::Counted(0, b) => {
+                        (0, b) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
@@ -774,7 +811,7 @@ impl Printer<'_> {
                                 );
                             }
                         }
-                        Tracking::Counted(a, b) => {
+                        (a, b) => {
                             let _ = writeln!(
                                 out,
                                 "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."
@@ -934,7 +971,10 @@ impl Printer<'_> {
                 out.extend_from_slice(
                     b"  (use \"git restore <file>...\" to discard changes in working directory)\n",
                 );
-                if unstaged.iter().any(|c| c.submodule.is_some()) {
+                if unstaged
+                    .iter()
+                    .any(|c| c.submodule.is_some_and(|s| s.modified || s.untracked))
+                {
                     out.extend_from_slice(
                         b"  (commit or discard the untracked or modified content in submodules)\n",
                     );
@@ -987,11 +1027,13 @@ impl Printer<'_> {
             }
             out.push(b'\n');
         };
+        self.submodule_summaries(out);
         if self.untracked != Untracked::No {
             listed(out, "Untracked files", "add", &self.st.untracked);
             if self.ignored != Ignored::No {
                 listed(out, "Ignored files", "add -f", &self.st.ignored);
             }
+            self.slow_untracked_advice(out);
         } else if committable {
             if hints {
                 out.extend_from_slice(
@@ -1001,6 +1043,7 @@ impl Printer<'_> {
                 out.extend_from_slice(b"Untracked files not listed\n");
             }
         }
+        self.tail.set(Some(out.len()));
         if !committable {
             let text = if !unstaged.is_empty() || !unmerged.is_empty() {
                 if hints {
@@ -1031,5 +1074,90 @@ impl Printer<'_> {
             };
             let _ = writeln!(out, "{text}");
         }
+    }
+}
+
+/// The long format's parts that come from configuration: the submodule summary, the advice on a
+/// slow untracked walk, the stash count and the comment prefix.
+impl Printer<'_> {
+    /// `status.submoduleSummary` (not with `--ignore-submodules=all`): the staged, then the
+    /// unstaged submodule changes, as `git submodule summary` lists them.
+    fn submodule_summaries(&self, out: &mut Vec<u8>) {
+        let limit = self.settings.submodule_summary;
+        if limit == 0 || self.ignore_submodules == Some(IgnoreSubmodules::All) {
+            return;
+        }
+        for staged in [true, false] {
+            out.extend(summary::section(
+                self.repo,
+                self.worktree,
+                &self.opened.index_path,
+                limit,
+                staged,
+            ));
+        }
+    }
+
+    /// git's advice when listing the untracked files took more than two seconds
+    /// (`GIT_TEST_UF_DELAY_WARNING` makes it 3.25 seconds, for git's tests).
+    fn slow_untracked_advice(&self, out: &mut Vec<u8>) {
+        if !self.settings.untracked_advice {
+            return;
+        }
+        let ms = if std::env::var_os("GIT_TEST_UF_DELAY_WARNING").is_some() {
+            3250
+        } else {
+            self.st.untracked_time.as_millis()
+        };
+        if ms <= 2000 {
+            return;
+        }
+        let seconds = ms as f64 / 1000.0;
+        if self.settings.fsmonitor {
+            let _ = write!(
+                out,
+                "\nIt took {seconds:.2} seconds to enumerate untracked files,\n\
+                 but the results were cached, and subsequent runs may be faster.\n"
+            );
+        } else {
+            let _ = write!(
+                out,
+                "\nIt took {seconds:.2} seconds to enumerate untracked files.\n"
+            );
+        }
+        out.extend_from_slice(b"See 'git help status' for information on how to improve this.\n\n");
+    }
+
+    /// `--show-stash` / `status.showStash`: how many entries `refs/stash` has.
+    fn stash_summary(&self, out: &mut Vec<u8>) {
+        match stash_count(self.repo) {
+            0 => {}
+            1 => out.extend_from_slice(b"Your stash currently has 1 entry\n"),
+            n => {
+                let _ = writeln!(out, "Your stash currently has {n} entries");
+            }
+        }
+    }
+
+    /// `out` with git's comment prefix on every line but those of `tail` (the closing line,
+    /// which git prints with a plain `fprintf`).
+    fn commented(&self, out: &[u8], tail: std::ops::Range<usize>) -> Vec<u8> {
+        let comment = self.settings.comment.as_bstr();
+        let mut text = config::commented(&out[..tail.start], comment);
+        text.extend_from_slice(&out[tail.clone()]);
+        text.extend(config::commented(&out[tail.end..], comment));
+        text
+    }
+}
+
+/// The entries of the `refs/stash` reflog (git's `count_stash_entries`).
+fn stash_count(repo: &gix::Repository) -> usize {
+    let Ok(Some(stash)) = repo.try_find_reference("refs/stash") else {
+        return 0;
+    };
+    let mut log = stash.log_iter();
+    match log.all() {
+        Ok(Some(entries)) => entries.filter(Result::is_ok).count(),
+        _ => 0,
     }
 }

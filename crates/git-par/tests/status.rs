@@ -475,3 +475,18 @@ fn status_renames_overrides_diff_renames() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Porcelain v2 lists the unmerged entries after every other changed one (git's
+/// `wt_porcelain_v2_print`), not in path order among them.
+#[test]
+fn porcelain_v2_lists_unmerged_entries_last() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "unmerged");
+    std::fs::write(repo.join("clean"), "staged\n").unwrap();
+    git_ok(&repo, ["add", "clean"]);
+    let failures: Vec<String> = [&["--porcelain=v2"][..], &["--porcelain=v2", "-z"][..]]
+        .iter()
+        .filter_map(|args| compare(&scratch, &repo, "", args))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -421,6 +421,121 @@ pub struct StatusOptions {
     pub pathspec: Option<crate::pathspec::Pathspec>,
     /// The raw pathspecs, for the directory walk.
     pub patterns: Vec<BString>,
+    /// `--ignore-submodules[=<when>]`: replaces `diff.ignoreSubmodules` and every submodule's
+    /// own `ignore` setting (`None`: those decide, as [`IgnoreSubmodules`] says).
+    pub ignore_submodules: Option<IgnoreSubmodules>,
+}
+
+/// How much of a submodule's state `status` reports: git's `--ignore-submodules=<when>`,
+/// `diff.ignoreSubmodules` and `submodule.<name>.ignore` values. Ordered from reporting the most
+/// to reporting nothing, so that two settings combine by taking the larger (git's diff flags:
+/// ignoring dirty content also skips its untracked files).
+///
+/// For the work tree, git's `wt_status_collect_changes_worktree` and `match_stat_with_submodule`
+/// decide per gitlink: `--ignore-submodules` when given (nothing configured counts); otherwise
+/// `submodule.<name>.ignore` from the repository's configuration, else from `.gitmodules`, for a
+/// submodule `.gitmodules` names (an unmerged `.gitmodules` ignores those without a setting);
+/// otherwise `diff.ignoreSubmodules`; otherwise `none`, or `untracked` with `-uno`. Between HEAD
+/// and the index only `--ignore-submodules=all` hides gitlinks (git shows a staged submodule
+/// whatever is configured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IgnoreSubmodules {
+    /// `none`: new commits, modified and untracked content.
+    None,
+    /// `untracked`: new commits and modified content, not untracked files.
+    Untracked,
+    /// `dirty`: new commits only.
+    Dirty,
+    /// `all`: the submodule is never reported as changed.
+    All,
+}
+
+impl IgnoreSubmodules {
+    /// The value `v` names (git's spellings, case-sensitive), `None` when it names none.
+    pub fn parse(v: &[u8]) -> Option<IgnoreSubmodules> {
+        Some(match v {
+            b"none" => IgnoreSubmodules::None,
+            b"untracked" => IgnoreSubmodules::Untracked,
+            b"dirty" => IgnoreSubmodules::Dirty,
+            b"all" => IgnoreSubmodules::All,
+            _ => return None,
+        })
+    }
+
+    /// `v` as a value of `--ignore-submodules` or of a setting git hands to it, or git's error.
+    fn parse_or_die(v: &[u8]) -> Result<IgnoreSubmodules, Error> {
+        IgnoreSubmodules::parse(v).ok_or_else(|| {
+            Error::Other(format!("bad --ignore-submodules argument: {}", v.as_bstr()))
+        })
+    }
+}
+
+/// The rule [`IgnoreSubmodules`] describes, resolved once per status for the work tree side.
+struct SubmoduleRules {
+    /// What applies to a submodule without its own setting (or to every one, `overridden`).
+    base: IgnoreSubmodules,
+    /// `--ignore-submodules` was given: no submodule's own setting counts.
+    overridden: bool,
+    /// The submodules `.gitmodules` names, with their `ignore` values.
+    modules: crate::submodule::Modules,
+    /// `.gitmodules` has unmerged entries in the index.
+    gitmodules_unmerged: bool,
+}
+
+impl SubmoduleRules {
+    fn new(
+        repo: &gix::Repository,
+        root: &Root,
+        index: &gix::index::State,
+        opts: &StatusOptions,
+    ) -> Result<SubmoduleRules, Error> {
+        let configured = repo
+            .config_snapshot()
+            .string("diff.ignoreSubmodules")
+            .map(|v| IgnoreSubmodules::parse_or_die(&v))
+            .transpose()?;
+        // git's diff setup: `diff.ignoreSubmodules`, else untracked content ignored; -uno
+        // ignores it too; without the option or the setting, status looks at everything.
+        let mut base = configured.unwrap_or(IgnoreSubmodules::Untracked);
+        if opts.untracked == Untracked::No {
+            base = base.max(IgnoreSubmodules::Untracked);
+        }
+        let overridden = opts.ignore_submodules.is_some();
+        if let Some(arg) = opts.ignore_submodules {
+            base = arg;
+        } else if configured.is_none() && opts.untracked != Untracked::No {
+            base = IgnoreSubmodules::None;
+        }
+        let gitmodules_unmerged = index
+            .entries()
+            .iter()
+            .any(|e| e.stage_raw() != 0 && e.path(index) == ".gitmodules");
+        Ok(SubmoduleRules {
+            base,
+            overridden,
+            modules: crate::submodule::Modules::load(root),
+            gitmodules_unmerged,
+        })
+    }
+
+    /// What is reported of the submodule at `path` (git's `set_diffopt_flags_from_submodule_config`).
+    fn for_path(&self, repo: &gix::Repository, path: &BStr) -> Result<IgnoreSubmodules, Error> {
+        if self.overridden {
+            return Ok(self.base);
+        }
+        let Some(name) = self.modules.name(path) else {
+            return Ok(self.base);
+        };
+        let own = repo
+            .config_snapshot()
+            .string(format!("submodule.{name}.ignore").as_str())
+            .or_else(|| self.modules.ignore(name).map(ToOwned::to_owned));
+        match own {
+            Some(v) => IgnoreSubmodules::parse_or_die(&v),
+            None if self.gitmodules_unmerged => Ok(IgnoreSubmodules::All),
+            None => Ok(self.base),
+        }
+    }
 }
 
 /// A submodule's state in the work tree (porcelain v2's `S<c><m><u>`).
@@ -465,6 +580,9 @@ pub struct Status {
     pub untracked: Vec<BString>,
     /// Ignored files and directories (`dir/`), sorted.
     pub ignored: Vec<BString>,
+    /// How long the untracked walk took (git's `untracked_in_ms`, which its advice on a slow
+    /// walk reports).
+    pub untracked_time: std::time::Duration,
     /// HEAD's tree (`None` on an unborn branch).
     pub head_tree: Option<ObjectId>,
     /// Whether the refreshed index was written.
@@ -497,14 +615,17 @@ pub fn status(
     let index = read_index(repo, index_path)?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
-    let (refreshed, walked) = refresh_index(repo, &root, index, opts.threads, |state| {
-        let repo = sync.to_thread_local();
-        if state.entries().iter().any(|e| e.stage_raw() != 0) {
-            walk(&repo, &with_unmerged_as_tracked(state), opts)
-        } else {
-            walk(&repo, state, opts)
-        }
-    })?;
+    let (refreshed, (walked, untracked_time)) =
+        refresh_index(repo, &root, index, opts.threads, |state| {
+            let repo = sync.to_thread_local();
+            let start = std::time::Instant::now();
+            let walked = if state.entries().iter().any(|e| e.stage_raw() != 0) {
+                walk(&repo, &with_unmerged_as_tracked(state), opts)
+            } else {
+                walk(&repo, state, opts)
+            };
+            (walked, start.elapsed())
+        })?;
     let (untracked, ignored) = walked?;
     let sparse = repo
         .config_snapshot()
@@ -523,6 +644,7 @@ pub fn status(
     let mut out = Status {
         untracked,
         ignored,
+        untracked_time,
         head_tree,
         threads: refreshed.threads,
         sparse,
@@ -706,6 +828,7 @@ fn collect_changes(
                 std::borrow::Cow::Borrowed(&**index)
             };
             let mut found: Vec<Change> = Vec::new();
+            let hide_gitlinks = opts.ignore_submodules == Some(IgnoreSubmodules::All);
             // All paths, wherever the current directory is (gix's default is its prefix).
             let empty = gix::index::State::new(repo.object_hash());
             let mut everything = repo
@@ -785,7 +908,16 @@ fn collect_changes(
                             c.ids = [source_id.into_owned(), id.into_owned()];
                         }
                     }
-                    found.push(c);
+                    // `--ignore-submodules=all`: a gitlink added, removed or moved to another
+                    // commit is not shown (a type change is).
+                    let gitlink = |m: u32| m == 0 || m == Mode::COMMIT.bits();
+                    let hidden = hide_gitlinks
+                        && c.rename.is_none()
+                        && gitlink(c.modes[0])
+                        && gitlink(c.modes[1]);
+                    if !hidden {
+                        found.push(c);
+                    }
                     Ok(std::ops::ControlFlow::Continue(()))
                 },
             )
@@ -814,11 +946,21 @@ fn collect_changes(
     let config = repo.config_snapshot();
     let file_mode = config.boolean("core.fileMode").unwrap_or(true);
     let mut dirs = root.dirs();
+    let rules = SubmoduleRules::new(repo, root, index, opts)?;
     for (i, entry) in index.entries().iter().enumerate() {
         if refreshed.seen[i] != Seen::Changed {
             continue;
         }
         let path = entry.path(index);
+        let rule = if entry.mode == Mode::COMMIT {
+            rules.for_path(repo, path)?
+        } else {
+            IgnoreSubmodules::None
+        };
+        if rule == IgnoreSubmodules::All {
+            // Neither new commits nor a removal: git's diff-files skips the gitlink.
+            continue;
+        }
         let (status, mode, submodule) = if entry.flags.contains(Flags::INTENT_TO_ADD) {
             (
                 b'A',
@@ -832,7 +974,7 @@ fn collect_changes(
             } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
                 let sub = SubmoduleState {
                     new_commits: true,
-                    ..submodule_content(root.path(), path, opts.untracked != Untracked::No)
+                    ..submodule_content_as(root.path(), path, rule)
                 };
                 (b'M', mode, Some(sub))
             } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
@@ -869,7 +1011,7 @@ fn collect_changes(
             continue;
         }
         let path = entry.path(index);
-        let sub = submodule_content(root.path(), path, opts.untracked != Untracked::No);
+        let sub = submodule_content_as(root.path(), path, rules.for_path(repo, path)?);
         if !(sub.modified || sub.untracked) {
             continue;
         }
@@ -937,6 +1079,16 @@ fn worktree_mode(
     }
 }
 
+/// [`submodule_content`] as far as `rule` asks: nothing for `dirty` and `all`, no untracked
+/// files for `untracked`.
+fn submodule_content_as(worktree: &Path, path: &BStr, rule: IgnoreSubmodules) -> SubmoduleState {
+    match rule {
+        IgnoreSubmodules::None => submodule_content(worktree, path, true),
+        IgnoreSubmodules::Untracked => submodule_content(worktree, path, false),
+        IgnoreSubmodules::Dirty | IgnoreSubmodules::All => SubmoduleState::default(),
+    }
+}
+
 /// Modified and untracked content of the submodule at `path`, as git's
 /// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
 fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
@@ -960,10 +1112,13 @@ fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> Submodule
     };
     for line in output.stdout.lines() {
         match line.first() {
-            Some(b'1' | b'2' | b'u') => {
+            Some(&kind @ (b'1' | b'2' | b'u')) => {
+                // A nested submodule with untracked files; anything else in the line (or a
+                // rename, or a conflict) is modified content.
                 if line.get(5) == Some(&b'S') && line.get(8) == Some(&b'U') {
                     state.untracked = true;
-                } else {
+                }
+                if kind != b'1' || line.get(5..9) != Some(b"S..U".as_slice()) {
                     state.modified = true;
                 }
             }

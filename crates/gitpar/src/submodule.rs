@@ -41,6 +41,8 @@ pub struct Move {
 #[derive(Debug, Default)]
 pub struct Modules {
     names: HashMap<BString, String>,
+    /// `submodule.<name>.ignore` by name: the first valid value, as git's submodule config.
+    ignores: HashMap<String, BString>,
 }
 
 impl Modules {
@@ -63,6 +65,7 @@ impl Modules {
             return Modules::default();
         };
         let mut names = HashMap::new();
+        let mut ignores = HashMap::new();
         for section in file.sections_by_name("submodule").into_iter().flatten() {
             let Some(name) = section.header().subsection_name() else {
                 continue;
@@ -70,8 +73,30 @@ impl Modules {
             if let Some(path) = section.value("path") {
                 names.entry(path).or_insert_with(|| name.to_string());
             }
+            // git warns about and skips a value other than these four.
+            let valid =
+                |v: &BStr| matches!(v.as_bytes(), b"none" | b"untracked" | b"dirty" | b"all");
+            if let Some(ignore) = section
+                .values("ignore")
+                .into_iter()
+                .find(|v| valid(v.as_bstr()))
+            {
+                ignores.entry(name.to_string()).or_insert(ignore);
+            }
         }
-        Modules { names }
+        Modules { names, ignores }
+    }
+
+    /// The name `.gitmodules` gives the submodule at `path`, active or not (git's
+    /// `submodule_from_path`).
+    pub fn name(&self, path: &BStr) -> Option<&str> {
+        self.names.get(path).map(String::as_str)
+    }
+
+    /// `.gitmodules`' `submodule.<name>.ignore` (`none`, `untracked`, `dirty` or `all`), which
+    /// the repository's own `submodule.<name>.ignore` overrides.
+    pub fn ignore(&self, name: &str) -> Option<&BStr> {
+        self.ignores.get(name).map(|v| v.as_bstr())
     }
 
     /// The name of the submodule at `path` if it takes part in recursive updates: named in
