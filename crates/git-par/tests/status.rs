@@ -12,15 +12,7 @@ use support::*;
 
 /// Build the fixture `case` under `dir` and return the repository.
 fn build(dir: &Path, case: &str) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/status_cases.sh");
-    let repo = dir.join(case);
-    run(
-        "bash",
-        dir,
-        [script.as_os_str(), repo.as_os_str(), case.as_ref()],
-    )
-    .assert_success();
-    repo
+    build_case("status_cases.sh", dir, case)
 }
 
 /// The formats compared on every fixture.

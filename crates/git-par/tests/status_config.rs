@@ -15,23 +15,8 @@ use std::process::Command;
 
 use support::*;
 
-/// Build the fixture `case` (of `script`) under `dir` and return the repository.
-fn build_with(script: &str, dir: &Path, case: &str) -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(script);
-    let repo = dir.join(case);
-    run(
-        "bash",
-        dir,
-        [script.as_os_str(), repo.as_os_str(), case.as_ref()],
-    )
-    .assert_success();
-    repo
-}
-
 fn build(dir: &Path, case: &str) -> PathBuf {
-    build_with("status_config.sh", dir, case)
+    build_case("status_config.sh", dir, case)
 }
 
 /// One `status` run: `-c` values, environment, the directory in the work tree, the arguments.
@@ -158,7 +143,7 @@ fn comment_prefix_and_comment_char() {
         &[call(&[PREFIX], &[]), call(&[PREFIX], &["-uno"])],
     );
     for case in ["unborn", "unmerged", "upstream"] {
-        let other = build_with("status_cases.sh", scratch.path(), case);
+        let other = build_case("status_cases.sh", scratch.path(), case);
         compare_all(&scratch, &other, &[call(&[PREFIX], &[])]);
     }
 }

@@ -12,16 +12,7 @@ use support::*;
 
 /// Build the fixture `case` under `dir` and return the repository.
 fn build(dir: &Path, case: &str) -> PathBuf {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/status_states.sh");
-    let repo = dir.join(case);
-    run(
-        "bash",
-        dir,
-        [script.as_os_str(), repo.as_os_str(), case.as_ref()],
-    )
-    .assert_success();
-    repo
+    build_case("status_states.sh", dir, case)
 }
 
 /// Each variant: the directory (relative to the top of the work tree) and the whole command

@@ -1299,3 +1299,18 @@ pub fn testfs_mount(dir: &Path, options: testfs::Options) -> Option<testfs::Moun
     fs::create_dir_all(&mnt).expect("create testfs mount point");
     Some(testfs::Mount::new(&back, &mnt, options).expect("mount testfs"))
 }
+
+/// Build the case `case` of the fixture script `script` (in `tests/fixtures`, called as
+/// `script DEST CASE`) under `dir`, and return the repository: the status tests' fixtures
+/// (`status_cases.sh`, `status_states.sh`, `status_config.sh`) are all made this way.
+pub fn build_case(script: &str, dir: &Path, case: &str) -> PathBuf {
+    let script = fixtures_dir().join(script);
+    let repo = dir.join(case);
+    run(
+        "bash",
+        dir,
+        [script.as_os_str(), repo.as_os_str(), case.as_ref()],
+    )
+    .assert_success();
+    repo
+}
