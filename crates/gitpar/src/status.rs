@@ -673,21 +673,10 @@ pub fn status(
                         files.retain(|f| matcher.selects(f.as_bstr()));
                         if untracked {
                             if excludes.is_none() {
-                                excludes = Some(
-                                    repo.excludes(
-                                        &refreshed.index,
-                                        None,
-                                        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-                                    )
-                                    .map_err(|e| Error::Other(e.to_string()))?,
-                                );
+                                excludes = Some(excludes_stack(repo, &refreshed.index)?);
                             }
                             let stack = excludes.as_mut().expect("set above");
-                            files.retain(|f| {
-                                !stack
-                                    .at_entry(f.as_bstr(), Some(Mode::FILE))
-                                    .is_ok_and(|p| p.is_excluded())
-                            });
+                            files.retain(|f| !is_ignored_file(stack, f.as_bstr()));
                         }
                         kept.extend(files);
                     }
@@ -1207,55 +1196,46 @@ fn walk(
             _ => {}
         }
     }
+    let root = repo.workdir().and_then(|w| Root::open(w).ok());
+    let mut dirs = root.as_ref().map(Root::dirs);
     // With pathspecs, gix-dir starts its walk at their common directory, inside a nested
     // repository if that is where they point; git's walk (`treat_leading_path`) stops at the
     // repository and shows it as `dir/`.
-    if !opts.patterns.is_empty() {
-        if let Some(root) = repo.workdir().and_then(|w| Root::open(w).ok()) {
-            let mut dirs = root.dirs();
-            let mut repositories = std::collections::BTreeMap::new();
-            for list in [&mut untracked, &mut ignored] {
-                for path in list.iter_mut() {
-                    let leading = path.iter().enumerate().filter(|(_, &b)| b == b'/');
-                    let slashes: Vec<usize> = leading.map(|(k, _)| k).collect();
-                    for &slash in slashes.iter().filter(|&&k| k + 1 < path.len()) {
-                        let dir = path[..slash].as_bstr().to_owned();
-                        let nested = *repositories
-                            .entry(dir.clone())
-                            .or_insert_with(|| is_repository(&mut dirs, dir.as_bstr()));
-                        if nested {
-                            path.truncate(slash + 1);
-                            break;
-                        }
-                    }
-                }
-                list.sort();
-                list.dedup();
+    if let (false, Some(dirs)) = (opts.patterns.is_empty(), dirs.as_mut()) {
+        let mut repositories = std::collections::BTreeMap::new();
+        for path in untracked.iter_mut().chain(ignored.iter_mut()) {
+            let inner = path.len().saturating_sub(1);
+            let nested = path[..inner].find_iter("/").find(|&slash| {
+                *repositories
+                    .entry(path[..slash].to_owned())
+                    .or_insert_with(|| is_repository(dirs, path[..slash].as_bstr()))
+            });
+            if let Some(slash) = nested {
+                path.truncate(slash + 1);
             }
         }
     }
     // `--ignored -uall`: every file of an ignored directory, as git's walk without
     // DIR_SHOW_OTHER_DIRECTORIES lists them.
-    if opts.ignored == Ignored::Traditional && opts.untracked == Untracked::All {
-        if let Some(workdir) = repo.workdir() {
-            if let Ok(root) = Root::open(workdir) {
-                let mut dirs = root.dirs();
-                let mut files = Vec::new();
-                for path in ignored.drain(..) {
-                    match path.strip_suffix(b"/") {
-                        // A nested repository stays one (see `files_below`).
-                        Some(dir) if !is_repository(&mut dirs, dir.as_bstr()) => {
-                            files_below(&mut dirs, dir.as_bstr(), &mut files);
-                        }
-                        _ => files.push(path),
-                    }
+    if let (Ignored::Traditional, Untracked::All, Some(dirs)) =
+        (opts.ignored, opts.untracked, dirs.as_mut())
+    {
+        let mut files = Vec::new();
+        for path in ignored.drain(..) {
+            match path.strip_suffix(b"/") {
+                // A nested repository stays one (see `files_below`).
+                Some(dir) if !is_repository(dirs, dir.as_bstr()) => {
+                    files_below(dirs, dir.as_bstr(), &mut files);
                 }
-                ignored = files;
+                _ => files.push(path),
             }
         }
+        ignored = files;
     }
     untracked.sort();
+    untracked.dedup();
     ignored.sort();
+    ignored.dedup();
     Ok((untracked, ignored))
 }
 
@@ -1287,17 +1267,9 @@ fn files_of_replaced_entries(
     if found.is_empty() {
         return Ok(());
     }
-    let mut excludes = repo
-        .excludes(
-            index,
-            None,
-            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-        )
-        .map_err(|e| Error::Other(e.to_string()))?;
+    let mut excludes = excludes_stack(repo, index)?;
     for file in found {
-        let ignored = excludes
-            .at_entry(file.as_bstr(), Some(Mode::FILE))
-            .is_ok_and(|p| p.is_excluded());
+        let ignored = is_ignored_file(&mut excludes, file.as_bstr());
         if !ignored {
             out.untracked.push(file);
         } else if opts.ignored != Ignored::No {
@@ -1307,6 +1279,27 @@ fn files_of_replaced_entries(
     out.untracked.sort();
     out.ignored.sort();
     Ok(())
+}
+
+/// The ignore rules of the work tree (`.gitignore` files from the work tree, else from the
+/// index; `info/exclude`; `core.excludesFile`), for the files the walk did not classify itself.
+fn excludes_stack<'r>(
+    repo: &'r gix::Repository,
+    index: &gix::index::State,
+) -> Result<gix::AttributeStack<'r>, Error> {
+    repo.excludes(
+        index,
+        None,
+        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+    )
+    .map_err(|e| Error::Other(e.to_string()))
+}
+
+/// Whether the file `path` is ignored by `excludes`.
+fn is_ignored_file(excludes: &mut gix::AttributeStack<'_>, path: &BStr) -> bool {
+    excludes
+        .at_entry(path, Some(Mode::FILE))
+        .is_ok_and(|p| p.is_excluded())
 }
 
 /// Every file below the directory `dir` (repository-relative), depth first; a nested

@@ -508,11 +508,10 @@ pub(crate) mod lookup {
     use bstr::{BStr, BString, ByteSlice};
 
     /// The directories (each with its trailing slash) on the path the walk is in, and the range
-    /// of index entries below each, outermost first. `index` identifies the index the ranges
-    /// belong to (its address and entry count).
+    /// of index entries below each, outermost first: of the index of the walk under way
+    /// (`classify` is only called by `walk`, which starts with [`reset`]).
     #[derive(Default)]
     struct Ranges {
-        index: (usize, usize),
         dirs: Vec<(BString, Range<usize>)>,
         /// Where the last lookup found its entry (or would have inserted it): the next one looks
         /// next to it first. Directories read back in the order their files were created (tmpfs
@@ -526,7 +525,7 @@ pub(crate) mod lookup {
         static RANGES: RefCell<Ranges> = RefCell::new(Ranges::default());
     }
 
-    /// Forget the ranges: called when a walk starts, as a new index may sit where an old one was.
+    /// Forget the ranges and the last hit: called when a walk starts, with its own index.
     pub(crate) fn reset() {
         RANGES.with(|r| *r.borrow_mut() = Ranges::default());
     }
@@ -559,11 +558,6 @@ pub(crate) mod lookup {
         }
         RANGES.with(|r| {
             let mut r = r.borrow_mut();
-            let id = (std::ptr::from_ref(index) as usize, index.entries().len());
-            if r.index != id {
-                r.index = id;
-                r.dirs.clear();
-            }
             while r.dirs.last().is_some_and(|(d, _)| !dir.starts_with(d.as_slice())) {
                 r.dirs.pop();
             }
