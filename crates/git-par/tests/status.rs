@@ -43,13 +43,7 @@ const FORMATS: &[&[&str]] = &[
 /// Run `git status ARGS` and `git-par status ARGS` in `sub` of two copies of `repo` (so that
 /// neither sees the index the other refreshed) and compare output and exit code.
 fn compare(scratch: &Scratch, repo: &Path, sub: &str, args: &[&str]) -> Option<String> {
-    let name = format!("{}", scratch.path().read_dir().unwrap().count());
-    let (g, p) = (
-        scratch.join(format!("g{name}")),
-        scratch.join(format!("p{name}")),
-    );
-    copy_repo(repo, &g);
-    copy_repo(repo, &p);
+    let (g, p) = two_copies(scratch, repo);
     let mut with = vec!["status"];
     with.extend_from_slice(args);
     let git_out = git(&g.join(sub), &with);
@@ -59,17 +53,7 @@ fn compare(scratch: &Scratch, repo: &Path, sub: &str, args: &[&str]) -> Option<S
     let same = git_out.stdout == par_out.stdout
         && git_out.status.code() == par_out.status.code()
         && (git_out.status.success() || git_out.stderr == par_out.stderr);
-    (!same).then(|| {
-        format!(
-            "status {args:?} in {sub:?}:\n--- git ({:?})\n{}{}\n--- git-par ({:?})\n{}{}",
-            git_out.status.code(),
-            String::from_utf8_lossy(&git_out.stdout),
-            String::from_utf8_lossy(&git_out.stderr),
-            par_out.status.code(),
-            String::from_utf8_lossy(&par_out.stdout),
-            String::from_utf8_lossy(&par_out.stderr),
-        )
-    })
+    (!same).then(|| side_by_side(&format!("status {args:?} in {sub:?}"), &git_out, &par_out))
 }
 
 fn every_format(case: &str, formats: &[&[&str]]) {

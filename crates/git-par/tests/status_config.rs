@@ -59,29 +59,18 @@ fn status_of(program: &str, dir: &Path, c: &Call<'_>) -> Run {
 /// index the other refreshed); `None` when stdout and exit code are the same (and, when git
 /// fails, git-par fails too without printing anything on stdout).
 fn compare(scratch: &Scratch, repo: &Path, c: &Call<'_>) -> Option<String> {
-    let n = scratch.path().read_dir().unwrap().count();
-    let (g, p) = (scratch.join(format!("g{n}")), scratch.join(format!("p{n}")));
-    copy_repo(repo, &g);
-    copy_repo(repo, &p);
+    let (g, p) = two_copies(scratch, repo);
     let git_out = status_of("git", &g, c);
     let par_out = status_of(GIT_PAR, &p, c);
     let _ = std::fs::remove_dir_all(&g);
     let _ = std::fs::remove_dir_all(&p);
     let same = git_out.stdout == par_out.stdout && git_out.status.code() == par_out.status.code();
     (!same).then(|| {
-        format!(
-            "-c {:?} env {:?} in {:?}: status {:?}\n--- git ({:?})\n{}{}\n--- git-par ({:?})\n{}{}",
-            c.config,
-            c.env,
-            c.sub,
-            c.args,
-            git_out.status.code(),
-            String::from_utf8_lossy(&git_out.stdout),
-            String::from_utf8_lossy(&git_out.stderr),
-            par_out.status.code(),
-            String::from_utf8_lossy(&par_out.stdout),
-            String::from_utf8_lossy(&par_out.stderr),
-        )
+        let what = format!(
+            "-c {:?} env {:?} in {:?}: status {:?}",
+            c.config, c.env, c.sub, c.args
+        );
+        side_by_side(&what, &git_out, &par_out)
     })
 }
 

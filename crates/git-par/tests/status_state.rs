@@ -30,13 +30,7 @@ const VARIANTS: &[(&str, &[&str])] = &[
 /// Run `git ARGS` and `git-par ARGS` in `sub` of two copies of `repo` (so that neither sees the
 /// index the other refreshed) and compare output and exit code.
 fn compare(scratch: &Scratch, repo: &Path, sub: &str, args: &[&str]) -> Option<String> {
-    let name = format!("{}", scratch.path().read_dir().unwrap().count());
-    let (g, p) = (
-        scratch.join(format!("g{name}")),
-        scratch.join(format!("p{name}")),
-    );
-    copy_repo(repo, &g);
-    copy_repo(repo, &p);
+    let (g, p) = two_copies(scratch, repo);
     let git_out = git(&g.join(sub), args);
     let par_out = git_par(&p.join(sub), args);
     let _ = std::fs::remove_dir_all(&g);
@@ -48,17 +42,7 @@ fn differ(args: &[&str], sub: &str, git_out: &Run, par_out: &Run) -> Option<Stri
     let same = git_out.stdout == par_out.stdout
         && git_out.status.code() == par_out.status.code()
         && git_out.stderr == par_out.stderr;
-    (!same).then(|| {
-        format!(
-            "{args:?} in {sub:?}:\n--- git ({:?})\n{}{}\n--- git-par ({:?})\n{}{}",
-            git_out.status.code(),
-            String::from_utf8_lossy(&git_out.stdout),
-            String::from_utf8_lossy(&git_out.stderr),
-            par_out.status.code(),
-            String::from_utf8_lossy(&par_out.stdout),
-            String::from_utf8_lossy(&par_out.stderr),
-        )
-    })
+    (!same).then(|| side_by_side(&format!("{args:?} in {sub:?}"), git_out, par_out))
 }
 
 /// Every variant on every case; the failures of all of them in one message.

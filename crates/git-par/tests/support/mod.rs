@@ -1314,3 +1314,28 @@ pub fn build_case(script: &str, dir: &Path, case: &str) -> PathBuf {
     .assert_success();
     repo
 }
+
+/// Two fresh copies of `repo` in `scratch` (`g<n>` for git, `p<n>` for git-par), so that
+/// neither command sees what the other wrote (a refreshed index): the status tests run git and
+/// git-par side by side this way.
+pub fn two_copies(scratch: &Scratch, repo: &Path) -> (PathBuf, PathBuf) {
+    let n = scratch.path().read_dir().unwrap().count();
+    let (g, p) = (scratch.join(format!("g{n}")), scratch.join(format!("p{n}")));
+    copy_repo(repo, &g);
+    copy_repo(repo, &p);
+    (g, p)
+}
+
+/// A difference between git's and git-par's run of the command described by `what`, in full:
+/// exit codes, stdout and stderr of both.
+pub fn side_by_side(what: &str, git_out: &Run, par_out: &Run) -> String {
+    format!(
+        "{what}:\n--- git ({:?})\n{}{}\n--- git-par ({:?})\n{}{}",
+        git_out.status.code(),
+        String::from_utf8_lossy(&git_out.stdout),
+        String::from_utf8_lossy(&git_out.stderr),
+        par_out.status.code(),
+        String::from_utf8_lossy(&par_out.stdout),
+        String::from_utf8_lossy(&par_out.stderr),
+    )
+}
