@@ -153,6 +153,8 @@ enum WorktreeCommand {
 }
 
 fn main() -> ExitCode {
+    // The clock of GIT_PAR_TRACE_PERF starts here.
+    gitpar::phase::mark("main");
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(git_args) = patch::delegated(&args) {

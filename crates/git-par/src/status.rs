@@ -151,6 +151,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         return Err(hand_to_git());
     };
     let opened = crate::repo::open(overrides)?;
+    gitpar::phase::mark("repository opened");
     let worktree = opened.require_workdir()?.to_owned();
     let repo = &opened.repo;
     let config = repo.config_snapshot();
@@ -262,6 +263,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
 /// `git par refresh [-q]`: `git update-index [-q] --refresh`.
 pub(crate) fn refresh(quiet: bool, overrides: &[String]) -> Result<(), u8> {
     let opened = crate::repo::open(overrides)?;
+    gitpar::phase::mark("repository opened");
     let worktree = opened.require_workdir()?.to_owned();
     let outcome = gitpar::status::refresh(
         &opened.repo,

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod notice;
 pub mod options;
 pub mod pathspec;
+pub mod phase;
 pub mod plan;
 pub(crate) mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.

@@ -172,13 +172,14 @@ pub(crate) struct ReadIndex {
     pub bytes: Option<IndexBytes>,
 }
 
-/// The bytes of an index file as read for a refresh: a private, copy-on-write mapping of the
-/// file, as git maps its index (`xmmap` in read-cache.c). Reading a 200,000-entry index (20 MB)
-/// into a fresh buffer cost about 10 ms before any work could start (the copy, and zeroing the
-/// pages it was copied into); mapped, only the pages patched before the write are copied. git
-/// replaces an index by renaming a new file over it, so the file mapped is never changed while
-/// it is mapped.
-pub(crate) type IndexBytes = memmap2::MmapMut;
+/// The bytes of an index file as read for a refresh: a read-only mapping of the file, as git
+/// maps its index (`xmmap` in read-cache.c). Reading a 200,000-entry index (20 MB) into a fresh
+/// buffer cost about 10 ms before any work could start (the copy, and zeroing the pages it was
+/// copied into); mapped, nothing is copied until the write, which patches the changed entries
+/// into its own buffer on the way out (a copy-on-write mapping patched in place faulted in a
+/// fresh page for nearly every changed entry). git replaces an index by renaming a new file over
+/// it, so the file mapped is never changed while it is mapped.
+pub(crate) type IndexBytes = memmap2::Mmap;
 
 /// Read the index file at `path` once, for a refresh: decoded as gix decodes it (git does not
 /// verify the checksum when it reads, only fsck does), with its bytes kept, so that writing the
@@ -207,11 +208,9 @@ pub(crate) fn read_for_refresh(
             .map_err(|e| e.to_string())?;
         return Ok(empty());
     }
-    // SAFETY: the mapping is private (a write to it never reaches the file), and the file is
-    // not changed while mapped: git and git-par replace an index by renaming a new file over
-    // it (see `IndexBytes`).
-    let bytes =
-        unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(|e| e.to_string())?;
+    // SAFETY: the file is not changed while mapped: git and git-par replace an index by
+    // renaming a new file over it (see `IndexBytes`).
+    let bytes = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| e.to_string())?;
     let mtime = filetime::FileTime::from_last_modification_time(&meta);
     let options = gix::index::decode::Options::default();
     // The checksum read is not kept: a refreshed index is written with a new one.
@@ -252,22 +251,24 @@ pub(crate) fn commit_refreshed(
 ) -> Result<(), Error> {
     let hash = state.object_hash();
     let format = Format::of(repo, Some(state));
-    let (mut mapped, mut read);
-    let (original, changed): (&mut [u8], _) = match original {
+    let (mapped, read);
+    let (original, changed): (&[u8], _) = match original {
         Some((bytes, changed)) => {
             mapped = bytes;
-            (&mut mapped[..], Some(changed))
+            (&mapped[..], Some(changed))
         }
         None => {
             read = std::fs::read(index_path).unwrap_or_default();
-            (&mut read[..], None)
+            (&read[..], None)
         }
     };
-    if let Some(end) = changed.and_then(|changed| patch_stat_data(state, original, changed)) {
+    if let Some((end, patches)) = changed.and_then(|changed| stat_patches(state, original, changed))
+    {
+        crate::phase::mark("stat data patches encoded");
         if extensions_to_keep(original, end, hash).is_some() {
             let body = &original[..original.len() - hash.len_in_bytes()];
             return lock.commit_with(|out| {
-                let sum = write_hashed(body, hash, !format.skip_hash, out)?;
+                let sum = write_hashed(body, &patches, hash, !format.skip_hash, out)?;
                 out.write_all(sum.as_bytes())
             });
         }
@@ -330,13 +331,24 @@ fn extensions_to_keep(original: &[u8], start: usize, hash: gix::hash::Kind) -> O
     (ok && iter.consumed == ext.len()).then_some(ext)
 }
 
-/// Re-encode the entries `changed` (ascending indices) of `state` in place in `original`, the
-/// version 2 or 3 index file `state` was read from, and return where its entries end. Each
-/// entry's place follows from the ones before it (gix's `write_to` length, padded with NULs
-/// to a multiple of 8, as git writes these versions); `None`, with nothing patched that
-/// matters, when the file is not of such a version, holds another number of entries, or an
-/// entry to patch is not the same object, flags and path at its place.
-fn patch_stat_data(state: &State, original: &mut [u8], changed: &[usize]) -> Option<usize> {
+/// The stat data of an entry in a version 2 or 3 index file: ctime, mtime (seconds and
+/// nanoseconds), dev, ino, mode, uid, gid, size, 32 bits each.
+const STAT: usize = 40;
+
+/// New stat data for the index file: where in the file, and the bytes.
+type StatPatch = (usize, [u8; STAT]);
+
+/// The entries `changed` (ascending indices) of `state` re-encoded for the version 2 or 3
+/// index file `original` that `state` was read from: their stat data with its place in the
+/// file, and where the file's entries end. Each entry's place follows from the ones before it
+/// (gix's `write_to` length, padded with NULs to a multiple of 8, as git writes these
+/// versions); `None` when the file is not of such a version, holds another number of entries,
+/// or an entry to patch is not the same object, flags and path at its place.
+fn stat_patches(
+    state: &State,
+    original: &[u8],
+    changed: &[usize],
+) -> Option<(usize, Vec<StatPatch>)> {
     let version = u32::from_be_bytes(original.get(4..8)?.try_into().ok()?);
     let count = u32::from_be_bytes(original.get(8..12)?.try_into().ok()?);
     if original.get(..4)? != b"DIRC"
@@ -345,10 +357,9 @@ fn patch_stat_data(state: &State, original: &mut [u8], changed: &[usize]) -> Opt
     {
         return None;
     }
-    // ctime, mtime (seconds and nanoseconds), dev, ino, mode, uid, gid, size: 32 bits each.
-    const STAT: usize = 40;
     let fixed = STAT + state.object_hash().len_in_bytes() + 2;
     let mut scratch = Vec::with_capacity(256);
+    let mut patches = Vec::with_capacity(changed.len());
     let mut next = changed.iter().copied().peekable();
     let mut offset = 12;
     for (i, entry) in state.entries().iter().enumerate() {
@@ -366,53 +377,95 @@ fn patch_stat_data(state: &State, original: &mut [u8], changed: &[usize]) -> Opt
             next.next();
             scratch.clear();
             entry.write_to(&mut scratch, state).ok()?;
-            let slot = original.get_mut(offset..offset + len)?;
+            let slot = original.get(offset..offset + len)?;
             if scratch.len() != unpadded || slot[STAT..unpadded] != scratch[STAT..] {
                 return None;
             }
-            slot[..STAT].copy_from_slice(&scratch[..STAT]);
+            patches.push((offset, scratch[..STAT].try_into().ok()?));
         }
         offset += len;
     }
-    next.peek().is_none().then_some(offset)
+    next.peek().is_none().then_some((offset, patches))
 }
 
-/// Write `body` into `out` and return its checksum: the `kind` hash of it, or with `checksum`
-/// false (`index.skipHash`) the null id. A large body is hashed on a second thread while it is
-/// written: the write of a 20 MB index into the page cache and its SHA-1 take a similar time.
+/// Hand `body` to `f` a [`WRITE_CHUNK`] at a time with `patches` (ascending, not overlapping)
+/// applied: a chunk that no patch touches straight from `body`, one that a patch touches as a
+/// patched copy in a buffer of this call's.
+fn patched_chunks(
+    body: &[u8],
+    patches: &[StatPatch],
+    mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let mut first = 0;
+    for (n, chunk) in body.chunks(WRITE_CHUNK).enumerate() {
+        let start = n * WRITE_CHUNK;
+        let end = start + chunk.len();
+        while patches.get(first).is_some_and(|(at, _)| at + STAT <= start) {
+            first += 1;
+        }
+        let upto = first
+            + patches[first..]
+                .iter()
+                .take_while(|(at, _)| *at < end)
+                .count();
+        let touching = &patches[first..upto];
+        if touching.is_empty() {
+            f(chunk)?;
+            continue;
+        }
+        buf.clear();
+        buf.extend_from_slice(chunk);
+        for (at, bytes) in touching {
+            // A patch may straddle two chunks: each takes its part.
+            let (lo, hi) = ((*at).max(start), (at + STAT).min(end));
+            buf[lo - start..hi - start].copy_from_slice(&bytes[lo - at..hi - at]);
+        }
+        f(&buf)?;
+    }
+    Ok(())
+}
+
 /// The size of the writes of a patched index. git writes its index 128 KiB at a time; one
 /// write of a whole 20 MB index took 41 ms where git's 151 writes and its rename took 24 ms
 /// (strace, the bench's 200,000-entry index on the root ext4).
 const WRITE_CHUNK: usize = 128 << 10;
 
+/// Write `body` with `patches` applied into `out` and return its checksum: the `kind` hash of
+/// it, or with `checksum` false (`index.skipHash`) the null id. A large body is hashed on a
+/// second thread while it is written: the write of a 20 MB index into the page cache and its
+/// SHA-1 take a similar time.
 fn write_hashed(
     body: &[u8],
+    patches: &[StatPatch],
     kind: gix::hash::Kind,
     checksum: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<ObjectId> {
     let digest = || {
         let mut hasher = gix::hash::hasher(kind);
-        hasher.update(body);
-        hasher.try_finalize().unwrap_or_else(|_| kind.null())
+        patched_chunks(body, patches, |chunk| {
+            hasher.update(chunk);
+            Ok(())
+        })
+        .map(|()| hasher.try_finalize().unwrap_or_else(|_| kind.null()))
     };
+    let write = |out: &mut dyn Write| patched_chunks(body, patches, |chunk| out.write_all(chunk));
     if !checksum {
-        out.write_all(body)?;
+        write(out)?;
         return Ok(kind.null());
     }
     if body.len() < 1 << 20 {
-        out.write_all(body)?;
-        return Ok(digest());
+        write(out)?;
+        return digest();
     }
     std::thread::scope(|scope| {
         let hashing = scope.spawn(digest);
-        let written = body
-            .chunks(WRITE_CHUNK)
-            .try_for_each(|chunk| out.write_all(chunk));
+        let written = write(out);
         let sum = hashing
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        written.map(|()| sum)
+        written.and(sum)
     })
 }
 
@@ -804,6 +857,35 @@ mod tests {
             );
         }
         state
+    }
+
+    /// The chunks handed out are the body with every patch in place, whether a patch lies
+    /// inside a chunk, straddles two, or chunks go by untouched.
+    #[test]
+    fn patched_chunks_apply_every_patch_across_chunk_boundaries() {
+        let body: Vec<u8> = (0..WRITE_CHUNK * 3 + 100)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let patches: Vec<StatPatch> = [7, WRITE_CHUNK - 13, 2 * WRITE_CHUNK + 50]
+            .iter()
+            .enumerate()
+            .map(|(k, &at)| (at, [0xa0 + k as u8; STAT]))
+            .collect();
+        let mut expected = body.clone();
+        for (at, bytes) in &patches {
+            expected[*at..at + STAT].copy_from_slice(bytes);
+        }
+        let mut got = Vec::new();
+        let mut sizes = Vec::new();
+        patched_chunks(&body, &patches, |chunk| {
+            sizes.push(chunk.len());
+            got.extend_from_slice(chunk);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sizes, [WRITE_CHUNK, WRITE_CHUNK, WRITE_CHUNK, 100]);
+        assert!(got == expected, "the patched body differs");
+        assert!(body != expected, "the patches change something");
     }
 
     fn find<'a>(tree: &'a Tree, path: &str) -> &'a Tree {

@@ -116,26 +116,85 @@ pub fn check<'a>(
         max: threads,
         source: crate::tune::Source::Explicit,
     };
-    check_with(repo, root, index, index_ts, items.into_iter(), fixed).map(|(states, _)| states)
+    let checked = check_with(
+        repo,
+        root,
+        index,
+        index_ts,
+        items.len(),
+        |i| Some(items[i]),
+        fixed,
+    )?;
+    let mut fresh = checked.fresh.into_iter().peekable();
+    Ok(checked
+        .verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(i, verdict)| match verdict {
+            Verdict::Refreshed => match fresh.next_if(|(at, _)| *at == i) {
+                Some((_, stat)) => State::Refreshed(stat),
+                None => unreachable!("every refreshed entry has its stat data"),
+            },
+            Verdict::Clean | Verdict::NotChecked => State::Clean,
+            Verdict::Modified => State::Modified,
+            Verdict::RacilyModified => State::RacilyModified,
+            Verdict::Missing => State::Missing,
+        })
+        .collect())
 }
 
-/// [`check`] with a thread count that may grow while it runs: the calling thread works too and,
-/// between its chunks, feeds a [`crate::tune::Refiner`] the number of entries done; when the
-/// throughput keeps growing as threads double, more are started, and when a doubling did not
-/// pay, the threads above the target stop after their chunk. Returns the states and the thread
-/// count the run ended with.
+/// A [`State`] in one byte, without the stat data of [`State::Refreshed`]: a check over a
+/// whole index keeps one per entry (200,000 of them for the bench's index: 40 bytes each were
+/// 8 MB of fresh pages to fault in and fill), and the few fresh stat data apart
+/// ([`Checked::fresh`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Not an entry to check (the caller's `item` returned `None`).
+    NotChecked,
+    /// [`State::Clean`].
+    Clean,
+    /// [`State::Refreshed`]: its stat data is in [`Checked::fresh`].
+    Refreshed,
+    /// [`State::Modified`].
+    Modified,
+    /// [`State::RacilyModified`].
+    RacilyModified,
+    /// [`State::Missing`].
+    Missing,
+}
+
+/// What [`check_with`] found.
+pub(crate) struct Checked {
+    /// One verdict per position.
+    pub verdicts: Vec<Verdict>,
+    /// The fresh stat data of the [`Verdict::Refreshed`] positions, ascending.
+    pub fresh: Vec<(usize, Stat)>,
+    /// The thread count the run ended with.
+    pub threads: usize,
+}
+
+/// [`check`] over the positions `0..len`, `item` giving the entry at a position (or `None`
+/// for one not to check: no vector of items is built, which for a whole index cost as much
+/// as a tenth of the lstat time), with a thread count that may grow while it runs: the calling
+/// thread works too and, between its chunks, feeds a [`crate::tune::Refiner`] the number of
+/// entries done; when the throughput keeps growing as threads double, more are started, and
+/// when a doubling did not pay, the threads above the target stop after their chunk.
 pub(crate) fn check_with<'a>(
     repo: &gix::Repository,
     root: &Root,
     index: &gix::index::State,
     index_ts: i64,
-    items: impl Iterator<Item = Item<'a>>,
+    len: usize,
+    item: impl Fn(usize) -> Option<Item<'a>> + Sync,
     choice: crate::tune::Choice,
-) -> Result<(Vec<State>, usize), String> {
+) -> Result<Checked, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let items: Vec<Item<'a>> = items.collect();
-    if items.is_empty() {
-        return Ok((Vec::new(), 0));
+    if len == 0 {
+        return Ok(Checked {
+            verdicts: Vec::new(),
+            fresh: Vec::new(),
+            threads: 0,
+        });
     }
     let config = repo.config_snapshot();
     let rules = StatRules {
@@ -154,8 +213,9 @@ pub(crate) fn check_with<'a>(
         .detach();
     let drivers = crate::filter::drivers(repo)?;
     // The results are written in place: chunks of the output are handed out with their
-    // inputs, so nothing is collected per thread and merged afterwards.
-    let mut states = vec![State::Clean; items.len()];
+    // positions, so nothing is collected per thread and merged afterwards (but the rare fresh
+    // stat data).
+    let mut verdicts = vec![Verdict::NotChecked; len];
     // Many threads (a high-latency filesystem, or a run that may grow to many) need smaller
     // chunks to share the work: four per thread at least, down to MIN_CHUNK entries.
     let may_reach = if choice.source == crate::tune::Source::Auto {
@@ -164,63 +224,81 @@ pub(crate) fn check_with<'a>(
         choice.max
     };
     let chunk = if may_reach > 16 {
-        (items.len() / (may_reach * 4)).clamp(MIN_CHUNK, CHUNK)
+        (len / (may_reach * 4)).clamp(MIN_CHUNK, CHUNK)
     } else {
         CHUNK
     };
-    let chunks = items.len().div_ceil(chunk);
+    let chunks = len.div_ceil(chunk);
     // At least one chunk per thread.
     let mut choice = choice;
     choice.workers = choice.workers.clamp(1, chunks);
     choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
-    let ended = {
-        let work = std::sync::Mutex::new(states.chunks_mut(chunk).zip(items.chunks(chunk)));
+    let (fresh, ended) = {
+        let work = std::sync::Mutex::new(verdicts.chunks_mut(chunk).enumerate());
         let done = AtomicUsize::new(0);
         // CPU time of the checking threads, for the refiner (tune's Sample).
         let cpu_ns = std::sync::atomic::AtomicU64::new(0);
         let target = AtomicUsize::new(choice.workers);
-        // Worker `k` runs while `k < target`; returns when the work is out or it is surplus.
+        // Worker `k` runs while `k < target`; returns the fresh stat data it found when the
+        // work is out or it is surplus.
         let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut(usize)>| {
             let mut filter = crate::filter::ToGit::new(&repo, attributes.clone(), &drivers)?;
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
             let mut cpu = thread_cpu_ns();
+            let mut fresh = Vec::new();
             loop {
                 if k >= target.load(Ordering::Relaxed) {
-                    return Ok::<(), String>(());
+                    return Ok::<_, String>(fresh);
                 }
                 let next = work
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .next();
-                let Some((out, input)) = next else {
-                    return Ok(());
+                let Some((n, out)) = next else {
+                    return Ok(fresh);
                 };
-                for (slot, item) in out.iter_mut().zip(input) {
-                    *slot = check_one(
-                        item,
+                let first = n * chunk;
+                // Positions not to check cost nothing: only the others count as done, for
+                // the refiner and the probe.
+                let mut looked = 0;
+                for (at, slot) in (first..).zip(out.iter_mut()) {
+                    let Some(item) = item(at) else {
+                        continue;
+                    };
+                    looked += 1;
+                    *slot = match check_one(
+                        &item,
                         index,
                         index_ts,
                         rules,
                         (&mut filter, &mut buf, &mut dirs),
-                    );
+                    ) {
+                        State::Clean => Verdict::Clean,
+                        State::Refreshed(stat) => {
+                            fresh.push((at, stat));
+                            Verdict::Refreshed
+                        }
+                        State::Modified => Verdict::Modified,
+                        State::RacilyModified => Verdict::RacilyModified,
+                        State::Missing => Verdict::Missing,
+                    };
                 }
                 let now = thread_cpu_ns();
                 cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
                 cpu = now;
-                done.fetch_add(input.len(), Ordering::Relaxed);
+                done.fetch_add(looked, Ordering::Relaxed);
                 if let Some(between) = between.as_mut() {
-                    between(input.len());
+                    between(looked);
                 }
             }
         };
         if choice.max == 1 && choice.source != crate::tune::Source::Auto {
-            run(repo.clone(), 0, None)?;
-            1
+            (run(repo.clone(), 0, None)?, 1)
         } else {
             let sync = repo.clone().into_sync();
             let mut started = choice.workers;
-            let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+            let results: Vec<Result<Vec<(usize, Stat)>, String>> = std::thread::scope(|scope| {
                 let spawn = |k: usize| {
                     let (sync, run) = (&sync, &run);
                     scope.spawn(move || run(sync.to_thread_local(), k, None))
@@ -306,11 +384,19 @@ pub(crate) fn check_with<'a>(
                     )
                     .collect()
             });
-            results.into_iter().collect::<Result<(), String>>()?;
-            target.load(Ordering::Relaxed).min(started)
+            let mut fresh = Vec::new();
+            for found in results {
+                fresh.extend(found?);
+            }
+            fresh.sort_unstable_by_key(|(at, _)| *at);
+            (fresh, target.load(Ordering::Relaxed).min(started))
         }
     };
-    Ok((states, ended))
+    Ok(Checked {
+        verdicts,
+        fresh,
+        threads: ended,
+    })
 }
 
 fn check_one(

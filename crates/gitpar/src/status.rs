@@ -25,7 +25,7 @@ use gix::ObjectId;
 
 use crate::fs::Root;
 use crate::lock::IndexLock;
-use crate::refresh::{Item, State};
+use crate::refresh::{Item, Verdict};
 
 /// Why a refresh or a status could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +128,7 @@ fn read_index(
     path: &Path,
 ) -> Result<(gix::index::File, Option<crate::record::IndexBytes>), Error> {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
+    crate::phase::mark("index decoded");
     let (mut index, mut bytes) = (read.file, read.bytes);
     if index.entries().iter().any(|e| e.mode == Mode::DIR) {
         bytes = None;
@@ -149,19 +150,16 @@ fn refresh_index<R: Send>(
     beside: impl FnOnce(&gix::index::State) -> R + Send,
 ) -> Result<(Refreshed, R), Error> {
     let index_ts = index.timestamp().unix_seconds();
-    let looked: Vec<usize> = index
-        .entries()
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| {
-            e.stage() == Stage::Unconflicted
-                && !e
-                    .flags
-                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let choice = refresh_choice(&repo.config_snapshot(), root.fd(), looked.len(), explicit);
+    // The entries git's refresh looks at: no vector of them is built (see `check_with`).
+    let looked = |e: &gix::index::Entry| {
+        e.stage() == Stage::Unconflicted
+            && !e
+                .flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+    };
+    let n_looked = index.entries().iter().filter(|e| looked(e)).count();
+    let choice = refresh_choice(&repo.config_snapshot(), root.fd(), n_looked, explicit);
+    crate::phase::mark("refresh threads chosen");
     // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
     // changed ones lose it below, and the index is never written with it.
     for entry in index.entries_mut() {
@@ -171,18 +169,20 @@ fn refresh_index<R: Send>(
         let state: &gix::index::State = &index;
         std::thread::scope(|scope| {
             let other = scope.spawn(move || beside(state));
+            let entries = state.entries();
             let checked = crate::refresh::check_with(
                 repo,
                 root,
                 state,
                 index_ts,
-                looked.iter().map(|&i| {
-                    let entry = &state.entries()[i];
-                    Item {
+                entries.len(),
+                |i| {
+                    let entry = &entries[i];
+                    looked(entry).then(|| Item {
                         path: entry.path(state),
                         entry,
-                    }
-                }),
+                    })
+                },
                 choice,
             );
             let beside = other
@@ -191,42 +191,44 @@ fn refresh_index<R: Send>(
             (checked, beside)
         })
     };
-    let (states, threads) = checked.map_err(Error::Other)?;
-    let mut seen = vec![Seen::Skipped; index.entries().len()];
+    crate::phase::mark("work tree checked");
+    let checked = checked.map_err(Error::Other)?;
     let mut restat = Vec::new();
     let mut smudge = Vec::new();
-    for (i, entry) in index.entries().iter().enumerate() {
-        if entry.flags.contains(Flags::INTENT_TO_ADD) && entry.stage() == Stage::Unconflicted {
-            seen[i] = Seen::Changed;
+    let entries = index.entries_mut();
+    for &(i, stat) in &checked.fresh {
+        if entries[i].stat != stat {
+            entries[i].stat = stat;
+            restat.push(i);
         }
     }
-    let entries = index.entries_mut();
-    for (&i, state) in looked.iter().zip(states) {
-        let entry = &mut entries[i];
-        seen[i] = match state {
-            State::Clean => Seen::Clean,
-            State::Refreshed(stat) => {
-                if entry.stat != stat {
-                    entry.stat = stat;
-                    restat.push(i);
-                }
-                Seen::Clean
+    let mut seen = Vec::with_capacity(entries.len());
+    for (i, (entry, verdict)) in entries.iter_mut().zip(&checked.verdicts).enumerate() {
+        let state = match verdict {
+            Verdict::NotChecked
+                if entry.flags.contains(Flags::INTENT_TO_ADD)
+                    && entry.stage() == Stage::Unconflicted =>
+            {
+                Seen::Changed
             }
-            State::RacilyModified => {
+            Verdict::NotChecked => Seen::Skipped,
+            Verdict::Clean | Verdict::Refreshed => Seen::Clean,
+            Verdict::RacilyModified => {
                 smudge.push(i);
                 Seen::Changed
             }
-            State::Modified | State::Missing => Seen::Changed,
+            Verdict::Modified | Verdict::Missing => Seen::Changed,
         };
-        if seen[i] != Seen::Clean {
+        if state != Seen::Clean {
             entry.flags.remove(Flags::UPTODATE);
         }
+        seen.push(state);
     }
+    let threads = checked.threads;
+    drop_later(checked);
     // A gitlink is clean for the stat check when its directory is there; git compares the
     // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
-    let gitlinks: Vec<usize> = looked
-        .iter()
-        .copied()
+    let gitlinks: Vec<usize> = (0..index.entries().len())
         .filter(|&i| seen[i] == Seen::Clean && index.entries()[i].mode == Mode::COMMIT)
         .collect();
     for i in gitlinks {
@@ -352,6 +354,7 @@ pub fn refresh(
     })?;
     let index = read_index(repo, index_path)?;
     let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
+    crate::phase::mark("refresh applied");
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
         ..RefreshOutcome::default()
@@ -372,6 +375,7 @@ pub fn refresh(
     if refreshed.changed || has_racy_timestamp(&refreshed.index) {
         outcome.written = true;
         write(lock, repo, refreshed)?;
+        crate::phase::mark("index written");
     } else {
         drop_later(refreshed);
     }
@@ -627,6 +631,7 @@ pub fn status(
             (walked, start.elapsed())
         })?;
     let (untracked, ignored) = walked?;
+    crate::phase::mark("refresh applied, untracked walk joined");
     let sparse = repo
         .config_snapshot()
         .boolean("core.sparseCheckout")
@@ -651,6 +656,7 @@ pub fn status(
         ..Status::default()
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
+    crate::phase::mark("changes collected");
     if opts.untracked == Untracked::All {
         files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
     }
@@ -697,6 +703,7 @@ pub fn status(
     if let Some(lock) = lock {
         if refreshed.changed || has_racy_timestamp(&refreshed.index) {
             write(lock, repo, refreshed)?;
+            crate::phase::mark("index written");
             out.index_written = true;
             return Ok(out);
         }
