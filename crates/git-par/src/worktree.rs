@@ -51,6 +51,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
         git_args.insert(2 + parsed.append_at(&args), "--no-checkout".into());
     }
     let status = crate::run_git(&git_args, None)?;
+    gitpar::phase::mark("git worktree add --no-checkout");
     if status != 0 || !ours {
         return if status == 0 { Ok(()) } else { Err(status) };
     }

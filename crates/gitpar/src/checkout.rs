@@ -154,7 +154,9 @@ pub fn checkout(
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
+    crate::phase::mark("checkout: index locked");
     let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
+    crate::phase::mark("tree planned");
     let mut index = skeleton_index(&plan, repo.object_hash());
 
     // Sparse checkout: entries outside the patterns are recorded with their skip-worktree bit
@@ -201,6 +203,7 @@ pub fn checkout(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
+    crate::phase::mark("filters and work tree ready");
     let executed = crate::execute::execute(
         repo,
         &plan,
@@ -241,6 +244,7 @@ pub fn checkout(
         entry.stat = stat.unwrap_or_default();
     }
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
+    crate::phase::mark("files written");
     crate::record::commit(
         lock,
         repo,
@@ -252,6 +256,7 @@ pub fn checkout(
             resolve_undo: None,
         },
     )?;
+    crate::phase::mark("index written");
     Ok(outcome)
 }
 

@@ -102,6 +102,7 @@ pub fn execute(
         // the tail, with its path, and the rest of the checkout goes on, as with git.
         let _ = main_dirs.mkdir(dir.as_bstr(), true);
     }
+    crate::phase::mark("directories made");
     let pooled = pooled_jobs(plan, jobs, opts);
     let kind = tune::Kind::of(root.fd());
     let choice = opts.choice(kind, pooled.len());
@@ -155,7 +156,9 @@ pub fn execute(
         stop: AtomicBool::new(false),
         messages: Mutex::new(Vec::new()),
     };
+    crate::phase::mark("pack entries scanned");
     let (workers, results) = pool(repo, plan, &pooled, choice, root, opts, filters, &shared);
+    crate::phase::mark("writers done");
     let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
     let mut errors = Vec::new();
     let mut collided = Vec::new();

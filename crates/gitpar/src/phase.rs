@@ -1,6 +1,8 @@
 //! Phase timings for profiling (`GIT_PAR_TRACE_PERF=1`): the time since the first call, and
 //! since the last, printed to stderr at each named step, as git's `GIT_TRACE_PERFORMANCE`
-//! does for its regions. Costs one relaxed load when unset.
+//! does for its regions. `status`, `refresh` and a full checkout (`clone`, `worktree add`)
+//! mark their steps, which shows what is serial around the parallel part. Costs a
+//! `OnceLock` read when unset.
 
 use std::sync::OnceLock;
 use std::time::Instant;
