@@ -80,7 +80,8 @@ fn print_notice(notice: &Notice) {
 }
 
 /// What git says after an update that went through: each path it could not write (it still
-/// moves `HEAD`, and exits 1), then sparse checkout's warnings.
+/// moves `HEAD`, and exits 1), then sparse checkout's warnings. With `GIT_PAR_TRACE`, also how
+/// much was written and by how many writers (as clone and worktree add report it).
 pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
     for k in &outcome.kept {
         eprintln!("warning: {k}");
@@ -89,6 +90,12 @@ pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
         eprintln!("error: {e}");
     }
     sparse_warnings(outcome);
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!(
+            "git-par: {} files written, {} removed, {} writers",
+            outcome.written, outcome.removed, outcome.workers
+        );
+    }
 }
 
 /// git's `display_warning_msgs` for the paths sparse checkout could not apply its patterns to.
