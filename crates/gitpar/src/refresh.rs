@@ -174,8 +174,8 @@ pub(crate) struct Checked {
 }
 
 /// [`check`] over the positions `0..len`, `item` giving the entry at a position (or `None`
-/// for one not to check: no vector of items is built, which for a whole index cost as much
-/// as a tenth of the lstat time), with a thread count that may grow while it runs: the calling
+/// for one not to check: no vector of items is built, which for the bench's 200,000-entry
+/// index cost 8 ms of a 260 ms refresh), with a thread count that may grow while it runs: the calling
 /// thread works too and, between its chunks, feeds a [`crate::tune::Refiner`] the number of
 /// entries done; when the throughput keeps growing as threads double, more are started, and
 /// when a doubling did not pay, the threads above the target stop after their chunk.
