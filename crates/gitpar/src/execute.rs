@@ -268,7 +268,6 @@ fn pool(
         // Sequential: filtered entries are filtered in line, in index order, as git does.
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
         let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
-        let _ = shared.chunks.set(vec![0, pooled.len()]);
         worker.run(0, plan, pooled, shared, &mut results);
         worker.finish_delayed(plan, shared, &mut results);
         shared.keep_messages(usize::MAX, &mut worker.runner);
@@ -276,10 +275,10 @@ fn pool(
     }
     // Chunks small enough that every writer the run may grow to gets a few.
     let chunk = (pooled.len() / (4 * choice.max)).clamp(1, CHUNK);
-    let spread = spread_directories(plan, pooled, chunk);
+    let (spread, bounds) = spread_directories(plan, pooled, chunk);
     let pooled = &spread[..];
-    let _ = shared.chunks.set(chunk_bounds(plan, pooled, chunk));
-    let n_chunks = shared.chunks.get().map_or(0, |b| b.len() - 1);
+    let n_chunks = bounds.len() - 1;
+    let _ = shared.chunks.set(bounds);
     shared.target.store(choice.workers, Ordering::Relaxed);
     // Parallel: the writers hand filtered entries to the filter threads (see
     // `crate::filter::queue`), which exist only for the kinds of driver configured.
@@ -399,50 +398,47 @@ fn pool(
     (started, results)
 }
 
-/// `pooled` reordered so that consecutive chunks of `chunk` jobs are in different directories:
-/// the first chunk of every directory (in path order), then the second of each, and so on. The
-/// kernel serialises the creates in one directory (the lookup and the create hold its lock), so
+/// `pooled` reordered so that consecutive chunks are in different directories, and where its
+/// chunks start (its length last): the first chunk of every directory (in path order), then
+/// the second of each, and so on, each chunk at most `chunk` jobs of one directory. The kernel
+/// serialises the creates in one directory (the lookup and the create hold its lock), so
 /// writers that took neighbouring chunks of one directory wait on each other: for a round trip
 /// each where every operation is one (network and FUSE filesystems), and spinning on the lock
 /// elsewhere (the bench's 40,000 files on a fresh ext4, 2 CPUs: 7% of all cycles in
-/// `rwsem_spin_on_owner` under `openat`). A chunk stays in one directory ([`chunk_bounds`]), so
-/// each writer still opens one directory per chunk. Measured (interleaved `worktree add`,
-/// medians of 6 to 8): fresh ext4 0.945 -> 0.850 s, tmpfs 0.665 -> 0.630 s.
-fn spread_directories(plan: &Plan, pooled: &[Job], chunk: usize) -> Vec<Job> {
+/// `rwsem_spin_on_owner` under `openat`). A chunk cut at a fixed size would put a small
+/// directory's files and the start of the next one's together, and its rest next to them.
+/// Measured (interleaved `worktree add`, medians of 6 to 8): fresh ext4 0.945 -> 0.850 s,
+/// tmpfs 0.665 -> 0.630 s.
+fn spread_directories(plan: &Plan, pooled: &[Job], chunk: usize) -> (Vec<Job>, Vec<usize>) {
+    let chunk = chunk.max(1);
     let mut seen: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
-    let mut ranked: Vec<(usize, usize, Job)> = pooled
+    let mut ranked: Vec<(usize, usize, &[u8], Job)> = pooled
         .iter()
         .enumerate()
         .map(|(i, job)| {
             let (dir, _) = fs::split_path(plan.entries[job.entry].path.as_bstr());
             let n = seen.entry(dir.as_bytes()).or_insert(0);
-            let rank = *n / chunk.max(1);
+            let rank = *n / chunk;
             *n += 1;
-            (rank, i, *job)
+            (rank, i, dir.as_bytes(), *job)
         })
         .collect();
-    ranked.sort_unstable_by_key(|&(rank, i, _)| (rank, i));
-    ranked.into_iter().map(|(_, _, job)| job).collect()
-}
-
-/// Where the chunks of `pooled` start, its length last: runs of at most `chunk` jobs, each in
-/// one directory, so that two writers are in one directory only when they took chunks of it
-/// (after [`spread_directories`], neighbouring chunks are of different directories, which a
-/// fixed-size cut across directory boundaries did not give: a small directory's files and the
-/// start of the next directory's in one chunk, its rest in the next).
-fn chunk_bounds(plan: &Plan, pooled: &[Job], chunk: usize) -> Vec<usize> {
-    let mut bounds = Vec::with_capacity(pooled.len() / chunk.max(1) + 2);
-    let mut dir: Option<&[u8]> = None;
-    for (i, job) in pooled.iter().enumerate() {
-        let (this, _) = fs::split_path(plan.entries[job.entry].path.as_bstr());
-        let start = bounds.last().copied();
-        if dir != Some(this.as_bytes()) || start.is_none_or(|s| i - s >= chunk.max(1)) {
-            bounds.push(i);
-            dir = Some(this.as_bytes());
+    ranked.sort_unstable_by_key(|&(rank, i, _, _)| (rank, i));
+    // A directory's jobs of one rank may be split by a subdirectory's (index order puts
+    // `a/b/*` between `a/1` and `a/c`), so a chunk ends wherever the directory changes.
+    let mut bounds = Vec::with_capacity(pooled.len() / chunk + 2);
+    let mut last: Option<(usize, &[u8])> = None;
+    for (k, &(rank, _, dir, _)) in ranked.iter().enumerate() {
+        if last != Some((rank, dir)) {
+            bounds.push(k);
+            last = Some((rank, dir));
         }
     }
     bounds.push(pooled.len());
-    bounds
+    (
+        ranked.into_iter().map(|(_, _, _, job)| job).collect(),
+        bounds,
+    )
 }
 
 /// How often the calling thread samples the throughput while it refines the writer count.
@@ -754,7 +750,8 @@ struct Shared<'a> {
     cpu_ns: AtomicU64,
     /// Writers with an id below this take chunks; the others stop at their next one.
     target: AtomicUsize,
-    /// Where the chunks of `pooled` start, and its length last (see [`chunk_bounds`]).
+    /// Where the chunks of `pooled` start, and its length last (see [`spread_directories`]);
+    /// unset: one chunk (a sequential run).
     chunks: std::sync::OnceLock<Vec<usize>>,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`).
     meta: crate::filter::Meta,
@@ -1902,8 +1899,7 @@ mod tests {
             "a/1", "a/2", "a/3", "a/b/1", "a/b/2", "a/c", "b/1", "b/2", "b/3", "b/4", "b/5", "c",
         ];
         let (plan, jobs) = plan(&paths);
-        let spread = spread_directories(&plan, &jobs, 2);
-        let bounds = chunk_bounds(&plan, &spread, 2);
+        let (spread, bounds) = spread_directories(&plan, &jobs, 2);
         let dir = |job: &Job| {
             fs::split_path(plan.entries[job.entry].path.as_bstr())
                 .0

@@ -225,7 +225,6 @@ fn refresh_index<R: Send>(
         seen.push(state);
     }
     let threads = checked.threads;
-    drop_later(checked);
     // A gitlink is clean for the stat check when its directory is there; git compares the
     // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
     let gitlinks: Vec<usize> = (0..index.entries().len())
