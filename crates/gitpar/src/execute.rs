@@ -107,7 +107,7 @@ pub fn execute(
     let kind = tune::Kind::of(root.fd());
     let choice = opts.choice(kind, pooled.len());
     let cache = (opts.budget / 4).min(DELTA_CACHE);
-    // Each writer may decode a delta of up to `allowance` bytes before its size is known (and
+    // Each writer may decode objects of up to `allowance` bytes before their size is known (and
     // then counted): that much per writer is carved out of the budget, as the cache is.
     let most = choice.max.max(choice.workers).max(1) as u64;
     let allowance = ((opts.budget - cache) / (8 * most)).min(DELTA_ALLOWANCE);
@@ -119,10 +119,10 @@ pub fn execute(
         plan,
         pooled.iter().map(|j| j.entry),
         usize::try_from(bases).unwrap_or(usize::MAX),
-        usize::try_from(allowance / 2).unwrap_or(usize::MAX),
+        usize::try_from(allowance).unwrap_or(usize::MAX),
     );
     let shared = Shared {
-        budget: Budget::new(opts.budget - cache - allowance * most),
+        budget: Budget::new(opts.budget - cache - 3 * allowance * most),
         pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
         blobs,
         progress,
@@ -134,9 +134,7 @@ pub fn execute(
         cpu_ns: AtomicU64::new(0),
         stream_above: opts.stream_threshold,
         streamed: AtomicUsize::new(0),
-        autocrlf: repo.config_snapshot().boolean("core.autocrlf") == Some(true),
-        config_converts: repo.config_snapshot().boolean("core.autocrlf") == Some(true)
-            || repo.config_snapshot().string("core.eol").is_some(),
+        eol: crate::convert::EolConfig::of(&repo.config_snapshot()),
         target: AtomicUsize::new(usize::MAX),
         chunks: std::sync::OnceLock::new(),
         drivers: crate::filter::drivers(repo).map_err(|message| Error::Repository {
@@ -737,11 +735,9 @@ struct Shared<'a> {
     stream_above: u64,
     /// Blobs streamed so far.
     streamed: AtomicUsize,
-    /// `core.autocrlf=true`: files without `text`/`crlf`/`eol` attributes may be converted.
-    autocrlf: bool,
-    /// Whether configuration alone may convert a file (`core.autocrlf=true`, `core.eol`):
-    /// when it cannot and no attribute file exists, the conversion step is skipped.
-    config_converts: bool,
+    /// `core.autocrlf` and `core.eol`: with `core.autocrlf=true` a file no attribute marks is
+    /// converted; otherwise, where no attribute file exists, the conversion step is skipped.
+    eol: crate::convert::EolConfig,
     /// Bytes of decoded-object cache per writer ([`DELTA_CACHE`]).
     pack_cache: usize,
     /// Pooled entries finished (written or failed), for the refiner's measurements.
@@ -864,25 +860,27 @@ struct OwnAttributes<'d> {
     driver: Option<&'d gix::filter::plumbing::Driver>,
     /// Any `working-tree-encoding` (gix-filter re-encodes those without `-BOM`).
     reencodes: bool,
-    /// End-of-line conversion from `text` (first), else `crlf`, else `eol`: `Some(true)` when
-    /// one of them asks for it (set, `auto`, a value), `Some(false)` when `text`/`crlf` is
-    /// unset (binary), `None` when none says (then `core.autocrlf` decides).
-    eol: Option<bool>,
+    /// The attributes that decide the end-of-line conversion (`text`, `crlf`, `eol`).
+    eol: crate::convert::Eol,
 }
 
 impl OwnAttributes<'_> {
     /// Returns true if and only if nothing converts the blob on its way to the file (no
     /// `ident`, encoding, driver or end-of-line conversion), so that it can be streamed.
-    fn plain(&self, autocrlf: bool) -> bool {
-        !self.ident && !self.reencodes && self.driver.is_none() && !self.eol.unwrap_or(autocrlf)
+    fn plain(&self, config: crate::convert::EolConfig) -> bool {
+        !self.ident
+            && !self.reencodes
+            && self.driver.is_none()
+            && !self.eol.converts_on_checkout(config)
     }
 
     /// Returns true if and only if gix-filter's pipeline may change the blob: an `ident`, a
-    /// `working-tree-encoding`, or an end-of-line conversion that the attributes ask for, or that
-    /// the configuration may ask for (`config_converts`) when they say nothing. Otherwise the
-    /// pipeline, which looks the attributes up once more, is not run.
-    fn pipeline_converts(&self, config_converts: bool) -> bool {
-        self.ident || self.reencodes || self.eol.unwrap_or(config_converts)
+    /// `working-tree-encoding`, or an end-of-line conversion git would make
+    /// ([`crate::convert::Eol`]). Otherwise the pipeline, which looks the attributes up once
+    /// more, is not run: `* text=auto eol=lf` (tldr) converts nothing on checkout, and that
+    /// second lookup was a fifth of such a checkout's instructions.
+    fn pipeline_converts(&self, config: crate::convert::EolConfig) -> bool {
+        self.ident || self.reencodes || self.eol.converts_on_checkout(config)
     }
 }
 
@@ -894,9 +892,10 @@ impl OwnAttributes<'_> {
 /// cut the CPU of a clone from 1.96 s to 1.60 s (user + sys, medians of 5).
 const DELTA_CACHE: u64 = 64 * 1024 * 1024;
 
-/// The most a writer decodes of a delta before its size is known (gix-pack's allocation limit
-/// holds it to half of that, the other half being the base the writer keeps); bigger ones are
-/// read through the object database, whose header says the size before the object is read.
+/// The largest object (a level of a delta chain, or its instructions) a writer decodes itself
+/// before its size is known to the budget: a writer holds at most three such buffers (a base,
+/// the instructions, the result), carved out of the budget; bigger ones are read through the
+/// object database, whose header says the size before the object is read.
 const DELTA_ALLOWANCE: u64 = 2 * 1024 * 1024;
 
 /// How many consecutive entries a worker takes at a time.
@@ -1453,21 +1452,21 @@ impl<'r> Worker<'r> {
         // allocation per file.
         platform.matching_attributes(outcome);
         let mut own = OwnAttributes::default();
-        let (mut text, mut crlf, mut eol) = (None, None, None);
-        let says = |state: gix::attrs::StateRef<'_>| match state {
-            gix::attrs::StateRef::Unspecified => None,
-            gix::attrs::StateRef::Unset => Some(false),
-            _ => Some(true),
-        };
         // Only the attributes that matched (those of the selection: the outcome was initialised
         // with it); `iter_selected` would also yield every unmatched one, parsing its name anew
         // for each file.
         for m in outcome.iter() {
             match (m.assignment.name.as_str(), m.assignment.state) {
                 ("ident", state) => own.ident = state.is_set(),
-                ("text", state) => text = says(state),
-                ("crlf", state) => crlf = says(state),
-                ("eol", gix::attrs::StateRef::Value(_)) => eol = Some(true),
+                ("text", state) => own.eol.text = crate::convert::TextAttr::from_state(state),
+                ("crlf", state) => own.eol.crlf = crate::convert::TextAttr::from_state(state),
+                ("eol", gix::attrs::StateRef::Value(v)) => {
+                    own.eol.eol_crlf = match v.as_bstr().as_bytes() {
+                        b"crlf" => Some(true),
+                        b"lf" => Some(false),
+                        _ => None,
+                    };
+                }
                 ("working-tree-encoding", gix::attrs::StateRef::Value(v)) => {
                     own.reencodes = true;
                     own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
@@ -1478,7 +1477,6 @@ impl<'r> Worker<'r> {
                 _ => {}
             }
         }
-        own.eol = text.or(crlf).or(eol);
         own
     }
 
@@ -1507,26 +1505,27 @@ impl<'r> Worker<'r> {
                 .map_err(|err| create_failure(entry, err));
         }
         // Without any attribute file, and without configuration that converts files nobody
-        // marked (`core.autocrlf=true`, `core.eol`), nothing can convert: no attribute lookup,
-        // no pipeline.
-        let platform = if shared.attributes_present || shared.config_converts {
-            let platform = self
-                .attributes
-                .at_entry(
-                    entry.path.as_bstr(),
-                    Some(entry.kind.index_mode()),
-                    &self.repo.objects,
-                )
-                .map_err(|err| {
-                    entry_failure(
-                        entry,
-                        format!("unable to read the attributes of {}: {err}", entry.path),
+        // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
+        // convert: no attribute lookup, no pipeline.
+        let platform =
+            if shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True {
+                let platform = self
+                    .attributes
+                    .at_entry(
+                        entry.path.as_bstr(),
+                        Some(entry.kind.index_mode()),
+                        &self.repo.objects,
                     )
-                })?;
-            Some(platform)
-        } else {
-            None
-        };
+                    .map_err(|err| {
+                        entry_failure(
+                            entry,
+                            format!("unable to read the attributes of {}: {err}", entry.path),
+                        )
+                    })?;
+                Some(platform)
+            } else {
+                None
+            };
         let own = match &platform {
             Some(platform) if shared.attributes_present => {
                 Self::own_attributes(platform, &self.runner, &mut self.outcome)
@@ -1550,7 +1549,7 @@ impl<'r> Worker<'r> {
             ),
         };
         if let Some(size) = size.filter(|&s| s >= shared.stream_above) {
-            if own.plain(shared.autocrlf) {
+            if own.plain(shared.eol) {
                 if let Some(source) = self.streamer.locate(&entry.id) {
                     return self.write_streamed(entry, job, &source, size, shared);
                 }
@@ -1559,7 +1558,7 @@ impl<'r> Worker<'r> {
         let read = match located {
             Some(located) => Self::read_located(
                 (&mut self.reader, &mut self.buf),
-                located,
+                &located,
                 size,
                 own.driver,
                 shared,
@@ -1589,7 +1588,7 @@ impl<'r> Worker<'r> {
             .flatten();
         let input = expanded.as_deref().unwrap_or(&data);
         let bytes = match &platform {
-            Some(platform) if own.pipeline_converts(shared.config_converts) => {
+            Some(platform) if own.pipeline_converts(shared.eol) => {
                 let converted = self
                     .filter
                     .convert_to_worktree(
