@@ -23,10 +23,10 @@ use bstr::ByteSlice;
 use crate::filter::{Direction, Fatal, Filtered};
 
 use crate::budget::Budget;
-use crate::checkout::{EntryError, Error, Progress};
 use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::run::{EntryError, Error, Progress};
 use crate::tune;
 
 /// One entry to write: an index into the plan's entries, and whether a file the index tracks
@@ -145,7 +145,7 @@ pub fn execute(
         })?,
         command_context: repo
             .command_context()
-            .map_err(crate::checkout::repo_err("setting up filters"))?,
+            .map_err(crate::run::repo_err("setting up filters"))?,
         meta: opts.filter_meta.clone(),
         queues: [
             crate::filter::queue::Queue::new(),
