@@ -12,7 +12,6 @@ use gix::hash::ObjectId;
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Plan};
-use crate::run::repo_err;
 // Every operation and the machinery share these (`run.rs`); callers name them here.
 pub use crate::run::{Context, EntryError, Error, Progress};
 
@@ -88,7 +87,7 @@ pub fn checkout(
     }
     crate::prefetch::missing_blobs(repo, jobs.iter().map(|j| &plan.entries[j.entry]), ctx)?;
 
-    let (filter, attributes) = filters_for(
+    let (filter, attributes) = crate::execute::filters_for(
         repo,
         &index,
         gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
@@ -210,26 +209,6 @@ pub fn submodules(
         .filter(|p| !failed.iter().any(|f| f.path == *p))
         .collect();
     Ok((done, failed))
-}
-
-/// The writers' content conversion for the entries of `index` (the new index): gix-filter's
-/// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them
-/// through the index first, and from the work tree where the index has none, while it updates
-/// a work tree to a tree (`GIT_ATTR_CHECKOUT`, set by `unpack_trees` only): `switch`, `reset`,
-/// a clone's checkout. Everything else, `checkout -- paths` and `restore` among them, reads the
-/// work tree's first (`GIT_ATTR_CHECKIN`), so a `.gitattributes` changed or never added applies.
-pub(crate) fn filters_for(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-    order: gix::worktree::stack::state::attributes::Source,
-) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
-    let attributes = repo
-        .attributes_only(index, order)
-        .map_err(repo_err("reading attributes"))?
-        .detach();
-    let pipeline =
-        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-    Ok(pipeline.into_parts())
 }
 
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads

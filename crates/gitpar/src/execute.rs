@@ -26,7 +26,7 @@ use crate::budget::Budget;
 use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
-use crate::run::{EntryError, Error, Progress};
+use crate::run::{repo_err, EntryError, Error, Progress};
 use crate::tune;
 
 /// One entry to write: an index into the plan's entries, and whether a file the index tracks
@@ -1860,6 +1860,26 @@ pub fn attributes_present<'a>(
         .workdir()
         .is_some_and(|w| w.join(".gitattributes").exists());
     in_tree || on_disk || info || configured || xdg
+}
+
+/// The writers' content conversion for the entries of `index` (the new index): gix-filter's
+/// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them
+/// through the index first, and from the work tree where the index has none, while it updates
+/// a work tree to a tree (`GIT_ATTR_CHECKOUT`, set by `unpack_trees` only): `switch`, `reset`,
+/// a clone's checkout. Everything else, `checkout -- paths` and `restore` among them, reads the
+/// work tree's first (`GIT_ATTR_CHECKIN`), so a `.gitattributes` changed or never added applies.
+pub(crate) fn filters_for(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    order: gix::worktree::stack::state::attributes::Source,
+) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
+    let attributes = repo
+        .attributes_only(index, order)
+        .map_err(repo_err("reading attributes"))?
+        .detach();
+    let pipeline =
+        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
+    Ok(pipeline.into_parts())
 }
 
 #[cfg(test)]

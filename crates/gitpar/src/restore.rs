@@ -696,7 +696,7 @@ fn filters(
         }
     }
     result.sort_entries();
-    Ok(crate::checkout::filters_for(
+    Ok(crate::execute::filters_for(
         repo,
         &result,
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,

@@ -322,7 +322,7 @@ fn run(
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let (filter, attributes) = crate::checkout::filters_for(
+    let (filter, attributes) = crate::execute::filters_for(
         repo,
         &state,
         gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
