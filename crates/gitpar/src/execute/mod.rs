@@ -26,13 +26,17 @@ use crate::budget::Budget;
 use crate::fs::{self, Dirs, Root};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
-use crate::run::{repo_err, EntryError, Error, Progress};
+use crate::run::{EntryError, Error, Progress};
 use crate::tune;
 
+mod attributes;
 mod filters;
 mod pool;
 mod read;
 mod tail;
+pub use attributes::attributes_present;
+pub(crate) use attributes::filters_for;
+use attributes::{names_a_filter, OwnAttributes};
 use filters::{filter_threads, queue_of, Delayed, Landed};
 use pool::pool;
 use tail::{tail, Collisions};
@@ -250,22 +254,6 @@ pub fn execute(
     Ok(executed)
 }
 
-/// Returns true if and only if a `.gitattributes` of the plan mentions `filter` at all, so that a
-/// scout may find filtered entries (a cheap test, so that a repository with attribute files but
-/// no filter, under a configuration that defines drivers, as a global git-lfs install does, pays
-/// no second attribute lookup per entry). Attributes from elsewhere (`info/attributes`,
-/// `core.attributesFile`) are not looked at: their filtered entries are handed over by the
-/// writers, as without a scout.
-fn names_a_filter(repo: &gix::Repository, plan: &Plan, shared: &Shared<'_>) -> bool {
-    shared.attributes_present
-        && plan
-            .entries
-            .iter()
-            .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"))
-            .filter_map(|e| repo.find_object(e.id).ok())
-            .any(|o| o.data.find(b"filter").is_some())
-}
-
 /// The jobs the writer pool takes: regular files, and symlinks when they are written as plain
 /// files (`core.symlinks=false`); symlinks and gitlinks are the tail's.
 fn pooled_jobs(plan: &Plan, jobs: &[Job], opts: &Options) -> Vec<Job> {
@@ -375,37 +363,6 @@ impl Shared<'_> {
     }
 }
 
-/// Attribute values the worker applies itself.
-#[derive(Debug, Default, Clone, Copy)]
-struct OwnAttributes<'d> {
-    ident: bool,
-    encoding: Option<crate::convert::BomEncoding>,
-    /// The configured driver the `filter` attribute names, if any.
-    driver: Option<&'d gix::filter::plumbing::Driver>,
-    /// Any `working-tree-encoding` (gix-filter re-encodes those without `-BOM`).
-    reencodes: bool,
-    /// End-of-line conversion from `text` (first), else `crlf`, else `eol`: `Some(true)` when
-    /// one of them asks for it (set, `auto`, a value), `Some(false)` when `text`/`crlf` is
-    /// unset (binary), `None` when none says (then `core.autocrlf` decides).
-    eol: Option<bool>,
-}
-
-impl OwnAttributes<'_> {
-    /// Returns true if and only if nothing converts the blob on its way to the file (no
-    /// `ident`, encoding, driver or end-of-line conversion), so that it can be streamed.
-    fn plain(&self, autocrlf: bool) -> bool {
-        !self.ident && !self.reencodes && self.driver.is_none() && !self.eol.unwrap_or(autocrlf)
-    }
-
-    /// Returns true if and only if gix-filter's pipeline may change the blob: an `ident`, a
-    /// `working-tree-encoding`, or an end-of-line conversion that the attributes ask for, or that
-    /// the configuration may ask for (`config_converts`) when they say nothing. Otherwise the
-    /// pipeline, which looks the attributes up once more, is not run.
-    fn pipeline_converts(&self, config_converts: bool) -> bool {
-        self.ident || self.reencodes || self.eol.unwrap_or(config_converts)
-    }
-}
-
 /// The most memory for decoded objects kept to resolve deltas (git's `core.deltaBaseCacheLimit`
 /// is 96 MiB), split between the writers. A quarter of the budget at most, and carved out of it:
 /// the budget bounds blobs in flight and this cache together. gix keeps each resolved object
@@ -512,48 +469,6 @@ impl<'r> Worker<'r> {
             dirs: root.dirs(),
             symlinks: opts.symlinks,
         }
-    }
-
-    /// The attributes we apply ourselves (see [`crate::convert`] and [`crate::filter`]):
-    /// `ident` (git's expansion differs from gix-filter's), a `working-tree-encoding` with a
-    /// `-BOM` suffix (which gix-filter does not know) and the `filter` driver. One lookup
-    /// answers all three.
-    fn own_attributes(
-        platform: &gix::worktree::stack::Platform<'_>,
-        runner: &crate::filter::Runner<'r>,
-        outcome: &mut gix::attrs::search::Outcome,
-    ) -> OwnAttributes<'r> {
-        // The search resets the outcome (keeping its selection): one per writer, no
-        // allocation per file.
-        platform.matching_attributes(outcome);
-        let mut own = OwnAttributes::default();
-        let (mut text, mut crlf, mut eol) = (None, None, None);
-        let says = |state: gix::attrs::StateRef<'_>| match state {
-            gix::attrs::StateRef::Unspecified => None,
-            gix::attrs::StateRef::Unset => Some(false),
-            _ => Some(true),
-        };
-        // Only the attributes that matched (those of the selection: the outcome was initialised
-        // with it); `iter_selected` would also yield every unmatched one, parsing its name anew
-        // for each file.
-        for m in outcome.iter() {
-            match (m.assignment.name.as_str(), m.assignment.state) {
-                ("ident", state) => own.ident = state.is_set(),
-                ("text", state) => text = says(state),
-                ("crlf", state) => crlf = says(state),
-                ("eol", gix::attrs::StateRef::Value(_)) => eol = Some(true),
-                ("working-tree-encoding", gix::attrs::StateRef::Value(v)) => {
-                    own.reencodes = true;
-                    own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
-                }
-                ("filter", gix::attrs::StateRef::Value(v)) if !runner.is_idle() => {
-                    own.driver = runner.driver(v.as_bstr());
-                }
-                _ => {}
-            }
-        }
-        own.eol = text.or(crlf).or(eol);
-        own
     }
 
     /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
@@ -856,47 +771,4 @@ fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
         fs::CreateError::Write(e) => format!("unable to write file {path}: {}", fs::strerror(&e)),
     };
     entry_failure(entry, message)
-}
-
-/// Returns true if and only if some attribute file may apply to `paths` (the new index): a
-/// `.gitattributes` among them or at the top of the work tree, `info/attributes`,
-/// `core.attributesFile` or the XDG default.
-pub fn attributes_present<'a>(
-    repo: &gix::Repository,
-    mut paths: impl Iterator<Item = &'a bstr::BStr>,
-) -> bool {
-    let in_tree = paths.any(|p| p == ".gitattributes" || p.ends_with(b"/.gitattributes"));
-    let info = repo.common_dir().join("info/attributes").exists();
-    let configured = repo
-        .config_snapshot()
-        .string("core.attributesFile")
-        .is_some();
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
-        .is_some_and(|base| base.join("git/attributes").exists());
-    let on_disk = repo
-        .workdir()
-        .is_some_and(|w| w.join(".gitattributes").exists());
-    in_tree || on_disk || info || configured || xdg
-}
-
-/// The writers' content conversion for the entries of `index` (the new index): gix-filter's
-/// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them
-/// through the index first, and from the work tree where the index has none, while it updates
-/// a work tree to a tree (`GIT_ATTR_CHECKOUT`, set by `unpack_trees` only): `switch`, `reset`,
-/// a clone's checkout. Everything else, `checkout -- paths` and `restore` among them, reads the
-/// work tree's first (`GIT_ATTR_CHECKIN`), so a `.gitattributes` changed or never added applies.
-pub(crate) fn filters_for(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-    order: gix::worktree::stack::state::attributes::Source,
-) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
-    let attributes = repo
-        .attributes_only(index, order)
-        .map_err(repo_err("reading attributes"))?
-        .detach();
-    let pipeline =
-        gix::filter::Pipeline::new(repo, attributes).map_err(repo_err("setting up filters"))?;
-    Ok(pipeline.into_parts())
 }
