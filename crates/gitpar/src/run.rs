@@ -5,7 +5,7 @@
 //! They live here, below both, so that the operations (`checkout`, `update`, `restore`,
 //! `merge`, `submodule`) and the machinery they drive (`execute`, `sparse`, `prefetch`) depend
 //! on this room rather than on one another: the machinery never reaches up into an operation.
-//! The public paths stay those of [`crate::checkout`], which re-exports them.
+//! The public paths stay those of [`crate::checkout`](mod@crate::checkout), which re-exports them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 

@@ -9,7 +9,8 @@ use std::sync::atomic::Ordering;
 
 use bstr::ByteSlice;
 
-use super::{create_failure, Failure, Job, JobResult, Shared, Worker};
+use super::write::create_failure;
+use super::{Failure, Job, JobResult, Shared, Worker};
 use crate::filter::{Direction, Filtered};
 use crate::fs::{self, Dirs};
 use crate::options::Options;
@@ -17,10 +18,10 @@ use crate::plan::{self, Kind, Plan};
 use crate::run::EntryError;
 
 /// The queue of the entries of long-running filters.
-const PROCESS: usize = 0;
+pub(super) const PROCESS: usize = 0;
 
 /// The queue of the entries of one-shot commands (and of drivers without a command).
-const ONESHOT: usize = 1;
+pub(super) const ONESHOT: usize = 1;
 
 /// Which queue an entry with `driver` goes to.
 pub(super) fn queue_of(driver: &gix::filter::plumbing::Driver) -> usize {

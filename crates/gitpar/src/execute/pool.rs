@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bstr::ByteSlice;
 
-use super::{
-    filter_threads, names_a_filter, Delayed, Failure, Filters, Job, JobResult, Shared, Worker,
-};
+use super::attributes::names_a_filter;
+use super::filters::{filter_threads, Delayed};
+use super::{Failure, Filters, Job, JobResult, Shared, Worker};
 use crate::fs::{self, Root};
 use crate::options::Options;
 use crate::plan::Plan;
