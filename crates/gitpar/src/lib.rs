@@ -43,6 +43,7 @@ pub(crate) mod remove;
 pub mod reset;
 pub(crate) mod resolve_undo;
 pub mod restore;
+pub(crate) mod run;
 pub(crate) mod sparse;
 pub mod state;
 pub mod status;
@@ -52,6 +53,7 @@ pub mod switch;
 pub mod tune;
 pub mod update;
 
-pub use checkout::{checkout, Context, Outcome, Progress};
+pub use checkout::{checkout, Outcome};
 pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
+pub use run::{Context, Progress};
