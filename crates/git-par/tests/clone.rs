@@ -125,6 +125,23 @@ fn clone_converts_end_of_lines_like_git_under_every_setting() {
     }
 }
 
+/// Attributes that are the same for every file (`make_eol_uniform.sh`: `* text`, other lines
+/// irrelevant to a checkout), looked up once by each writer of the fresh work tree: every
+/// text file converted exactly as git converts it.
+#[test]
+fn clone_with_the_same_attributes_everywhere_converts_like_git() {
+    let src = fixture_named("eol_uniform");
+    for config in [
+        &[][..],
+        &["core.eol=crlf"],
+        &["core.autocrlf=true"],
+        &["core.autocrlf=input"],
+    ] {
+        clone_of_matches_git(src, Settings::Jobs(2), config);
+        clone_of_matches_git(src, Settings::Jobs(1), config);
+    }
+}
+
 #[test]
 fn clone_with_working_tree_encoding_reencodes_like_git() {
     clone_matches_git(Fixture::Encoding, Settings::Jobs(2), &[]);

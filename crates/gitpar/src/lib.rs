@@ -17,6 +17,7 @@
 //! `state`, `pathspec`); the machinery (writers, budget, path-safe layer, refresh, index writing,
 //! sparse, submodules, prefetch) is crate-private, so it can change without breaking callers.
 
+pub(crate) mod attr_view;
 pub(crate) mod blobs;
 pub mod branch;
 pub(crate) mod budget;

@@ -134,7 +134,7 @@ impl<'r> Worker<'r> {
             let Ok(platform) = self.attributes.at_entry(
                 entry.path.as_bstr(),
                 Some(entry.kind.index_mode()),
-                &self.repo.objects,
+                &shared.reduced.view(&self.repo.objects),
             ) else {
                 continue;
             };

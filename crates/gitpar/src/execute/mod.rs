@@ -132,6 +132,12 @@ pub fn execute(
         usize::try_from(bases).unwrap_or(usize::MAX),
         usize::try_from(allowance).unwrap_or(usize::MAX),
     );
+    let reduced = if filters.present {
+        crate::attr_view::Reduced::of(repo, plan.entries.iter().map(|e| (e.path.as_bstr(), &e.id)))
+    } else {
+        crate::attr_view::Reduced::default()
+    };
+    let uniform_attributes = fresh && filters.present && reduced.uniform();
     let shared = Shared {
         budget: Budget::new(opts.budget - cache - 3 * allowance * most),
         pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
@@ -140,6 +146,8 @@ pub fn execute(
         should_interrupt,
         bytes_written: AtomicU64::new(0),
         attributes_present: filters.present,
+        reduced,
+        uniform_attributes,
         next_chunk: AtomicUsize::new(0),
         finished: AtomicUsize::new(0),
         cpu_ns: AtomicU64::new(0),
@@ -275,6 +283,14 @@ struct Shared<'a> {
     /// Whether any attribute file can apply (a `.gitattributes` in the tree, `info/attributes`,
     /// a global attributes file): without one, the per-file attribute lookup is skipped.
     attributes_present: bool,
+    /// The plan's `.gitattributes` as the writers' attribute lookups read them: without the
+    /// lines that convert nothing ([`crate::attr_view`]).
+    reduced: crate::attr_view::Reduced,
+    /// Whether every entry has the same attributes as far as the writers read them: the work
+    /// tree is fresh (no untracked attribute file can add to the tree's) and the reduced
+    /// attribute files say so ([`crate::attr_view::Reduced::uniform`]). A writer then looks
+    /// them up for its first entry only.
+    uniform_attributes: bool,
     /// The configured filter drivers (see [`crate::filter`]).
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
@@ -411,6 +427,9 @@ struct Worker<'r> {
     streamer: crate::stream::Streamer,
     /// The attribute search outcome, selecting the attributes we apply ourselves.
     outcome: gix::attrs::search::Outcome,
+    /// The attributes of every entry, once looked up, where they are the same for all
+    /// ([`Shared::uniform_attributes`]).
+    uniform: Option<attributes::OwnAttributes<'r>>,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
     symlinks: bool,
@@ -452,6 +471,7 @@ impl<'r> Worker<'r> {
         );
         Worker {
             outcome,
+            uniform: None,
             repo,
             filter,
             attributes,

@@ -44,32 +44,39 @@ impl Worker<'_> {
         }
         // Without any attribute file, and without configuration that converts files nobody
         // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
-        // convert: no attribute lookup, no pipeline.
-        let platform =
-            if shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True {
-                let platform = self
-                    .attributes
-                    .at_entry(
-                        entry.path.as_bstr(),
-                        Some(entry.kind.index_mode()),
-                        &self.repo.objects,
+        // convert: no attribute lookup, no pipeline. Where every entry has the same
+        // attributes, they are looked up once, and again only for the pipeline's conversion.
+        let lookup =
+            shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True;
+        let known = self.uniform.filter(|_| shared.uniform_attributes);
+        let platform = if lookup && known.is_none_or(|own| own.pipeline_converts(shared.eol)) {
+            let platform = self
+                .attributes
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &shared.reduced.view(&self.repo.objects),
+                )
+                .map_err(|err| {
+                    entry_failure(
+                        entry,
+                        format!("unable to read the attributes of {}: {err}", entry.path),
                     )
-                    .map_err(|err| {
-                        entry_failure(
-                            entry,
-                            format!("unable to read the attributes of {}: {err}", entry.path),
-                        )
-                    })?;
-                Some(platform)
-            } else {
-                None
-            };
-        let own = match &platform {
-            Some(platform) if shared.attributes_present => {
+                })?;
+            Some(platform)
+        } else {
+            None
+        };
+        let own = match (known, &platform) {
+            (Some(own), _) => own,
+            (None, Some(platform)) if shared.attributes_present => {
                 Self::own_attributes(platform, &self.runner, &mut self.outcome)
             }
             _ => OwnAttributes::default(),
         };
+        if shared.uniform_attributes {
+            self.uniform = Some(own);
+        }
         if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
             return Err(Failure::Queued(kind));
         }
