@@ -278,13 +278,9 @@ impl Blobs {
         // The index lookups first, then the entry headers in pack order: the headers (and the
         // bases' headers, mostly just before them) are read front to back through the mapped
         // pack instead of at random, which halves the scan's cache misses and page faults.
-        let mut found: Vec<(u16, u64, usize)> = entries
-            .filter_map(|e| {
-                let (n, offset) = find_offset(&blobs.packs, &plan.entries[e].id)?;
-                Some((n, offset, e))
-            })
-            .collect();
-        found.sort_unstable();
+        let mut wanted: Vec<(ObjectId, usize)> = entries.map(|e| (plan.entries[e].id, e)).collect();
+        let found = find_offsets(&blobs.packs, &mut wanted);
+        crate::phase::mark("pack index lookups");
         for (n, offset, e) in found {
             if let Some(&(last_pack, last_offset, node)) = scan.pooled.last() {
                 if (last_pack, last_offset) == (n, offset) {
@@ -301,6 +297,7 @@ impl Blobs {
             scan.pooled.push((n, offset, node));
             blobs.located[e] = node;
         }
+        crate::phase::mark("pack entry headers");
         // Link every pooled node to its base, adding the bases no pooled entry names, and
         // theirs, down to a whole object or a node already linked.
         for i in 0..scan.pooled.len() {
@@ -597,16 +594,90 @@ impl Scan<'_> {
     }
 }
 
-/// The pack (its position in `packs`) and the offset of `id`'s entry, in the first pack whose index
-/// has it.
-fn find_offset(
+/// For each of `wanted` (object ids and plan entries, reordered by this), the pack (its
+/// position in `packs`) and the offset of its entry, in the first pack whose index has it; the
+/// result is sorted by pack and offset. The ids are looked up in their order, each search
+/// starting where the last one ended and widening from there (a pack index lists the ids in
+/// order too): consecutive lookups then read neighbouring rows of the index instead of a
+/// dozen rows at random, which on tldr's 590,000-object index was 0.5 µs a lookup, cache
+/// misses nearly all of it.
+fn find_offsets(
     packs: &[(pack::index::File, pack::data::File)],
+    wanted: &mut Vec<(ObjectId, usize)>,
+) -> Vec<(u16, u64, usize)> {
+    wanted.sort_unstable();
+    let mut found = Vec::with_capacity(wanted.len());
+    for (n, (index, _)) in packs.iter().enumerate() {
+        let Ok(n) = u16::try_from(n) else {
+            break;
+        };
+        let count = index.num_objects();
+        let mut from = 0;
+        wanted.retain(|(id, e)| match search_from(index, count, from, id) {
+            Ok(i) => {
+                from = i;
+                found.push((n, index.pack_offset_at_index(i), *e));
+                false
+            }
+            Err(i) => {
+                from = i;
+                true
+            }
+        });
+        if wanted.is_empty() {
+            break;
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Where `id` is among the `count` ids of `index`, searching from position `from` upwards
+/// (every id before `from` is smaller): `Ok` with its position, or `Err` with the position of
+/// the first larger id. Galloping first (1, 2, 4... rows on), then a binary search of the last
+/// step.
+fn search_from(
+    index: &pack::index::File,
+    count: u32,
+    from: u32,
     id: &ObjectId,
-) -> Option<(u16, u64)> {
-    packs.iter().enumerate().find_map(|(n, (index, _))| {
-        let i = index.lookup(id)?;
-        Some((u16::try_from(n).ok()?, index.pack_offset_at_index(i)))
-    })
+) -> Result<u32, u32> {
+    let at = |i: u32| index.oid_at_index(i).cmp(id.as_ref());
+    if from >= count {
+        return Err(count);
+    }
+    match at(from) {
+        std::cmp::Ordering::Less => {}
+        std::cmp::Ordering::Equal => return Ok(from),
+        std::cmp::Ordering::Greater => return Err(from),
+    }
+    // The id at `lo` is smaller; gallop.
+    let (mut lo, mut step) = (from, 1u32);
+    let mut hi = loop {
+        let probe = lo.saturating_add(step);
+        if probe >= count {
+            break count;
+        }
+        match at(probe) {
+            std::cmp::Ordering::Less => {
+                lo = probe;
+                step = step.saturating_mul(2);
+            }
+            std::cmp::Ordering::Equal => return Ok(probe),
+            std::cmp::Ordering::Greater => break probe,
+        }
+    };
+    // The ids up to `lo` are smaller, the one at `hi` (if any) larger: search `lo + 1..hi`.
+    lo += 1;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match at(mid) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Equal => return Ok(mid),
+            std::cmp::Ordering::Greater => hi = mid,
+        }
+    }
+    Err(lo)
 }
 
 /// The packs under the object directories of `repo` (its own and its alternates'), each
@@ -769,6 +840,42 @@ mod tests {
     fn chains_decode_like_the_object_database_without_room_to_cache() {
         assert_eq!(reads_match_the_object_database(0, 1 << 20, 2), 23);
         assert_eq!(reads_match_the_object_database(4096, 1 << 20, 2), 23);
+    }
+
+    #[test]
+    fn sorted_lookups_find_every_id_and_only_those() {
+        let (_dir, repo) = chained_repository();
+        let packs = open_packs(&repo);
+        let index = &packs[0].0;
+        let count = index.num_objects();
+        let ids: Vec<ObjectId> = (0..count)
+            .map(|i| index.oid_at_index(i).to_owned())
+            .collect();
+        // From the start, and from the previous position, as find_offsets searches.
+        let mut from = 0;
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(search_from(index, count, 0, id), Ok(i as u32));
+            assert_eq!(search_from(index, count, from, id), Ok(i as u32));
+            from = i as u32;
+        }
+        // An id between two of the index, and ids before and after all of them.
+        let mut between = ids[3];
+        let last = between.as_mut_slice().last_mut().expect("bytes");
+        *last = last.wrapping_add(1);
+        if !ids.contains(&between) {
+            assert_eq!(search_from(index, count, 0, &between), Err(4));
+        }
+        let null = ObjectId::null(gix::hash::Kind::Sha1);
+        assert_eq!(search_from(index, count, 0, &null), Err(0));
+        let max = ObjectId::from_bytes_or_panic(&[0xff; 20]);
+        assert_eq!(search_from(index, count, 0, &max), Err(count));
+        // find_offsets: every plan entry found once, duplicates included, sorted by offset.
+        let mut wanted: Vec<(ObjectId, usize)> =
+            ids.iter().chain(&ids[..2]).copied().zip(0..).collect();
+        let found = find_offsets(&packs, &mut wanted);
+        assert_eq!(found.len(), ids.len() + 2);
+        assert!(wanted.is_empty());
+        assert!(found.windows(2).all(|w| w[0] <= w[1]));
     }
 
     #[test]
