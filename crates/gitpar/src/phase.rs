@@ -1,8 +1,10 @@
 //! Phase timings for profiling (`GIT_PAR_TRACE_PERF=1`): the time since the first call, and
 //! since the last, printed to stderr at each named step, as git's `GIT_TRACE_PERFORMANCE`
 //! does for its regions. `status`, `refresh` and a full checkout (`clone`, `worktree add`)
-//! mark their steps, which shows what is serial around the parallel part. Costs a
-//! `OnceLock` read when unset.
+//! mark their steps, which shows what is serial around the parallel part. Each line also gives
+//! the process's resident memory at that point and the most it has held so far (`VmRSS` and
+//! `VmHWM` of `/proc/self/status`), which shows which step a big checkout's peak comes from.
+//! Costs a `OnceLock` read when unset.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -23,10 +25,25 @@ pub fn mark(name: &str) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let now = Instant::now();
+    let (rss, peak) = memory();
     eprintln!(
-        "perf: {:8.3} ms {:8.3} ms  {name}",
+        "perf: {:8.3} ms {:8.3} ms  rss {rss:>4} MiB  peak {peak:>4} MiB  {name}",
         (now - clock.0).as_secs_f64() * 1e3,
         (now - clock.1).as_secs_f64() * 1e3
     );
     clock.1 = now;
+}
+
+/// The process's resident memory now and at its peak, in MiB (0 where `/proc` says nothing).
+fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }
