@@ -459,7 +459,8 @@ fn run(
         state,
         crate::record::Keep {
             tree: (!interrupted).then_some(new_tree),
-            previous: Some(&index),
+            // A missing index is a new one: its version comes from the configuration.
+            previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
             resolve_undo: None,
         },
