@@ -1412,7 +1412,7 @@ fn switch_fixtures_are_deterministic_and_checked_out_cleanly() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 9. After `git clone -n`: no index, nothing in the work tree but `.git`
+// 9. After `git clone -n`: an empty work tree and no index take the full checkout's path
 
 /// Branches main (tag v1 on its first commit) / other, every kind of entry, `.gitattributes` with
 /// `eol=crlf`, `ident` and `text` (`tests/fixtures/make_kitchen_sink.sh`).
@@ -1538,6 +1538,135 @@ fn after_clone_n(
         full,
         "git-par {} the full checkout's path ({settings:?}, {config:?} {cmd} {args:?})",
         if full { "did not take" } else { "took" },
+    );
+}
+
+/// The settings every case of this section runs with: sequential and parallel writers (threshold
+/// 0), and git-par's own choice.
+const CLONE_N_SETTINGS: [Settings; 4] = [
+    Settings::Jobs(1),
+    Settings::Jobs(2),
+    Settings::Jobs(8),
+    Settings::Default,
+];
+
+#[test]
+fn checkout_force_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "checkout", &["-f", "main"], true);
+    }
+}
+
+#[test]
+fn reset_hard_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "reset", &["--hard"], true);
+    }
+}
+
+#[test]
+fn checkout_branch_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        // Another branch (a tracking branch is created from origin/other), then the branch HEAD
+        // is on: a missing index is git's initial checkout either way.
+        after_clone_n(|_| {}, settings, &[], "checkout", &["other"], true);
+        after_clone_n(|_| {}, settings, &[], "checkout", &["main"], true);
+    }
+}
+
+#[test]
+fn switch_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "switch", &["other"], true);
+        after_clone_n(|_| {}, settings, &[], "switch", &["--detach", "v1"], true);
+    }
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_with_sparse_patterns_like_git() {
+    let sparse = |side: &Path| {
+        git_ok(side, ["config", "core.sparseCheckout", "true"]);
+        fs::write(
+            side.join(".git/info/sparse-checkout"),
+            "/*\n!/*/\n/dir/\n!/dir/sub/\n",
+        )
+        .unwrap();
+    };
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(sparse, settings, &[], "checkout", &["-f", "main"], true);
+        after_clone_n(sparse, settings, &[], "switch", &["other"], true);
+    }
+    after_clone_n(sparse, Settings::Default, &[], "reset", &["--hard"], true);
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_converts_content_as_configured_like_git() {
+    for config in [
+        &["core.autocrlf=true"][..],
+        &["core.eol=crlf"],
+        &["core.symlinks=false"],
+    ] {
+        after_clone_n(
+            |_| {},
+            Settings::Jobs(2),
+            config,
+            "checkout",
+            &["-f", "main"],
+            true,
+        );
+    }
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_writes_the_configured_index_format_like_git() {
+    for config in [
+        // (`feature.manyFiles` also has git add an untracked cache to a new index, which
+        // git-par's new indexes do not have: see the README.)
+        &["index.version=4"][..],
+        &["index.version=4", "index.skipHash=true"],
+        &["index.skipHash=true", "index.version=2"],
+    ] {
+        after_clone_n(
+            |_| {},
+            Settings::Jobs(2),
+            config,
+            "reset",
+            &["--hard"],
+            true,
+        );
+        after_clone_n(
+            |_| {},
+            Settings::Default,
+            config,
+            "switch",
+            &["other"],
+            true,
+        );
+    }
+}
+
+/// An empty index file (not a missing one) keeps its version, as any index an update replaces;
+/// a forced update from it is still a full checkout.
+#[test]
+fn forced_checkout_from_an_empty_index_file_keeps_its_version_like_git() {
+    let empty_v4 = |side: &Path| {
+        git_ok(side, ["-c", "index.version=4", "read-tree", "--empty"]);
+    };
+    after_clone_n(
+        empty_v4,
+        Settings::Jobs(2),
+        &[],
+        "checkout",
+        &["-f", "main"],
+        true,
+    );
+    after_clone_n(
+        empty_v4,
+        Settings::Default,
+        &["index.version=2"],
+        "reset",
+        &["--hard"],
+        true,
     );
 }
 

@@ -205,7 +205,7 @@ pub fn checkout(
 /// A full checkout planned: every entry of a tree, the skeleton index that records them and the
 /// entries to write. [`checkout`] plans, writes and records it; planning and writing are apart so
 /// that a caller with other rules for recording (what a failed entry or Ctrl-C leaves in the
-/// index) can write the same checkout.
+/// index) can write the same checkout: an update of an empty work tree (`initial.rs`).
 pub(crate) struct Full {
     /// The tree's entries (index order) and the directories the written ones need.
     pub plan: Plan,
