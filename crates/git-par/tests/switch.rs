@@ -1512,7 +1512,7 @@ fn cache_tree_lines(node: &gix::index::extension::Tree, prefix: &str, out: &mut 
 /// After the setup `prepare` on both clones: `cmd args` by git and by git-par (traced) with
 /// `settings`, which must leave the same result (work tree, index with its stat data and format,
 /// HEAD, refs and reflogs, status, messages, exit code); git-par must have taken the full
-/// checkout's path if and only if `full`.
+/// checkout's path if and only if `full`. Returns the pair, for the caller's own comparisons.
 #[track_caller]
 fn after_clone_n(
     prepare: impl Fn(&Path),
@@ -1521,7 +1521,7 @@ fn after_clone_n(
     cmd: &str,
     args: &[&str],
     full: bool,
-) {
+) -> Pair {
     let pair = Pair::cloned_without_checkout(KITCHEN_SINK);
     for side in pair.sides() {
         prepare(side);
@@ -1539,6 +1539,7 @@ fn after_clone_n(
         "git-par {} the full checkout's path ({settings:?}, {config:?} {cmd} {args:?})",
         if full { "did not take" } else { "took" },
     );
+    pair
 }
 
 /// The settings every case of this section runs with: sequential and parallel writers (threshold
@@ -1641,6 +1642,37 @@ fn full_checkout_after_clone_no_checkout_writes_the_configured_index_format_like
             "switch",
             &["other"],
             true,
+        );
+    }
+}
+
+/// `post-checkout` runs after the full checkout of a checkout or switch with git's arguments (the
+/// old and new `HEAD`, after `clone -n` the same commit for `checkout -f main`, and the flag 1),
+/// and not after `reset --hard`, as with git.
+#[test]
+fn post_checkout_runs_after_a_full_checkout_like_git() {
+    let hook = |side: &Path| {
+        let path = side.join(".git/hooks/post-checkout");
+        fs::write(&path, "#!/bin/sh\necho \"$*\" >>.git/post-checkout.args\n").unwrap();
+        run("chmod", side, ["+x", ".git/hooks/post-checkout"]).assert_success();
+    };
+    for (cmd, args) in [
+        ("checkout", &["-f", "main"][..]),
+        ("switch", &["other"]),
+        ("reset", &["--hard"]),
+    ] {
+        let pair = after_clone_n(hook, Settings::Jobs(2), &[], cmd, args, true);
+        let [g, p] = pair.sides().map(|side| {
+            fs::read_to_string(side.join(".git/post-checkout.args")).unwrap_or_default()
+        });
+        assert_eq!(
+            g, p,
+            "post-checkout's arguments after {cmd} {args:?} (left: git, right: git-par)"
+        );
+        assert_eq!(
+            g.is_empty(),
+            cmd == "reset",
+            "the oracle's hook run (the test is wrong)"
         );
     }
 }
