@@ -13,7 +13,11 @@ use support::*;
 /// and asserts git-par left what git left: work tree, index (with real stat data), HEAD, refs, remote
 /// setup, and git's view of the result.
 fn clone_matches_git(fixture: Fixture, settings: Settings, config: &[&str]) {
-    let src = support::fixture(fixture);
+    clone_of_matches_git(support::fixture(fixture), settings, config);
+}
+
+/// [`clone_matches_git`] for the repository at `src`.
+fn clone_of_matches_git(src: &Path, settings: Settings, config: &[&str]) {
     let s = scratch();
     let config: Vec<String> = config.iter().map(|c| (*c).to_owned()).collect();
     let opts = CloneOpts {
@@ -100,6 +104,42 @@ fn clone_with_core_autocrlf_true_converts_text_like_git() {
 #[test]
 fn clone_with_core_eol_crlf_converts_text_like_git() {
     clone_matches_git(Fixture::KitchenSink, Settings::Jobs(2), &["core.eol=crlf"]);
+}
+
+/// Every combination of the `text`, `crlf` and `eol` attributes (`make_eol.sh`) under every
+/// `core.autocrlf` and `core.eol`: the writers skip gix-filter's pipeline where git's
+/// `convert_attrs` and `output_eol` say nothing changes, and must convert exactly what git does.
+#[test]
+fn clone_converts_end_of_lines_like_git_under_every_setting() {
+    let src = fixture_named("eol");
+    for config in [
+        &[][..],
+        &["core.autocrlf=true"],
+        &["core.autocrlf=input"],
+        &["core.eol=crlf"],
+        &["core.eol=lf"],
+        &["core.autocrlf=true", "core.eol=lf"],
+        &["core.autocrlf=input", "core.eol=crlf"],
+    ] {
+        clone_of_matches_git(src, Settings::Jobs(2), config);
+    }
+}
+
+/// Attributes that are the same for every file (`make_eol_uniform.sh`: `* text`, other lines
+/// irrelevant to a checkout), looked up once by each writer of the fresh work tree: every
+/// text file converted exactly as git converts it.
+#[test]
+fn clone_with_the_same_attributes_everywhere_converts_like_git() {
+    let src = fixture_named("eol_uniform");
+    for config in [
+        &[][..],
+        &["core.eol=crlf"],
+        &["core.autocrlf=true"],
+        &["core.autocrlf=input"],
+    ] {
+        clone_of_matches_git(src, Settings::Jobs(2), config);
+        clone_of_matches_git(src, Settings::Jobs(1), config);
+    }
 }
 
 #[test]

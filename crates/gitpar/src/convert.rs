@@ -8,8 +8,160 @@
 //!
 //! The UTF-16 and UTF-32 `working-tree-encoding`s are ours too, both ways ([`BomEncoding`]):
 //! encoding_rs, under gix-filter, cannot encode them and does not know the `-BOM` names.
+//!
+//! Whether a file's end of lines change on its way to the work tree ([`Eol`]) is decided here as
+//! git's `convert_attrs` and `output_eol` decide it, so that a writer runs gix-filter's pipeline
+//! (which looks every attribute up a second time) only for the files it can change: a
+//! repository whose `.gitattributes` says `* text=auto eol=lf` converts nothing on checkout.
 
 use bstr::ByteSlice;
+
+/// A `text` or `crlf` attribute as git's `git_path_check_crlf` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum TextAttr {
+    /// Not specified, or a value git does not know.
+    #[default]
+    Undefined,
+    /// Set: text.
+    Text,
+    /// Unset: binary, never converted.
+    Binary,
+    /// `input`: text, checked out as it is stored.
+    Input,
+    /// `auto`: text if it looks like text.
+    Auto,
+}
+
+impl TextAttr {
+    /// The attribute's meaning from its state in an attribute search.
+    pub(crate) fn from_state(state: gix::attrs::StateRef<'_>) -> TextAttr {
+        match state {
+            gix::attrs::StateRef::Set => TextAttr::Text,
+            gix::attrs::StateRef::Unset => TextAttr::Binary,
+            gix::attrs::StateRef::Value(v) if v.as_bstr() == "input" => TextAttr::Input,
+            gix::attrs::StateRef::Value(v) if v.as_bstr() == "auto" => TextAttr::Auto,
+            _ => TextAttr::Undefined,
+        }
+    }
+}
+
+/// `core.autocrlf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum AutoCrlf {
+    /// `false`, or unset.
+    #[default]
+    False,
+    /// `true`: text files get CRLF in the work tree.
+    True,
+    /// `input`: text files are stored with LF, checked out as stored.
+    Input,
+}
+
+/// What decides whether checking a file out changes its end of lines: its `text`, `crlf` and
+/// `eol` attributes and the configuration (`core.autocrlf`, `core.eol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Eol {
+    /// The `text` attribute.
+    pub(crate) text: TextAttr,
+    /// The `crlf` attribute (older; read when `text` says nothing).
+    pub(crate) crlf: TextAttr,
+    /// The `eol` attribute: `Some(true)` for `crlf`, `Some(false)` for `lf`, else `None`.
+    pub(crate) eol_crlf: Option<bool>,
+}
+
+/// The configuration [`Eol::converts_on_checkout`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct EolConfig {
+    /// `core.autocrlf`.
+    pub(crate) autocrlf: AutoCrlf,
+    /// Whether `core.eol` is `crlf` (`native` and `lf` are LF on the platforms git-par runs on).
+    pub(crate) core_eol_crlf: bool,
+}
+
+impl EolConfig {
+    /// `core.autocrlf` and `core.eol` of `config`, as git reads them.
+    pub(crate) fn of(config: &gix::config::Snapshot<'_>) -> EolConfig {
+        let autocrlf = match config.string("core.autocrlf") {
+            Some(v) if v.eq_ignore_ascii_case(b"input") => AutoCrlf::Input,
+            _ if config.boolean("core.autocrlf") == Some(true) => AutoCrlf::True,
+            _ => AutoCrlf::False,
+        };
+        let core_eol_crlf = config
+            .string("core.eol")
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"crlf"));
+        EolConfig {
+            autocrlf,
+            core_eol_crlf,
+        }
+    }
+
+    /// git's `text_eol_is_crlf`: whether a `text` file without `eol` gets CRLF.
+    fn text_eol_is_crlf(self) -> bool {
+        match self.autocrlf {
+            AutoCrlf::True => true,
+            AutoCrlf::Input => false,
+            AutoCrlf::False => self.core_eol_crlf,
+        }
+    }
+}
+
+impl Eol {
+    /// Returns true if and only if git would convert LF to CRLF when writing the file to the
+    /// work tree: git's `convert_attrs` turns the attributes and the configuration into a
+    /// `crlf_action`, and `crlf_to_worktree` converts only when `output_eol` of it is CRLF.
+    pub(crate) fn converts_on_checkout(self, config: EolConfig) -> bool {
+        #[derive(PartialEq)]
+        enum Action {
+            Undefined,
+            Binary,
+            Text,
+            TextInput,
+            TextCrlf,
+            Auto,
+            AutoInput,
+            AutoCrlf,
+        }
+        let from = |attr: TextAttr| match attr {
+            TextAttr::Undefined => Action::Undefined,
+            TextAttr::Text => Action::Text,
+            TextAttr::Binary => Action::Binary,
+            TextAttr::Input => Action::TextInput,
+            TextAttr::Auto => Action::Auto,
+        };
+        let mut action = from(self.text);
+        if action == Action::Undefined {
+            action = from(self.crlf);
+        }
+        if action != Action::Binary {
+            action = match (action, self.eol_crlf) {
+                (Action::Auto, Some(false)) => Action::AutoInput,
+                (Action::Auto, Some(true)) => Action::AutoCrlf,
+                (_, Some(false)) => Action::TextInput,
+                (_, Some(true)) => Action::TextCrlf,
+                (action, None) => action,
+            };
+        }
+        if action == Action::Text {
+            action = if config.text_eol_is_crlf() {
+                Action::TextCrlf
+            } else {
+                Action::TextInput
+            };
+        }
+        if action == Action::Undefined {
+            action = match config.autocrlf {
+                AutoCrlf::False => Action::Binary,
+                AutoCrlf::True => Action::AutoCrlf,
+                AutoCrlf::Input => Action::AutoInput,
+            };
+        }
+        match action {
+            Action::Binary | Action::TextInput | Action::AutoInput => false,
+            Action::TextCrlf | Action::AutoCrlf | Action::Undefined => true,
+            Action::Text | Action::Auto => config.text_eol_is_crlf(),
+        }
+    }
+}
 
 /// A Unicode `working-tree-encoding` that gix-filter cannot write (encoding_rs, after the WHATWG
 /// encoding standard, has no UTF-16 or UTF-32 encoder: it would write UTF-8, which git then
@@ -271,6 +423,107 @@ mod tests {
     use super::*;
 
     const HEX: &[u8] = b"055c8729cdcc372500a08db659c045e16c4409fb";
+
+    #[test]
+    fn end_of_lines_convert_on_checkout_as_git_decides() {
+        use TextAttr::{Auto, Binary, Input, Text, Undefined};
+        let config = |autocrlf, core_eol_crlf| EolConfig {
+            autocrlf,
+            core_eol_crlf,
+        };
+        let plain = config(AutoCrlf::False, false);
+        let eol = |text, crlf, eol_crlf| Eol {
+            text,
+            crlf,
+            eol_crlf,
+        };
+        // (attributes, configuration, converts): git's convert_attrs and output_eol.
+        let cases = [
+            (eol(Undefined, Undefined, None), plain, false),
+            (
+                eol(Undefined, Undefined, None),
+                config(AutoCrlf::True, false),
+                true,
+            ),
+            (
+                eol(Undefined, Undefined, None),
+                config(AutoCrlf::Input, false),
+                false,
+            ),
+            // core.eol applies to text files only.
+            (
+                eol(Undefined, Undefined, None),
+                config(AutoCrlf::False, true),
+                false,
+            ),
+            (
+                eol(Text, Undefined, None),
+                config(AutoCrlf::False, true),
+                true,
+            ),
+            (
+                eol(Auto, Undefined, None),
+                config(AutoCrlf::False, true),
+                true,
+            ),
+            (eol(Text, Undefined, None), plain, false),
+            (
+                eol(Auto, Undefined, None),
+                config(AutoCrlf::True, false),
+                true,
+            ),
+            // autocrlf=input wins over core.eol.
+            (
+                eol(Text, Undefined, None),
+                config(AutoCrlf::Input, true),
+                false,
+            ),
+            // The eol attribute: lf never converts, crlf does, and implies text.
+            (
+                eol(Auto, Undefined, Some(false)),
+                config(AutoCrlf::True, true),
+                false,
+            ),
+            (
+                eol(Text, Undefined, Some(false)),
+                config(AutoCrlf::True, true),
+                false,
+            ),
+            (eol(Undefined, Undefined, Some(true)), plain, true),
+            (eol(Auto, Undefined, Some(true)), plain, true),
+            // Binary ignores eol; crlf is read only when text says nothing.
+            (
+                eol(Binary, Undefined, Some(true)),
+                config(AutoCrlf::True, true),
+                false,
+            ),
+            (
+                eol(Undefined, Binary, Some(true)),
+                config(AutoCrlf::True, true),
+                false,
+            ),
+            (
+                eol(Undefined, Text, None),
+                config(AutoCrlf::False, true),
+                true,
+            ),
+            (
+                eol(Undefined, Input, None),
+                config(AutoCrlf::True, true),
+                false,
+            ),
+            (eol(Binary, Text, None), config(AutoCrlf::True, true), false),
+            // crlf=input with eol=crlf is TEXT_CRLF in git.
+            (eol(Undefined, Input, Some(true)), plain, true),
+        ];
+        for (attrs, config, converts) in cases {
+            assert_eq!(
+                attrs.converts_on_checkout(config),
+                converts,
+                "{attrs:?} under {config:?}"
+            );
+        }
+    }
 
     #[test]
     fn expands_like_git() {

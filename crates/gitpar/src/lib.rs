@@ -17,6 +17,7 @@
 //! `state`, `pathspec`); the machinery (writers, budget, path-safe layer, refresh, index writing,
 //! sparse, submodules, prefetch) is crate-private, so it can change without breaking callers.
 
+pub(crate) mod attr_view;
 pub(crate) mod blobs;
 pub mod branch;
 pub(crate) mod budget;
@@ -45,6 +46,7 @@ pub(crate) mod remove;
 pub mod reset;
 pub(crate) mod resolve_undo;
 pub mod restore;
+pub(crate) mod run;
 pub(crate) mod sparse;
 pub mod state;
 pub mod status;
@@ -54,6 +56,7 @@ pub mod switch;
 pub mod tune;
 pub mod update;
 
-pub use checkout::{checkout, Context, Outcome, Progress};
+pub use checkout::{checkout, Outcome};
 pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
+pub use run::{Context, Progress};

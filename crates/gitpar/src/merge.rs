@@ -20,11 +20,11 @@ use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stage, Stat};
 use gix::merge::blob::builtin_driver::text::{Conflict, ConflictStyle, Labels};
 
-use crate::checkout::{Context, Error as CheckoutError};
 use crate::fs::Root;
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind};
+use crate::run::{Context, Error as CheckoutError};
 
 /// How conflicts are marked in a merged file (`--conflict=<style>`, `merge.conflictStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

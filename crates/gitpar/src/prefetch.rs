@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 
 use gix::hash::ObjectId;
 
-use crate::checkout::Error;
 use crate::plan::{Entry, Kind};
+use crate::run::Error;
 
 /// The promisor remotes of `repo` in git's order: `extensions.partialClone` first, then every
 /// remote with `remote.<name>.promisor` set, in configuration order.
@@ -42,7 +42,7 @@ fn promisor_remotes(repo: &gix::Repository) -> Vec<String> {
 pub fn missing_blobs<'a>(
     repo: &gix::Repository,
     entries: impl Iterator<Item = &'a Entry>,
-    ctx: &crate::checkout::Context<'_>,
+    ctx: &crate::run::Context<'_>,
 ) -> Result<usize, Error> {
     let remotes = promisor_remotes(repo);
     if remotes.is_empty() {

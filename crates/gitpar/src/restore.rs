@@ -9,7 +9,7 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
-use crate::checkout::{skeleton_index, Context, Error as CheckoutError};
+use crate::checkout::skeleton_index;
 use crate::execute::Job;
 use crate::fs::{leading_dirs, Root};
 use crate::lock::IndexLock;
@@ -17,6 +17,7 @@ use crate::options::Options;
 use crate::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
 use crate::remove::Remover;
+use crate::run::{Context, Error as CheckoutError};
 
 /// Where the restored content comes from.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +65,7 @@ pub struct Outcome {
     pub removed: usize,
     /// Entries that could not be written, each naming its path and cause; the others were
     /// written and recorded, and the caller exits non-zero, as git does.
-    pub errors: Vec<crate::checkout::EntryError>,
+    pub errors: Vec<crate::run::EntryError>,
     /// Unmerged paths left alone under [`Request::ignore_unmerged`] (git warns about each).
     pub unmerged: Vec<BString>,
     /// With [`Request::merge`]: the unmerged paths whose merge was written to the work tree
@@ -569,7 +570,7 @@ struct Written {
     /// Stat data per plan entry, as [`crate::execute::Executed::stats`].
     stats: Vec<Option<Stat>>,
     /// Entries that could not be written.
-    errors: Vec<crate::checkout::EntryError>,
+    errors: Vec<crate::run::EntryError>,
     /// Vanished paths removed.
     removed: usize,
 }
@@ -695,7 +696,7 @@ fn filters(
         }
     }
     result.sort_entries();
-    Ok(crate::checkout::filters_for(
+    Ok(crate::execute::filters_for(
         repo,
         &result,
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use bstr::BStr;
 use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::checkout::Error;
+use crate::run::Error;
 
 /// The sparse-checkout selection of a work tree, loaded once per operation.
 #[derive(Debug, Clone)]

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
-use crate::checkout::{Context, Progress};
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
+use crate::run::{Context, Progress};
 use crate::update::{Error, Policy, SubmoduleRefusal, SubmoduleRefused};
 
 /// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`

@@ -25,13 +25,13 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::checkout::{Context, EntryError, Error as CheckoutError};
 use crate::execute::Job;
 use crate::fs::{Dirs, Root};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
 use crate::remove::Remover;
+use crate::run::{Context, EntryError, Error as CheckoutError};
 
 /// How local changes are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,7 +334,7 @@ fn run(
     let mut state = result_index(repo, &index, &rows, None);
     let present =
         crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
-    let (filter, attributes) = crate::checkout::filters_for(
+    let (filter, attributes) = crate::execute::filters_for(
         repo,
         &state,
         gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,

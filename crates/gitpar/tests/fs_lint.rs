@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-/// Modules allowed to call `std::fs` with paths, and why.
+/// Modules allowed to call `std::fs` with paths (relative to `src/`), and why.
 const REPOSITORY_ONLY: &[(&str, &str)] = &[
     (
         "fs.rs",
@@ -63,9 +63,12 @@ fn work_tree_modules_use_only_the_path_safe_layer() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut offences = Vec::new();
     let mut checked = 0;
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    for path in sources(&src) {
+        let name = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if !name.ends_with(".rs") || REPOSITORY_ONLY.iter().any(|(m, _)| *m == name) {
             continue;
         }
@@ -91,4 +94,18 @@ fn work_tree_modules_use_only_the_path_safe_layer() {
         "path-based filesystem calls outside src/fs.rs:\n{}",
         offences.join("\n")
     );
+}
+
+/// Every file below `dir`, modules in subdirectories (`filter/`, `execute/`) included.
+fn sources(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(sources(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -11,7 +11,7 @@
 //! `finish_delayed_checkout`: `list_available_blobs`, then a `smudge` without content).
 //!
 //! A [`Runner`] is one thread's set of filter processes; how many runners a checkout has, and
-//! which entries each gets, is the writers' business (`execute.rs`). A long-running filter a
+//! which entries each gets, is the writers' business (`execute/`). A long-running filter a
 //! runner no longer needs is kept running for the next one ([`IDLE`]), as git keeps its filter
 //! processes to its end: the refresh's `clean` and the checkout's `smudge` of one command talk
 //! to one process, as with git. [`finish_filters`] ends them all.

@@ -1,0 +1,127 @@
+//! Reading a blob under the budget: from where the scan at the start of the run found it in a
+//! pack ([`crate::blobs`]), else through the object database. The grant is taken before the
+//! blob is inflated (a delta's once its size is known), and sized for what a filtered entry holds
+//! on top of the blob.
+
+use super::filters::FILTER_BUFFER;
+use super::{Shared, Worker};
+use crate::plan;
+use crate::run::EntryError;
+
+impl Worker<'_> {
+    /// Read a blob under the budget: the grant is sized from the object header before the
+    /// object is inflated, so the bytes in flight never exceed the budget. A filtered entry
+    /// (`driver`) holds more: the filter's output held or streamed, and for a one-shot command
+    /// the copy of the input its feeding thread writes.
+    /// It is an associated function so that it can run while the attribute stack is borrowed.
+    pub(super) fn read_blob<'s>(
+        (repo, spare): (&gix::Repository, &mut Vec<u8>),
+        entry: &plan::Entry,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+        let header = Self::header(repo, entry)?;
+        Self::read_blob_with((repo, spare), entry, header.size, driver, shared)
+    }
+
+    /// The object header of `entry`'s blob: its size decides the budget and whether to stream.
+    pub(super) fn header(
+        repo: &gix::Repository,
+        entry: &plan::Entry,
+    ) -> Result<gix::objs::Header, EntryError> {
+        use gix::objs::FindHeader;
+        let fail = |message: String| EntryError {
+            path: entry.path.clone(),
+            message,
+        };
+        repo.objects
+            .try_header(&entry.id)
+            .map_err(|err| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ))
+            })?
+            .ok_or_else(|| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({})",
+                    entry.path, entry.id
+                ))
+            })
+    }
+
+    /// [`Worker::read_blob`] for a blob whose header said `size` bytes.
+    pub(super) fn read_blob_with<'s>(
+        (repo, spare): (&gix::Repository, &mut Vec<u8>),
+        entry: &plan::Entry,
+        size: u64,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+        use gix::objs::Find;
+        let fail = |message: String| EntryError {
+            path: entry.path.clone(),
+            message,
+        };
+        let grant = shared.budget.acquire(in_flight(size, driver));
+        let mut buf = std::mem::take(spare);
+        let data = repo
+            .objects
+            .try_find(&entry.id, &mut buf)
+            .map_err(|err| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ))
+            })?
+            .ok_or_else(|| {
+                fail(format!(
+                    "unable to read sha1 file of {} ({})",
+                    entry.path, entry.id
+                ))
+            })?;
+        if data.kind != gix::objs::Kind::Blob {
+            return Err(fail(format!("{} is a {}, not a blob", entry.id, data.kind)));
+        }
+        Ok((buf, grant))
+    }
+
+    /// Read a blob from where the scan found it ([`crate::blobs`]): one
+    /// lookup, and a delta's bases from the writers' shared cache. A whole blob's size (`size`,
+    /// from its entry header) is granted before it is inflated; a delta is decoded within the
+    /// writer's allowance and granted once its size is known. Anything unusual (not a blob, a
+    /// corrupt entry, a delta beyond the allowance) is left to the object database
+    /// (`Fallback`), which reports errors in git's words.
+    /// It is an associated function so that it can run while the attribute stack is borrowed.
+    pub(super) fn read_located<'s>(
+        (reader, spare): (&mut crate::blobs::Reader, &mut Vec<u8>),
+        located: &crate::blobs::Located,
+        size: Option<u64>,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), crate::blobs::Fallback> {
+        let before = size.map(|size| shared.budget.acquire(in_flight(size, driver)));
+        let mut buf = std::mem::take(spare);
+        match shared.blobs.read(reader, located, &mut buf) {
+            Ok(gix::objs::Kind::Blob) => {}
+            _ => {
+                *spare = buf;
+                return Err(crate::blobs::Fallback);
+            }
+        }
+        let grant =
+            before.unwrap_or_else(|| shared.budget.acquire(in_flight(buf.len() as u64, driver)));
+        Ok((buf, grant))
+    }
+}
+
+/// The bytes the budget holds for a blob of `size` bytes: the blob, and for a filtered entry
+/// the filter's output held or streamed, plus for a one-shot command the copy of the input its
+/// feeding thread writes.
+fn in_flight(size: u64, driver: Option<&gix::filter::plumbing::Driver>) -> u64 {
+    size + match driver {
+        None => 0,
+        Some(d) if d.process.is_some() => FILTER_BUFFER as u64,
+        Some(_) => FILTER_BUFFER as u64 + size,
+    }
+}

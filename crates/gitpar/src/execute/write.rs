@@ -1,0 +1,329 @@
+//! One entry written by a writer: its attributes looked up, its blob read under the budget (or
+//! a big blob that needs no conversion streamed from its pack), then `ident`, gix-filter's
+//! conversion, the `-BOM` encodings and the filter driver, in git's order, and the file created
+//! with `O_EXCL` (the tracked file in its place unlinked right before, for a [`Job`] that
+//! replaces one). What fails is put in git's words; something in the way is a collision for the
+//! tail.
+
+use std::sync::atomic::Ordering;
+
+use bstr::ByteSlice;
+
+use super::attributes::OwnAttributes;
+use super::filters::{queue_of, Landed};
+use super::{Failure, Job, Shared, Worker};
+use crate::filter::{Direction, Filtered};
+use crate::fs::{self, Dirs};
+use crate::plan::{self, Kind};
+use crate::run::EntryError;
+
+impl Worker<'_> {
+    /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
+    /// unlinked first, right before the create; a directory there, or a leading directory that
+    /// is not a real one, is a collision for the sequential tail. `can_delay` says whether a
+    /// long-running filter may deliver the content later ([`Failure::Delayed`]). A filtered
+    /// entry met by a writer that defers them is handed over ([`Failure::Queued`]).
+    pub(super) fn write_entry(
+        &mut self,
+        entry: &plan::Entry,
+        job: Job,
+        shared: &Shared<'_>,
+        can_delay: bool,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        if entry.kind == Kind::Symlink {
+            // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
+            debug_assert!(!self.symlinks);
+            let (data, _grant) = Self::read_blob((&self.repo, &mut self.buf), entry, None, shared)
+                .map_err(Failure::Error)?;
+            let result = Self::create(&mut self.dirs, dir, name, &data, false, job.replace);
+            self.buf = data;
+            return result
+                .map(|st| fs::index_stat(&st))
+                .map_err(|err| create_failure(entry, err));
+        }
+        // Without any attribute file, and without configuration that converts files nobody
+        // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
+        // convert: no attribute lookup, no pipeline. Where every entry has the same
+        // attributes, they are looked up once, and again only for the pipeline's conversion.
+        let lookup =
+            shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True;
+        let known = self.uniform.filter(|_| shared.uniform_attributes);
+        let platform = if lookup && known.is_none_or(|own| own.pipeline_converts(shared.eol)) {
+            let platform = self
+                .attributes
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &shared.reduced.view(&self.repo.objects),
+                )
+                .map_err(|err| {
+                    entry_failure(
+                        entry,
+                        format!("unable to read the attributes of {}: {err}", entry.path),
+                    )
+                })?;
+            Some(platform)
+        } else {
+            None
+        };
+        let own = match (known, &platform) {
+            (Some(own), _) => own,
+            (None, Some(platform)) if shared.attributes_present => {
+                Self::own_attributes(platform, &self.runner, &mut self.outcome)
+            }
+            _ => OwnAttributes::default(),
+        };
+        if shared.uniform_attributes {
+            self.uniform = Some(own);
+        }
+        if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
+            return Err(Failure::Queued(kind));
+        }
+        // The blob is read after the attributes, so that the budget can hold what a filter
+        // needs from the start (no second request while holding the first). Its size comes
+        // from its pack entry when it is stored whole, from its header in the object database
+        // when the scan did not find it; a delta's is known once it is decoded.
+        let located = shared.blobs.located(job.entry);
+        let size = match located {
+            Some(located) => located.whole_size(),
+            None => Some(
+                Self::header(&self.repo, entry)
+                    .map_err(Failure::Error)?
+                    .size,
+            ),
+        };
+        if let Some(size) = size.filter(|&s| s >= shared.stream_above) {
+            if own.plain(shared.eol) {
+                if let Some(source) = self.streamer.locate(&entry.id) {
+                    return self.write_streamed(entry, job, &source, size, shared);
+                }
+            }
+        }
+        let read = match located {
+            Some(located) => Self::read_located(
+                (&mut self.reader, &mut self.buf),
+                &located,
+                size,
+                own.driver,
+                shared,
+            )
+            .ok(),
+            None => None,
+        };
+        let (data, _grant) = match read {
+            Some(read) => read,
+            None => {
+                let size = match size {
+                    Some(size) => size,
+                    None => {
+                        Self::header(&self.repo, entry)
+                            .map_err(Failure::Error)?
+                            .size
+                    }
+                };
+                Self::read_blob_with((&self.repo, &mut self.buf), entry, size, own.driver, shared)
+                    .map_err(Failure::Error)?
+            }
+        };
+        let expanded = (own.ident && crate::convert::may_have_ident(&data))
+            .then(|| {
+                crate::convert::ident_to_worktree(&data, entry.id.to_hex().to_string().as_bytes())
+            })
+            .flatten();
+        let input = expanded.as_deref().unwrap_or(&data);
+        let bytes = match &platform {
+            Some(platform) if own.pipeline_converts(shared.eol) => {
+                let converted = self
+                    .filter
+                    .convert_to_worktree(
+                        input,
+                        entry.path.as_bstr(),
+                        &mut |_, attrs| {
+                            platform.matching_attributes(attrs);
+                        },
+                        gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
+                    )
+                    .map_err(|err| {
+                        entry_failure(
+                            entry,
+                            format!("unable to convert {} to the work tree: {err}", entry.path),
+                        )
+                    })?;
+                match converted {
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
+                    | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
+                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
+                        unreachable!("the writers' pipelines have no drivers")
+                    }
+                }
+            }
+            _ => input,
+        };
+        let encoded;
+        let bytes = match own.encoding {
+            Some(enc) => {
+                encoded = enc.encode(bytes).ok_or_else(|| {
+                    entry_failure(
+                        entry,
+                        format!(
+                            "failed to encode '{}' from UTF-8 to {}",
+                            entry.path,
+                            enc.name()
+                        ),
+                    )
+                })?;
+                &encoded[..]
+            }
+            None => bytes,
+        };
+        let executable = entry.kind == Kind::Executable;
+        // The driver runs last, on what ident, eol and the encoding made (git's order in
+        // `convert_to_working_tree_ca_internal`).
+        let landed = match own.driver {
+            None => Filtered::Unconverted,
+            Some(driver) => {
+                let (runner, dirs, chunk) = (&mut self.runner, &mut self.dirs, &mut self.chunk);
+                let landed = runner.run(
+                    driver,
+                    Direction::Smudge,
+                    entry.path.as_bstr(),
+                    (&shared.meta, Some(entry.id)),
+                    bytes,
+                    can_delay,
+                    |r| Self::land(dirs, chunk, (dir, name), r, (executable, job.replace)),
+                );
+                match landed {
+                    Ok(landed) => landed,
+                    Err(fatal) => {
+                        self.buf = data;
+                        return Err(Failure::Fatal(fatal));
+                    }
+                }
+            }
+        };
+        let result = match landed {
+            Filtered::Delayed => {
+                self.buf = data;
+                return Err(Failure::Delayed);
+            }
+            Filtered::Converted(Landed::Buffered(out)) => {
+                Self::create(&mut self.dirs, dir, name, &out, executable, job.replace)
+            }
+            Filtered::Converted(Landed::Streamed(result)) => result,
+            // No driver, a driver that does not convert this entry, or a non-required filter
+            // that failed (a partial file is gone): the content unconverted, as git writes it.
+            Filtered::Converted(Landed::Failed) | Filtered::Unconverted => {
+                Self::create(&mut self.dirs, dir, name, bytes, executable, job.replace)
+            }
+        };
+        self.buf = data;
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        shared
+            .bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        Ok(fs::index_stat(&st))
+    }
+
+    /// Write a blob that needs no conversion straight from where it is stored whole
+    /// ([`crate::stream`]), a piece at a time: the budget holds one piece, whatever its size.
+    fn write_streamed(
+        &mut self,
+        entry: &plan::Entry,
+        job: Job,
+        source: &crate::stream::Source,
+        size: u64,
+        shared: &Shared<'_>,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        use std::io::Write as _;
+        let _grant = shared.budget.acquire(crate::stream::PIECE as u64);
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        let fd = Self::prepare(&mut self.dirs, dir, name, job.replace)
+            .map_err(|err| create_failure(entry, err))?;
+        self.chunk.resize(crate::stream::PIECE, 0);
+        let mut read_error = None;
+        let chunk = &mut self.chunk;
+        let result = fs::create_file_with(fd, name, entry.kind == Kind::Executable, |file| {
+            let mut sink = |piece: &[u8]| file.write_all(piece);
+            crate::stream::Streamer::copy(source, size, chunk, &mut sink).inspect_err(|err| {
+                if err.kind() == std::io::ErrorKind::InvalidData {
+                    read_error = Some(err.to_string());
+                }
+            })
+        });
+        if let Some(err) = read_error {
+            return Err(entry_failure(
+                entry,
+                format!(
+                    "unable to read sha1 file of {} ({}): {err}",
+                    entry.path, entry.id
+                ),
+            ));
+        }
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        shared.streamed.fetch_add(1, Ordering::Relaxed);
+        shared
+            .bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        Ok(fs::index_stat(&st))
+    }
+
+    /// Create `name` in the directory `dir`, unlinking what is there first when `replace`.
+    pub(super) fn create(
+        dirs: &mut Dirs<'_>,
+        dir: &bstr::BStr,
+        name: &bstr::BStr,
+        data: &[u8],
+        executable: bool,
+        replace: bool,
+    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+        let fd = Self::prepare(dirs, dir, name, replace)?;
+        fs::create_file_at(fd, name, data, executable)
+    }
+
+    /// The open directory `dir`, with `name` unlinked from it first when `replace`.
+    pub(super) fn prepare<'d>(
+        dirs: &'d mut Dirs<'_>,
+        dir: &bstr::BStr,
+        name: &bstr::BStr,
+        replace: bool,
+    ) -> Result<rustix::fd::BorrowedFd<'d>, fs::CreateError> {
+        let fd = dirs.dir(dir).map_err(fs::CreateError::Create)?;
+        if replace {
+            match rustix::fs::unlinkat(fd, <&[u8]>::from(name), rustix::fs::AtFlags::empty()) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+                // A directory in the way is a collision for the tail, not a failure.
+                Err(rustix::io::Errno::ISDIR) => {
+                    return Err(fs::CreateError::Create(rustix::io::Errno::ISDIR.into()))
+                }
+                Err(err) => return Err(fs::CreateError::Unlink(err.into())),
+            }
+        }
+        Ok(fd)
+    }
+}
+
+/// A failure of `entry` with `message`.
+fn entry_failure(entry: &plan::Entry, message: String) -> Failure {
+    Failure::Error(EntryError {
+        path: entry.path.clone(),
+        message,
+    })
+}
+
+/// git's words (`entry.c`) for a file that could not be created or written; something in the
+/// way is a collision for the tail.
+pub(super) fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
+    if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
+        return Failure::Collision;
+    }
+    let path = &entry.path;
+    let message = match err {
+        fs::CreateError::Unlink(e) => {
+            format!("unable to unlink old '{path}': {}", fs::strerror(&e))
+        }
+        fs::CreateError::Create(e) => format!("unable to create file {path}: {}", fs::strerror(&e)),
+        fs::CreateError::Write(e) => format!("unable to write file {path}: {}", fs::strerror(&e)),
+    };
+    entry_failure(entry, message)
+}

@@ -1,0 +1,125 @@
+//! What a run of any operation shares with its caller and with the machinery below it: the
+//! [`Context`] the caller watches and stops it through, its [`Progress`] counters, and the errors
+//! of writing entries ([`EntryError`], [`Error`]).
+//!
+//! They live here, below both, so that the operations (`checkout`, `update`, `restore`,
+//! `merge`, `submodule`) and the machinery they drive (`execute`, `sparse`, `prefetch`) depend
+//! on this room rather than on one another: the machinery never reaches up into an operation.
+//! The public paths stay those of [`crate::checkout`](mod@crate::checkout), which re-exports them.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+use bstr::BString;
+use gix::hash::ObjectId;
+
+use crate::plan;
+
+/// Counters the caller can read from another thread to show progress, like git's
+/// "Updating files:  45% (18000/40000)".
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries the checkout will create; set once planning is done.
+    pub total: AtomicUsize,
+    /// Entries created so far.
+    pub done: AtomicUsize,
+    /// Entries a long-running filter delayed, written at the end when the filter delivers them
+    /// (git's "Filtering content" progress counts these; `done` counts them when delayed, as
+    /// git's "Updating files" does).
+    pub delayed: AtomicUsize,
+    /// Delayed entries written since.
+    pub filtered: AtomicUsize,
+    /// git's `error:` lines (without the prefix) for what went wrong on the way without
+    /// failing the operation, such as a non-required filter that failed; the caller prints them
+    /// once the operation returns.
+    pub messages: std::sync::Mutex<Vec<String>>,
+}
+
+/// What every operation of the engine shares with its caller while it runs: the progress
+/// counters the caller may display from another thread, and the flag that asks the operation
+/// to stop (set by the binary's Ctrl-C handler). One value passed down, so that an operation's
+/// signature says what it does rather than how it is watched, and so that work the operation
+/// starts on its own (submodules) stops on the same Ctrl-C.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Where the operation counts what it writes.
+    pub progress: &'a Progress,
+    /// Set to ask the operation to stop at the next entry.
+    pub interrupt: &'a AtomicBool,
+}
+
+impl Context<'_> {
+    /// Returns true if and only if the caller asked the operation to stop.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Why an entry could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct EntryError {
+    /// The entry's path.
+    pub path: BString,
+    /// What went wrong, phrased for the user as git phrases it, naming the path and the cause
+    /// (`unable to create file a/b: Permission denied`).
+    pub message: String,
+}
+
+/// Why a checkout failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The index lock is held or could not be written.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::Error),
+    /// The target tree is unsafe or unreadable; nothing was written.
+    #[error(transparent)]
+    Plan(#[from] plan::Error),
+    /// A leading directory could not be created.
+    #[error("unable to create directory '{path}': {source}")]
+    Directory {
+        /// The directory.
+        path: BString,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Some entries could not be written; the others were, but the index was left unwritten.
+    #[error("{} entries could not be written: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
+    Entries(Vec<EntryError>),
+    /// The repository's configuration or attributes could not be read.
+    #[error("{context}: {source}")]
+    Repository {
+        /// What we were doing.
+        context: &'static str,
+        /// What gix reported.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The user interrupted the checkout.
+    #[error("interrupted")]
+    Interrupted,
+    /// A required filter failed (git's `<path>: smudge filter <driver> failed`): git dies
+    /// there, so the index is left as it was; what was written before stays. `errors` are the
+    /// entries that failed before it (git reports them first).
+    #[error("{message}")]
+    Filter {
+        /// Entries that could not be written before the fatal one.
+        errors: Vec<EntryError>,
+        /// git's message, without `fatal: `.
+        message: String,
+    },
+    /// A partial clone lacks a blob the checkout needs, and no promisor remote gave it; nothing
+    /// was written. git dies with the same words.
+    #[error("could not fetch {0} from promisor remote")]
+    PromisorFetch(ObjectId),
+}
+
+/// The `map_err` of a gix call that reads the repository's configuration or attributes: the
+/// error becomes an [`Error::Repository`] that says what we were doing (`context`), since gix's
+/// own message does not name the step of the operation that failed.
+pub(crate) fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Error {
+    move |err| Error::Repository {
+        context,
+        source: Box::new(err),
+    }
+}
