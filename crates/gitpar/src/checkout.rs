@@ -49,73 +49,15 @@ pub fn checkout(
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
     crate::phase::mark("checkout: index locked");
-    let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
-    crate::phase::mark("tree planned");
-    let mut index = skeleton_index(&plan, repo.object_hash());
-
-    // Sparse checkout: entries outside the patterns are recorded with their skip-worktree bit
-    // and not written; only the directories of written entries are created.
-    let excluded = match crate::sparse::Sparse::load(repo)? {
-        Some(sparse) => sparse.excluded(
-            repo.object_hash(),
-            index.entries().iter().map(|e| (e.path(&index), e.mode)),
-        )?,
-        None => vec![false; plan.entries.len()],
-    };
-    let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
-        .filter(|&i| !excluded[i])
-        .map(|entry| crate::execute::Job {
-            entry,
-            replace: false,
-        })
-        .collect();
-    if jobs.len() < plan.entries.len() {
-        let needed: std::collections::HashSet<&bstr::BStr> = jobs
-            .iter()
-            .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
-            .collect();
-        let dirs = std::mem::take(&mut plan.dirs);
-        plan.dirs = dirs
-            .into_iter()
-            .filter(|d| needed.contains(d.as_bstr()))
-            .collect();
-        for (entry, skip) in index.entries_mut().iter_mut().zip(&excluded) {
-            if *skip {
-                entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
-            }
-        }
-    }
-    crate::prefetch::missing_blobs(repo, jobs.iter().map(|j| &plan.entries[j.entry]), ctx)?;
-
-    let (filter, attributes) = crate::execute::filters_for(
-        repo,
-        &index,
-        gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
-    )?;
-
+    let full = Full::plan(repo, tree, opts)?;
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    crate::phase::mark("filters and work tree ready");
-    let executed = crate::execute::execute(
-        repo,
-        &plan,
-        &jobs,
-        &root,
-        opts,
-        crate::execute::Filters {
-            pipeline: &filter,
-            attributes: &attributes,
-            present: crate::execute::attributes_present(
-                repo,
-                plan.entries.iter().map(|e| e.path.as_bstr()),
-            ),
-        },
-        ctx.progress,
-        ctx.interrupt,
-        true,
-    )?;
+    let executed = full.write(repo, &root, opts, ctx)?;
+    let Full {
+        mut index, jobs, ..
+    } = full;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.
     if executed.interrupted {
@@ -152,6 +94,110 @@ pub fn checkout(
     )?;
     crate::phase::mark("index written");
     Ok(outcome)
+}
+
+/// A full checkout planned: every entry of a tree, the skeleton index that records them and the
+/// entries to write. [`checkout`] plans, writes and records it; planning and writing are apart so
+/// that a caller with other rules for recording (what a failed entry or Ctrl-C leaves in the
+/// index) can write the same checkout: an update of an empty work tree (`initial.rs`).
+pub(crate) struct Full {
+    /// The tree's entries (index order) and the directories the written ones need.
+    pub plan: Plan,
+    /// One entry per planned one, stat data empty; sparse checkout's exclusions carry their
+    /// skip-worktree bit.
+    pub index: gix::index::State,
+    /// The entries to write: all but those sparse checkout leaves out.
+    pub jobs: Vec<crate::execute::Job>,
+}
+
+impl Full {
+    /// Plan the checkout of `tree`: walk and validate it, build the skeleton index, and apply
+    /// the sparse-checkout patterns (entries outside them are recorded with their
+    /// skip-worktree bit and not written; only the directories of written entries are made).
+    /// Nothing touches the work tree.
+    pub(crate) fn plan(
+        repo: &gix::Repository,
+        tree: ObjectId,
+        opts: &Options,
+    ) -> Result<Full, Error> {
+        let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
+        crate::phase::mark("tree planned");
+        let mut index = skeleton_index(&plan, repo.object_hash());
+        let excluded = match crate::sparse::Sparse::load(repo)? {
+            Some(sparse) => sparse.excluded(
+                repo.object_hash(),
+                index.entries().iter().map(|e| (e.path(&index), e.mode)),
+            )?,
+            None => vec![false; plan.entries.len()],
+        };
+        let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
+            .filter(|&i| !excluded[i])
+            .map(|entry| crate::execute::Job {
+                entry,
+                replace: false,
+            })
+            .collect();
+        if jobs.len() < plan.entries.len() {
+            let needed: std::collections::HashSet<&bstr::BStr> = jobs
+                .iter()
+                .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
+                .collect();
+            let dirs = std::mem::take(&mut plan.dirs);
+            plan.dirs = dirs
+                .into_iter()
+                .filter(|d| needed.contains(d.as_bstr()))
+                .collect();
+            for (entry, skip) in index.entries_mut().iter_mut().zip(&excluded) {
+                if *skip {
+                    entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
+                }
+            }
+        }
+        Ok(Full { plan, index, jobs })
+    }
+
+    /// Write the planned entries into the empty work tree `root`: the missing blobs of a
+    /// partial clone fetched first, then the writer pool with the attributes read from the
+    /// skeleton index (then the work tree, git's checkout order). Per-entry failures and an
+    /// interruption are in the result, for the caller to record as its command records them.
+    pub(crate) fn write(
+        &self,
+        repo: &gix::Repository,
+        root: &crate::fs::Root,
+        opts: &Options,
+        ctx: &Context<'_>,
+    ) -> Result<crate::execute::Executed, Error> {
+        let plan = &self.plan;
+        crate::prefetch::missing_blobs(
+            repo,
+            self.jobs.iter().map(|j| &plan.entries[j.entry]),
+            ctx,
+        )?;
+        let (filter, attributes) = crate::execute::filters_for(
+            repo,
+            &self.index,
+            gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
+        )?;
+        crate::phase::mark("filters and work tree ready");
+        crate::execute::execute(
+            repo,
+            plan,
+            &self.jobs,
+            root,
+            opts,
+            crate::execute::Filters {
+                pipeline: &filter,
+                attributes: &attributes,
+                present: crate::execute::attributes_present(
+                    repo,
+                    plan.entries.iter().map(|e| e.path.as_bstr()),
+                ),
+            },
+            ctx.progress,
+            ctx.interrupt,
+            true,
+        )
+    }
 }
 
 /// Check out the submodules of a fresh checkout: every gitlink of the index at `index_path` whose

@@ -28,6 +28,8 @@ pub(crate) mod execute;
 pub(crate) mod filter;
 pub(crate) mod fs;
 pub mod hooks;
+/// An update of an empty work tree taken as a full checkout.
+pub(crate) mod initial;
 pub mod lock;
 pub mod merge;
 pub mod notice;
