@@ -243,6 +243,7 @@ pub(crate) fn run_checkout(
     tree: gix::ObjectId,
     worktree: &Path,
     args: &CheckoutArgs,
+    planned: Option<gitpar::Planned>,
 ) -> Result<gitpar::Outcome, gitpar::checkout::Error> {
     let opts = engine_options(repo, args);
     let progress = gitpar::Progress::default();
@@ -254,7 +255,7 @@ pub(crate) fn run_checkout(
         "Updating files",
         progress::mode(args),
         || {
-            gitpar::checkout(
+            gitpar::checkout_planned(
                 repo,
                 tree,
                 worktree,
@@ -264,6 +265,7 @@ pub(crate) fn run_checkout(
                     progress: &progress,
                     interrupt,
                 },
+                planned,
             )
         },
         Result::is_ok,

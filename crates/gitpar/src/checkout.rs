@@ -47,9 +47,57 @@ pub fn checkout(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
+    checkout_planned(repo, tree, worktree, index_path, opts, ctx, None)
+}
+
+/// A tree walked and validated before its checkout starts ([`plan_ahead`]), so that a caller
+/// can plan while something else runs: `git par worktree add` plans the commit it expects
+/// while `git worktree add --no-checkout` sets the work tree up.
+#[derive(Debug)]
+pub struct Planned {
+    tree: ObjectId,
+    protect: gix_validate::path::component::Options,
+    plan: Plan,
+}
+
+/// Walk and validate `tree` as [`checkout`] would with `opts`, for [`checkout_planned`].
+pub fn plan_ahead(
+    objects: &dyn gix::objs::Find,
+    tree: ObjectId,
+    opts: &Options,
+) -> Result<Planned, Error> {
+    Ok(Planned {
+        tree,
+        protect: opts.protect,
+        plan: plan::from_tree(objects, tree, opts.protect)?,
+    })
+}
+
+impl Planned {
+    /// The plan, if it is the one [`checkout`] would make of `tree` under `protect`.
+    fn of(self, tree: ObjectId, protect: gix_validate::path::component::Options) -> Option<Plan> {
+        let p = self.protect;
+        let same = p.protect_windows == protect.protect_windows
+            && p.protect_hfs == protect.protect_hfs
+            && p.protect_ntfs == protect.protect_ntfs;
+        (self.tree == tree && same).then_some(self.plan)
+    }
+}
+
+/// [`checkout`], with the plan of `planned` where it is the plan of `tree` (a plan made ahead
+/// of another tree, or under other path protections, is made again).
+pub fn checkout_planned(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    worktree: &Path,
+    index_path: &Path,
+    opts: &Options,
+    ctx: &Context<'_>,
+    planned: Option<Planned>,
+) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
     crate::phase::mark("checkout: index locked");
-    let full = Full::plan(repo, tree, opts)?;
+    let full = Full::plan(repo, tree, opts, planned)?;
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
@@ -119,8 +167,12 @@ impl Full {
         repo: &gix::Repository,
         tree: ObjectId,
         opts: &Options,
+        planned: Option<Planned>,
     ) -> Result<Full, Error> {
-        let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
+        let mut plan = match planned.and_then(|p| p.of(tree, opts.protect)) {
+            Some(plan) => plan,
+            None => plan::from_tree(&repo.objects, tree, opts.protect)?,
+        };
         crate::phase::mark("tree planned");
         let mut index = skeleton_index(&plan, repo.object_hash());
         let excluded = match crate::sparse::Sparse::load(repo)? {

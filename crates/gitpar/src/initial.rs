@@ -71,7 +71,7 @@ pub(crate) fn update(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
-    let full = Full::plan(repo, new_tree, opts)?;
+    let full = Full::plan(repo, new_tree, opts, None)?;
     // Submodules that appear (nothing is there to check before: every submodule is new).
     let moves: Vec<crate::submodule::Move> = if opts.recurse_submodules {
         full.jobs

@@ -56,7 +56,7 @@ pub mod switch;
 pub mod tune;
 pub mod update;
 
-pub use checkout::{checkout, Outcome};
+pub use checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
 pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
 pub use run::{Context, Progress};
