@@ -66,6 +66,7 @@ pub(super) fn pool(
     }
     let sync_repo = repo.clone().into_sync();
     let mut refiner = tune::Refiner::new(&choice);
+    shared.sampling.store(refiner.active(), Ordering::Relaxed);
     let mut started = 0;
     std::thread::scope(|scope| {
         // Every writer the run may start holds its producer handles from before any filter
@@ -138,6 +139,7 @@ pub(super) fn pool(
         // the work is all handed out. A sampling period, not synchronisation: the writers
         // never wait for it.
         while refiner.active()
+            && shared.sampling.load(Ordering::Relaxed)
             && shared.next_chunk.load(Ordering::Relaxed) < n_chunks
             && !shared.halted()
         {
@@ -159,6 +161,7 @@ pub(super) fn pool(
                 }
             }
         }
+        shared.sampling.store(false, Ordering::Relaxed);
         drop(producers);
         handles.extend(filterers);
         for handle in handles {
@@ -264,11 +267,13 @@ impl Worker<'_> {
                 }
                 self.one(plan, job, shared, out);
             }
-            let now = thread_cpu_ns();
-            shared
-                .cpu_ns
-                .fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
-            cpu = now;
+            if shared.sampling.load(Ordering::Relaxed) {
+                let now = thread_cpu_ns();
+                shared
+                    .cpu_ns
+                    .fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+                cpu = now;
+            }
             shared.finished.fetch_add(len, Ordering::Relaxed);
         }
     }
