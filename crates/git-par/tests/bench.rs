@@ -224,6 +224,16 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     let filesystem = results.environment.filesystem.as_deref().unwrap();
     assert!(filesystem.contains("checkouts in "), "{filesystem}");
     assert!(results.environment.facts.contains_key("git"));
+    // The delta chains of main's blobs, in the report and the exports' metadata.
+    let chains = &results.environment.facts["pack of main"];
+    assert!(
+        chains.starts_with("300 blobs by delta depth: 0: "),
+        "{chains}"
+    );
+    assert!(
+        stdout.contains(&format!("pack of main: {chains}\n")),
+        "{stdout}"
+    );
 
     // CSV: the header and one row per case and contender, in order.
     let csv = read(&files[1]);

@@ -15,7 +15,7 @@
 //! rewriting a share of the files with edits that insert and delete lines, a share of the files come in
 //! families of near-copies with one name in several directories (git's delta search sorts objects by
 //! the end of their path), and the whole is repacked with `git repack -a -d -f --depth=50 --window=250`,
-//! as real repositories are (`pack_shape` measures the result).
+//! as real repositories are ([`pack_shape`](crate::pack_shape) measures the result).
 //!
 //! The repository is a normal (non-bare) one whose work tree is left empty and which has no index: checking
 //! it out would defeat the purpose, since benchmarks clone it, `worktree add` from it, or switch in a clone.

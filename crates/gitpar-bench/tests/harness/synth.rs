@@ -227,6 +227,8 @@ fn generate_default_repository() {
         s.branches.iter().map(|b| &b.name).collect::<Vec<_>>(),
         elapsed
     );
+    let shape = gitpar_bench::pack_shape::of_commit(&s.path, "main").unwrap();
+    println!("pack of main: {shape}");
     assert_eq!(
         git(&s.path, &["ls-tree", "-r", "--name-only", "main"])
             .lines()
