@@ -409,6 +409,87 @@ fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
 }
 
 #[test]
+fn a_partial_clone_is_benched_without_the_paths_whose_blobs_it_lacks() {
+    let s = Scratch::new();
+    let src = s.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "trunk"]);
+    // 30 small files and one of 4 KB, which the partial clone below leaves out (as public snapshots
+    // leave out blobs of 4 MiB and more); then commits changing 4 and 8 small files, and the big one.
+    for i in 0..30 {
+        std::fs::write(src.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    let big: String = (0..400).map(|i| format!("line {i:5}\n")).collect();
+    std::fs::write(src.join("big.txt"), &big).unwrap();
+    git(&src, &["add", "."]);
+    git(&src, &["commit", "-q", "-m", "base"]);
+    for (first, k) in [(0, 4), (4, 8)] {
+        for i in first..first + k {
+            std::fs::write(src.join(format!("f{i}.txt")), format!("{i} changed\n")).unwrap();
+        }
+        git(&src, &["commit", "-q", "-am", &format!("change {k}")]);
+    }
+    std::fs::write(src.join("big.txt"), big + "one more\n").unwrap();
+    git(&src, &["commit", "-q", "-am", "big"]);
+    git(&src, &["config", "uploadpack.allowFilter", "true"]);
+    let url = format!("file://{}", src.display());
+    git(
+        s.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            "--filter=blob:limit=1k",
+            &url,
+            "part",
+        ],
+    );
+    let part = s.path().join("part");
+
+    let run = s.bench(&[
+        "--repo",
+        part.to_str().unwrap(),
+        "--diffs",
+        "8,12",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--operations",
+        "switch,worktree-add",
+        "--contenders",
+        "git,git-par",
+    ]);
+    run.assert_success();
+    let stdout = run.stdout();
+    assert!(
+        stdout.contains("note: left out of main and of the switch targets: 1 path, whose blobs"),
+        "{stdout}"
+    );
+    let results = gitpar_bench::export::read_json(read(&run.result_files()[0]).as_bytes()).unwrap();
+    // big.txt differs between HEAD and every older commit, but it is left out of all of them: the
+    // switches write only the small files, and the worktree add the 30 of main.
+    assert_eq!(
+        cases(&results),
+        [("switch", 8), ("switch", 12), ("worktree add", 30)]
+    );
+    for case in &results.cases {
+        assert_measured(case, "git-par", 1);
+    }
+    let chains = &results.environment.facts["pack of main"];
+    assert!(chains.starts_with("30 blobs by delta depth: "), "{chains}");
+    // Nothing was fetched: the clone still lacks the blob.
+    let lacks = Command::new("git")
+        .args(["cat-file", "-e", "HEAD:big.txt"])
+        .current_dir(&part)
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env_remove("GIT_DIR")
+        .status()
+        .unwrap();
+    assert!(!lacks.success());
+}
+
+#[test]
 fn bad_options_fail_before_any_work() {
     let s = Scratch::new();
     let png = s.bench(&["--quick", "--plot", "plot.png"]);
