@@ -490,6 +490,27 @@ fn a_partial_clone_is_benched_without_the_paths_whose_blobs_it_lacks() {
 }
 
 #[test]
+fn prepare_only_makes_the_repository_and_prints_its_path() {
+    let s = Scratch::new();
+    let run = s.bench(&["--prepare-only", "--files", "50", "--diffs", "5"]);
+    run.assert_success();
+    let stdout = run.stdout();
+    let path = PathBuf::from(stdout.trim_end());
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(path.starts_with(s.cache()), "{stdout}");
+    assert!(path.join(".git").is_dir(), "{stdout}");
+    assert!(
+        run.stderr().contains("pack of main: 50 blobs"),
+        "{}",
+        run.stderr()
+    );
+    // Nothing was measured: no checkouts, no results.
+    assert!(std::fs::read_dir(s.checkouts()).unwrap().next().is_none());
+    let results = s.cache().join("results");
+    assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
+}
+
+#[test]
 fn bad_options_fail_before_any_work() {
     let s = Scratch::new();
     let png = s.bench(&["--quick", "--plot", "plot.png"]);

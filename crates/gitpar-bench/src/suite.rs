@@ -71,6 +71,9 @@ pub struct Options {
     /// `--threads-sweep`: git-par alone with these writer counts and its automatic choice, on one
     /// operation (an empty list means [`sweep::DEFAULT_COUNTS`]).
     pub threads_sweep: Option<Vec<usize>>,
+    /// `--prepare-only`: make the repository (generate or clone it) and print its path, measure
+    /// nothing, so that scripts (`scripts/real-checkout`) check out the very repository the bench would.
+    pub prepare_only: bool,
 }
 
 /// The program under test, as the binary knows it: its path (the `{git_par}` of the git-par
@@ -126,6 +129,8 @@ struct Settings {
     sweep: Option<PathBuf>,
     /// What the user should know about the contenders (one left out, and why).
     notes: Vec<String>,
+    /// Only make the repository and print its path.
+    prepare_only: bool,
 }
 
 impl Settings {
@@ -226,6 +231,7 @@ impl Settings {
             quiet: args.quiet,
             sweep: sweep.map(|_| results_dir.join(format!("{stem}-writers.csv"))),
             notes,
+            prepare_only: args.prepare_only,
         })
     }
 }
@@ -263,6 +269,10 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         .map(|shape| shape.to_string())
         .unwrap_or_else(|err| format!("not measured: {err:#}"));
     console.say(&format!("pack of main: {chains}"));
+    if settings.prepare_only {
+        println!("{}", source.path.display());
+        return Ok(());
+    }
     let checkouts = Checkouts::create(settings.dir.as_deref())?;
     for stale in &checkouts.removed_stale {
         console.say(&format!(
