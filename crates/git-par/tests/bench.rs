@@ -354,17 +354,24 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// A new repository `name` in the scratch directory, on branch `trunk`, with `files` files `f<i>.txt`
+/// holding `<i>`, not committed yet.
+fn repository_of_small_files(s: &Scratch, name: &str, files: usize) -> PathBuf {
+    let repo = s.path().join(name);
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "trunk"]);
+    for i in 0..files {
+        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    repo
+}
+
 #[test]
 fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
     let s = Scratch::new();
-    let repo = s.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "trunk"]);
     // 40 files, then commits changing 2, 4, 8 and 16 of them: switching back from HEAD to older commits
     // changes 16, 24, 28 and 30 files.
-    for i in 0..40 {
-        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
-    }
+    let repo = repository_of_small_files(&s, "repo", 40);
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
     let mut first = 0;
@@ -411,14 +418,9 @@ fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
 #[test]
 fn a_partial_clone_is_benched_without_the_paths_whose_blobs_it_lacks() {
     let s = Scratch::new();
-    let src = s.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    git(&src, &["init", "-q", "-b", "trunk"]);
     // 30 small files and one of 4 KB, which the partial clone below leaves out (as public snapshots
     // leave out blobs of 4 MiB and more); then commits changing 4 and 8 small files, and the big one.
-    for i in 0..30 {
-        std::fs::write(src.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
-    }
+    let src = repository_of_small_files(&s, "src", 30);
     let big: String = (0..400).map(|i| format!("line {i:5}\n")).collect();
     std::fs::write(src.join("big.txt"), &big).unwrap();
     git(&src, &["add", "."]);

@@ -344,19 +344,7 @@ fn without_missing_blobs(
             &["update-ref", "-d", &format!("refs/heads/{}", target.branch)],
         )?;
         target.commit = commit.clone();
-        target.changed = count_nul(&git::output(
-            dir,
-            &[
-                "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--name-only",
-                "--no-commit-id",
-                &replaced[0],
-                commit,
-            ],
-        )?);
+        target.changed = changed_files(dir, &replaced[0], commit)?;
     }
     targets.retain(|t| t.changed > 0);
     // Named again after their new sizes.
@@ -394,20 +382,7 @@ impl Picker<'_> {
         if let Some(&c) = self.counts.get(&k) {
             return Ok(c);
         }
-        let out = git::output(
-            self.dir,
-            &[
-                "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--name-only",
-                "--no-commit-id",
-                self.tip,
-                &self.history[k],
-            ],
-        )?;
-        let c = count_nul(&out);
+        let c = changed_files(self.dir, self.tip, &self.history[k])?;
         self.counts.insert(k, c);
         Ok(c)
     }
@@ -439,6 +414,25 @@ impl Picker<'_> {
         }
         Ok(Some((self.history[best.0].clone(), best.1)))
     }
+}
+
+/// Files that differ between commits `a` and `b` (added, deleted or modified; a rename counts as two),
+/// the N of a switch between them.
+fn changed_files(dir: &Path, a: &str, b: &str) -> anyhow::Result<usize> {
+    let out = git::output(
+        dir,
+        &[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--name-only",
+            "--no-commit-id",
+            a,
+            b,
+        ],
+    )?;
+    Ok(count_nul(&out))
 }
 
 /// `1 path`, `2 paths`.

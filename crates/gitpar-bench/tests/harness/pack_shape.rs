@@ -3,26 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::Command;
 
 use gitpar_bench::pack_shape;
 use gitpar_bench::synth::{self, SynthSpec};
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("git prints UTF-8 here")
-}
+use crate::synth::git;
 
 /// Depth of every checked-out blob of `rev` and the distinct objects of their chains, by `git verify-pack
 /// -v` (whose delta lines end in `<depth> <base id>`).

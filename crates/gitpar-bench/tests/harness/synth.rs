@@ -6,7 +6,8 @@ use std::process::Command;
 
 use gitpar_bench::synth::{self, SynthSpec};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// Runs git in `dir` (not in an enclosing repository) and returns its stdout; fails the test if git does.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .env_remove("GIT_DIR")
