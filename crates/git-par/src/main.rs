@@ -152,9 +152,22 @@ enum WorktreeCommand {
     Add(PassThrough),
 }
 
+/// Allocations of 1 MiB and more are mapped on their own and given back when freed, always:
+/// glibc raises its threshold for that to the size of any mapped block freed (up to 32 MiB),
+/// after which the big vectors of a large checkout (a million entries' plan, scan and index,
+/// tens of MiB each) came from the heap, stayed resident once freed and were copied when they
+/// grew, instead of being moved by `mremap`. A fixed threshold turns that adjustment off.
+fn fixed_mmap_threshold() {
+    // SAFETY: mallopt only sets a parameter of glibc's allocator, before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
     // The clock of GIT_PAR_TRACE_PERF starts here.
     gitpar::phase::mark("main");
+    fixed_mmap_threshold();
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(git_args) = patch::delegated(&args) {

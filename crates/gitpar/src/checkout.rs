@@ -103,9 +103,6 @@ pub fn checkout_planned(
         source,
     })?;
     let executed = full.write(repo, &root, opts, ctx)?;
-    let Full {
-        mut index, jobs, ..
-    } = full;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.
     if executed.interrupted {
@@ -115,18 +112,20 @@ pub fn checkout_planned(
         return Err(Error::Entries(executed.errors));
     }
     let outcome = Outcome {
-        entries: jobs.len(),
+        entries: full.jobs.len(),
         bytes_written: executed.bytes_written,
         workers: executed.workers,
         streamed: executed.streamed,
         collisions: executed.collisions,
     };
-
-    // Record: the index entries are already in index order; fill in the stat data.
-    for (entry, stat) in index.entries_mut().iter_mut().zip(executed.stats) {
-        // Skip-worktree entries were not written: their stat data stays empty, as git's.
-        entry.stat = stat.unwrap_or_default();
-    }
+    // Record: the index is made now, in index order, with the stat data the writers returned
+    // (skip-worktree entries were not written: their stat data stays empty, as git's).
+    let mut full = full;
+    // What the index does not need goes before it is made (a million jobs are 16 MiB).
+    full.jobs = Vec::new();
+    full.plan.dirs = Vec::new();
+    let index = full.index(repo.object_hash(), &executed.stats);
+    drop(full);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::phase::mark("files written");
     crate::record::commit(
@@ -151,9 +150,11 @@ pub fn checkout_planned(
 pub(crate) struct Full {
     /// The tree's entries (index order) and the directories the written ones need.
     pub plan: Plan,
-    /// One entry per planned one, stat data empty; sparse checkout's exclusions carry their
-    /// skip-worktree bit.
-    pub index: gix::index::State,
+    /// Per planned entry, whether sparse checkout leaves it out (recorded with its
+    /// skip-worktree bit, not written); empty when none is left out. The index itself is made
+    /// once the files are written ([`Full::index`]): a million entries' index (110 MiB) is not
+    /// held beside the plan while the writers run.
+    pub skipped: Vec<bool>,
     /// The entries to write: all but those sparse checkout leaves out.
     pub jobs: Vec<crate::execute::Job>,
 }
@@ -174,21 +175,23 @@ impl Full {
             None => plan::from_tree(&repo.objects, tree, opts.protect)?,
         };
         crate::phase::mark("tree planned");
-        let mut index = skeleton_index(&plan, repo.object_hash());
         let excluded = match crate::sparse::Sparse::load(repo)? {
             Some(sparse) => sparse.excluded(
                 repo.object_hash(),
-                index.entries().iter().map(|e| (e.path(&index), e.mode)),
+                plan.entries
+                    .iter()
+                    .map(|e| (e.path.as_bstr(), e.kind.index_mode())),
             )?,
-            None => vec![false; plan.entries.len()],
+            None => Vec::new(),
         };
         let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
-            .filter(|&i| !excluded[i])
+            .filter(|&i| !excluded.get(i).copied().unwrap_or(false))
             .map(|entry| crate::execute::Job {
                 entry,
                 replace: false,
             })
             .collect();
+        let mut skipped = Vec::new();
         if jobs.len() < plan.entries.len() {
             let needed: std::collections::HashSet<&bstr::BStr> = jobs
                 .iter()
@@ -199,13 +202,31 @@ impl Full {
                 .into_iter()
                 .filter(|d| needed.contains(d.as_bstr()))
                 .collect();
-            for (entry, skip) in index.entries_mut().iter_mut().zip(&excluded) {
-                if *skip {
-                    entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
-                }
+            skipped = excluded;
+        }
+        Ok(Full {
+            plan,
+            skipped,
+            jobs,
+        })
+    }
+
+    /// The index of the checkout: every planned entry in index order with `stats` (per plan
+    /// entry; none for an entry not written), and the skip-worktree bit of those sparse
+    /// checkout leaves out.
+    pub(crate) fn index(
+        &self,
+        object_hash: gix::hash::Kind,
+        stats: &[Option<gix::index::entry::Stat>],
+    ) -> gix::index::State {
+        let mut index = skeleton_index(&self.plan, object_hash);
+        for (k, entry) in index.entries_mut().iter_mut().enumerate() {
+            entry.stat = stats.get(k).copied().flatten().unwrap_or_default();
+            if self.skipped.get(k).copied().unwrap_or(false) {
+                entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
             }
         }
-        Ok(Full { plan, index, jobs })
+        index
     }
 
     /// Write the planned entries into the empty work tree `root`: the missing blobs of a
@@ -232,7 +253,7 @@ impl Full {
         // failed opens for deno's 4,300 directories, by path, each writer its own).
         let (filter, attributes) = crate::execute::filters_for(
             repo,
-            &self.index,
+            &attribute_files(plan, repo.object_hash()),
             gix::worktree::stack::state::attributes::Source::IdMapping,
         )?;
         crate::phase::mark("filters and work tree ready");
@@ -312,6 +333,26 @@ pub fn submodules(
         .filter(|p| !failed.iter().any(|f| f.path == *p))
         .collect();
     Ok((done, failed))
+}
+
+/// An index of the `.gitattributes` files of `plan` alone: all the attribute stack of a fresh
+/// checkout reads of an index (which blob each of them is).
+fn attribute_files(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
+    let mut state = gix::index::State::new(object_hash);
+    for entry in plan
+        .entries
+        .iter()
+        .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"))
+    {
+        state.dangerously_push_entry(
+            gix::index::entry::Stat::default(),
+            entry.id,
+            gix::index::entry::Flags::empty(),
+            entry.kind.index_mode(),
+            entry.path.as_ref(),
+        );
+    }
+    state
 }
 
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads

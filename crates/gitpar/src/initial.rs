@@ -91,11 +91,9 @@ pub(crate) fn update(
         return Err(CheckoutError::Interrupted.into());
     }
     let executed = full.write(repo, root, opts, ctx)?;
-    let Full { mut index, .. } = full;
+    let mut index = full.index(repo.object_hash(), &executed.stats);
+    drop(full);
     let interrupted = executed.interrupted;
-    for (entry, stat) in index.entries_mut().iter_mut().zip(&executed.stats) {
-        entry.stat = stat.unwrap_or_default();
-    }
     if interrupted {
         // The index of what is on disk: the entries written, and those sparse checkout leaves
         // out (they are not written in any case).

@@ -23,7 +23,7 @@ mod tail;
 mod write;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use bstr::ByteSlice;
 
@@ -170,7 +170,8 @@ pub fn execute(
         scan()
     };
     let uniform_attributes = fresh && filters.present && reduced.uniform();
-    let shared = Shared {
+    let mut shared = Shared {
+        written: (0..plan.entries.len()).map(|_| OnceLock::new()).collect(),
         budget: Budget::new(opts.budget - cache - 3 * allowance * most),
         pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
         blobs,
@@ -207,9 +208,13 @@ pub fn execute(
         messages: Mutex::new(Vec::new()),
     };
     crate::phase::mark("pack entries scanned");
-    let (workers, results) = pool(repo, plan, &pooled, choice, root, opts, filters, &shared);
+    let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
     crate::phase::mark("writers done");
-    let mut stats: Vec<Option<gix::index::entry::Stat>> = vec![None; plan.entries.len()];
+    // Same size and alignment: collected in place.
+    let mut stats: Vec<Option<gix::index::entry::Stat>> = std::mem::take(&mut shared.written)
+        .into_iter()
+        .map(OnceLock::into_inner)
+        .collect();
     let mut errors = Vec::new();
     let mut collided = Vec::new();
     for (job, result) in results {
@@ -307,6 +312,10 @@ fn pooled_jobs(plan: &Plan, jobs: &[Job], opts: &Options) -> Vec<Job> {
 
 /// State shared by all writers of one checkout.
 struct Shared<'a> {
+    /// The stat data of each entry a writer wrote, by plan entry: set in place, so that a
+    /// million written files cost one slot each and no list of results to gather and merge
+    /// (a result per entry was 80 bytes, in per-writer vectors grown by doubling, then copied).
+    written: Vec<OnceLock<gix::index::entry::Stat>>,
     budget: Budget,
     /// Where each pooled blob is stored, and the bases still needed ([`crate::blobs`]).
     blobs: crate::blobs::Blobs,
