@@ -58,11 +58,16 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
             .get(1)
             .cloned()
             .unwrap_or_else(|| "HEAD".into());
-        std::thread::spawn(move || plan_ahead(&target))
+        std::thread::Builder::new()
+            .name("git-par plan".into())
+            .spawn(move || plan_ahead(&target))
+            .ok()
     });
     let status = crate::run_git(&git_args, None)?;
     gitpar::phase::mark("git worktree add --no-checkout");
-    let planned = ahead.and_then(|thread| thread.join().ok().flatten());
+    let planned = ahead
+        .flatten()
+        .and_then(|thread| thread.join().ok().flatten());
     if status != 0 || !ours {
         return if status == 0 { Ok(()) } else { Err(status) };
     }

@@ -169,7 +169,7 @@ pub fn execute(
         make_dirs();
         scan()
     };
-    let uniform_attributes = fresh && filters.present && reduced.uniform();
+    let common_attributes = fresh && filters.present;
     let mut shared = Shared {
         written: (0..plan.entries.len()).map(|_| OnceLock::new()).collect(),
         budget: Budget::new(opts.budget - cache - 3 * allowance * most),
@@ -180,7 +180,7 @@ pub fn execute(
         bytes_written: AtomicU64::new(0),
         attributes_present: filters.present,
         reduced,
-        uniform_attributes,
+        common_attributes,
         next_chunk: AtomicUsize::new(0),
         finished: AtomicUsize::new(0),
         cpu_ns: AtomicU64::new(0),
@@ -328,11 +328,10 @@ struct Shared<'a> {
     /// The plan's `.gitattributes` as the writers' attribute lookups read them: without the
     /// lines that convert nothing ([`crate::attr_view`]).
     reduced: crate::attr_view::Reduced,
-    /// Whether every entry has the same attributes as far as the writers read them: the work
-    /// tree is fresh (no untracked attribute file can add to the tree's) and the reduced
-    /// attribute files say so ([`crate::attr_view::Reduced::uniform`]). A writer then looks
-    /// them up for its first entry only.
-    uniform_attributes: bool,
+    /// Whether the writers may take an entry's attributes from an earlier entry's with the same
+    /// signature ([`crate::attr_view::Reduced::signature`]): the work tree is fresh (no
+    /// untracked attribute file can add to the tree's) and has attribute files.
+    common_attributes: bool,
     /// The configured filter drivers (see [`crate::filter`]).
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
@@ -476,9 +475,9 @@ struct Worker<'r> {
     streamer: crate::stream::Streamer,
     /// The attribute search outcome, selecting the attributes we apply ourselves.
     outcome: gix::attrs::search::Outcome,
-    /// The attributes of every entry, once looked up, where they are the same for all
-    /// ([`Shared::uniform_attributes`]).
-    uniform: Option<attributes::OwnAttributes<'r>>,
+    /// The attributes looked up for each attribute signature met so far
+    /// ([`Shared::common_attributes`]): a few, searched in turn.
+    signatures: Vec<(u64, attributes::OwnAttributes<'r>)>,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
     symlinks: bool,
@@ -520,7 +519,7 @@ impl<'r> Worker<'r> {
         );
         Worker {
             outcome,
-            uniform: None,
+            signatures: Vec::new(),
             repo,
             filter,
             attributes,

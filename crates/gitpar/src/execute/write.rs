@@ -44,11 +44,21 @@ impl Worker<'_> {
         }
         // Without any attribute file, and without configuration that converts files nobody
         // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
-        // convert: no attribute lookup, no pipeline. Where every entry has the same
-        // attributes, they are looked up once, and again only for the pipeline's conversion.
+        // convert: no attribute lookup, no pipeline. An entry whose attribute signature was met
+        // before takes the attributes found then, and is looked up again only for the
+        // pipeline's conversion.
         let lookup =
             shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True;
-        let known = self.uniform.filter(|_| shared.uniform_attributes);
+        let signature = shared
+            .common_attributes
+            .then(|| shared.reduced.signature(entry.path.as_bstr()))
+            .flatten();
+        let known = signature.and_then(|sig| {
+            self.signatures
+                .iter()
+                .find(|(s, _)| *s == sig)
+                .map(|(_, own)| *own)
+        });
         let platform = if lookup && known.is_none_or(|own| own.pipeline_converts(shared.eol)) {
             let platform = self
                 .attributes
@@ -74,8 +84,8 @@ impl Worker<'_> {
             }
             _ => OwnAttributes::default(),
         };
-        if shared.uniform_attributes {
-            self.uniform = Some(own);
+        if let Some(sig) = signature.filter(|_| known.is_none() && self.signatures.len() < 256) {
+            self.signatures.push((sig, own));
         }
         if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
             return Err(Failure::Queued(kind));
