@@ -345,14 +345,16 @@ impl Blobs {
         })
     }
 
-    /// Decode the blob at `located` into `out` (cleared first). Each node of its delta chain is
-    /// decoded at most once per run as long as the cache holds what is still needed.
+    /// Decode the blob at `located` into the first bytes of `out` and return its length: `out`
+    /// keeps a longer length from an earlier blob (its bytes are overwritten, not zero-filled
+    /// first) and grows where this one is longer. Each node of its delta chain is decoded at
+    /// most once per run as long as the cache holds what is still needed.
     pub(crate) fn read(
         &self,
         reader: &mut Reader,
         located: &Located,
         out: &mut Vec<u8>,
-    ) -> Result<gix::objs::Kind, Fallback> {
+    ) -> Result<usize, Fallback> {
         let target = located.node;
         // The chain from the target down to the lowest node to decode, and the cached node
         // below it, if any: one look at the cache for the whole walk.
@@ -389,12 +391,12 @@ impl Blobs {
     /// The cached copy of `target`, a pooled entry decoded earlier as the base of another, into
     /// `out`; its use is counted, and the last use takes the copy itself when nobody else
     /// holds it and `out` is too small to take it by a copy.
-    fn take(&self, target: u32, data: Arc<Vec<u8>>, out: &mut Vec<u8>) -> gix::objs::Kind {
+    fn take(&self, target: u32, data: Arc<Vec<u8>>, out: &mut Vec<u8>) -> usize {
         out.clear();
         out.extend_from_slice(&data);
         drop(data);
         lock(&self.cache).used(target);
-        gix::objs::Kind::Blob
+        out.len()
     }
 
     /// Decode the nodes of `chain` (the target first, the lowest last) from the bottom up:
@@ -406,8 +408,9 @@ impl Blobs {
         chain: &[u32],
         bottom: Option<Base>,
         out: &mut Vec<u8>,
-    ) -> Result<gix::objs::Kind, Fallback> {
+    ) -> Result<usize, Fallback> {
         let mut base = bottom;
+        let mut len = 0;
         for (level, &node) in chain.iter().enumerate().rev() {
             let n = self.nodes[node as usize];
             let pack = &self.packs[usize::from(n.pack)];
@@ -424,12 +427,12 @@ impl Blobs {
                     if !n.blob || (!target && n.size > self.limit) {
                         Err(Fallback)
                     } else {
-                        inflate(pack, &n, &mut reader.inflate, &mut buf)
+                        inflate(pack, &n, &mut reader.inflate, &mut buf, !target)
                     }
                 }
-                Some(b) => self.apply(pack, &n, b.bytes(), reader, &mut buf),
+                Some(b) => self.apply(pack, &n, b.bytes(), reader, &mut buf, !target),
             };
-            if decoded.is_err() {
+            let Ok(decoded) = decoded else {
                 if target {
                     *out = buf;
                 } else {
@@ -439,7 +442,8 @@ impl Blobs {
                     reader.release(b);
                 }
                 return Err(Fallback);
-            }
+            };
+            len = decoded;
             // Count the uses: this node's of its base (once per node), the target's own; keep
             // what has uses to come.
             let mut cache = lock(&self.cache);
@@ -454,13 +458,13 @@ impl Blobs {
                 u32::from(!cache.counted[chain[level - 1] as usize])
             };
             let later = cache.pending[node as usize].saturating_sub(uses_now);
-            let room = cache.bytes + buf.len() <= self.cap && !cache.data.contains_key(&node);
+            let room = cache.bytes + len <= self.cap && !cache.data.contains_key(&node);
             let previous = base.take();
             if target {
                 if later > 0 && room {
                     let mut copy = cache.free.pop().unwrap_or_default();
                     copy.clear();
-                    copy.extend_from_slice(&buf);
+                    copy.extend_from_slice(&buf[..len]);
                     cache.bytes += copy.len();
                     cache.data.insert(node, Arc::new(copy));
                 }
@@ -481,11 +485,12 @@ impl Blobs {
                 reader.release(previous);
             }
         }
-        Ok(gix::objs::Kind::Blob)
+        Ok(len)
     }
 
-    /// Apply delta node `n` to `base` into `buf`: its instructions inflated into the writer's
-    /// buffer, the sizes of its header checked, and gix-pack's `apply` from the base directly.
+    /// Apply delta node `n` to `base` into the first bytes of `buf` (all of it when `exact`)
+    /// and return the result's length: its instructions inflated into the writer's buffer, the
+    /// sizes of its header checked, and gix-pack's `apply` from the base directly.
     fn apply(
         &self,
         pack: &pack::data::File,
@@ -493,7 +498,8 @@ impl Blobs {
         base: &[u8],
         reader: &mut Reader,
         buf: &mut Vec<u8>,
-    ) -> Result<(), Fallback> {
+        exact: bool,
+    ) -> Result<usize, Fallback> {
         if n.size > self.limit {
             return Err(Fallback);
         }
@@ -512,29 +518,40 @@ impl Blobs {
         if base_size != base.len() as u64 || result_size > self.limit {
             return Err(Fallback);
         }
-        sized(buf, usize::try_from(result_size).map_err(|_| Fallback)?);
-        pack::data::delta::apply(base, buf, &delta[used + more..]).map_err(|_| Fallback)
+        let size = usize::try_from(result_size).map_err(|_| Fallback)?;
+        sized(buf, size, exact);
+        pack::data::delta::apply(base, &mut buf[..size], &delta[used + more..])
+            .map(|()| size)
+            .map_err(|_| Fallback)
     }
 }
 
-/// Make `buf` `size` bytes long for an inflate or a delta application that overwrites all of
-/// them (both fail unless they fill the buffer exactly): what it held is kept rather than
-/// zeroed first, so that a reused buffer pays for zeroing only where it grows.
-fn sized(buf: &mut Vec<u8>, size: usize) {
-    buf.truncate(size);
-    buf.resize(size, 0);
+/// Make `buf` at least `size` bytes long (exactly, when `exact`) for an inflate or a delta
+/// application that overwrites its first `size` bytes (both fail unless they fill them
+/// exactly): what it held is kept rather than zeroed first, so that a reused buffer pays for
+/// zeroing only where it grows.
+fn sized(buf: &mut Vec<u8>, size: usize, exact: bool) {
+    if exact {
+        buf.truncate(size);
+    }
+    if buf.len() < size {
+        buf.resize(size, 0);
+    }
 }
 
-/// Inflate whole node `n` into `buf`.
+/// Inflate whole node `n` into the first bytes of `buf` (all of it when `exact`) and return
+/// its length.
 fn inflate(
     pack: &pack::data::File,
     n: &Node,
     inflate: &mut gix::zlib::Inflate,
     buf: &mut Vec<u8>,
-) -> Result<(), Fallback> {
-    sized(buf, usize::try_from(n.size).map_err(|_| Fallback)?);
-    pack.decompress_entry(&n.entry(), inflate, buf)
-        .map(|_| ())
+    exact: bool,
+) -> Result<usize, Fallback> {
+    let size = usize::try_from(n.size).map_err(|_| Fallback)?;
+    sized(buf, size, exact);
+    pack.decompress_entry(&n.entry(), inflate, &mut buf[..size])
+        .map(|_| size)
         .map_err(|_| Fallback)
 }
 
@@ -822,9 +839,8 @@ mod tests {
                         let want = repo.find_object(entry.id).expect("object").data.clone();
                         let located = blobs.located(e).expect("every blob is in the pack");
                         match blobs.read(&mut reader, &located, &mut out) {
-                            Ok(kind) => {
-                                assert_eq!(kind, gix::objs::Kind::Blob);
-                                assert!(out == want, "{} differs", entry.path);
+                            Ok(len) => {
+                                assert!(out[..len] == want[..], "{} differs", entry.path);
                                 read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             }
                             Err(Fallback) => assert!(

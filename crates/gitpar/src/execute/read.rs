@@ -8,6 +8,29 @@ use super::{Shared, Worker};
 use crate::plan;
 use crate::run::EntryError;
 
+/// A blob read into a writer's buffer: its first `len` bytes. The buffer keeps its length from
+/// file to file (the most any blob needed), so that the next blob is inflated into memory
+/// already written rather than zero-filled first wherever it is longer than the last one
+/// (4.5% of deno's writers' time was that memset).
+pub(super) struct Blob {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Blob {
+    /// The writer's buffer, for the next blob.
+    pub(super) fn into_buf(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 impl Worker<'_> {
     /// Read a blob under the budget: the grant is sized from the object header before the
     /// object is inflated, so the bytes in flight never exceed the budget. A filtered entry
@@ -19,7 +42,7 @@ impl Worker<'_> {
         entry: &plan::Entry,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+    ) -> Result<(Blob, crate::budget::Grant<'s>), EntryError> {
         let header = Self::header(repo, entry)?;
         Self::read_blob_with((repo, spare), entry, header.size, driver, shared)
     }
@@ -57,7 +80,7 @@ impl Worker<'_> {
         size: u64,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), EntryError> {
+    ) -> Result<(Blob, crate::budget::Grant<'s>), EntryError> {
         use gix::objs::Find;
         let fail = |message: String| EntryError {
             path: entry.path.clone(),
@@ -83,7 +106,8 @@ impl Worker<'_> {
         if data.kind != gix::objs::Kind::Blob {
             return Err(fail(format!("{} is a {}, not a blob", entry.id, data.kind)));
         }
-        Ok((buf, grant))
+        let len = buf.len();
+        Ok((Blob { buf, len }, grant))
     }
 
     /// Read a blob from where the scan found it ([`crate::blobs`]): one
@@ -99,19 +123,18 @@ impl Worker<'_> {
         size: Option<u64>,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Vec<u8>, crate::budget::Grant<'s>), crate::blobs::Fallback> {
+    ) -> Result<(Blob, crate::budget::Grant<'s>), crate::blobs::Fallback> {
         let before = size.map(|size| shared.budget.acquire(in_flight(size, driver)));
         let mut buf = std::mem::take(spare);
-        match shared.blobs.read(reader, located, &mut buf) {
-            Ok(gix::objs::Kind::Blob) => {}
-            _ => {
+        let len = match shared.blobs.read(reader, located, &mut buf) {
+            Ok(len) => len,
+            Err(fallback) => {
                 *spare = buf;
-                return Err(crate::blobs::Fallback);
+                return Err(fallback);
             }
-        }
-        let grant =
-            before.unwrap_or_else(|| shared.budget.acquire(in_flight(buf.len() as u64, driver)));
-        Ok((buf, grant))
+        };
+        let grant = before.unwrap_or_else(|| shared.budget.acquire(in_flight(len as u64, driver)));
+        Ok((Blob { buf, len }, grant))
     }
 }
 

@@ -37,7 +37,7 @@ impl Worker<'_> {
             let (data, _grant) = Self::read_blob((&self.repo, &mut self.buf), entry, None, shared)
                 .map_err(Failure::Error)?;
             let result = Self::create(&mut self.dirs, dir, name, &data, false, job.replace);
-            self.buf = data;
+            self.buf = data.into_buf();
             return result
                 .map(|st| fs::index_stat(&st))
                 .map_err(|err| create_failure(entry, err));
@@ -141,7 +141,7 @@ impl Worker<'_> {
                 crate::convert::ident_to_worktree(&data, entry.id.to_hex().to_string().as_bytes())
             })
             .flatten();
-        let input = expanded.as_deref().unwrap_or(&data);
+        let input = expanded.as_deref().unwrap_or(&data[..]);
         let bytes = match &platform {
             Some(platform) if own.pipeline_converts(shared.eol) => {
                 let converted = self
@@ -206,7 +206,7 @@ impl Worker<'_> {
                 match landed {
                     Ok(landed) => landed,
                     Err(fatal) => {
-                        self.buf = data;
+                        self.buf = data.into_buf();
                         return Err(Failure::Fatal(fatal));
                     }
                 }
@@ -214,7 +214,7 @@ impl Worker<'_> {
         };
         let result = match landed {
             Filtered::Delayed => {
-                self.buf = data;
+                self.buf = data.into_buf();
                 return Err(Failure::Delayed);
             }
             Filtered::Converted(Landed::Buffered(out)) => {
@@ -227,7 +227,7 @@ impl Worker<'_> {
                 Self::create(&mut self.dirs, dir, name, bytes, executable, job.replace)
             }
         };
-        self.buf = data;
+        self.buf = data.into_buf();
         let st = result.map_err(|err| create_failure(entry, err))?;
         shared
             .bytes_written
