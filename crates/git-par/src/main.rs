@@ -199,6 +199,7 @@ fn main() -> ExitCode {
     };
     // git waits for its long-running filters when it exits.
     gitpar::finish_filters();
+    gitpar::phase::mark("done");
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => ExitCode::from(code),
