@@ -123,6 +123,7 @@ pub fn check<'a>(
         index_ts,
         items.len(),
         |i| Some(items[i]),
+        None,
         fixed,
     )?;
     let mut fresh = checked.fresh.into_iter().peekable();
@@ -169,6 +170,11 @@ pub(crate) struct Checked {
     pub verdicts: Vec<Verdict>,
     /// The fresh stat data of the [`Verdict::Refreshed`] positions, ascending.
     pub fresh: Vec<(usize, Stat)>,
+    /// The [`Verdict::Clean`] positions that are gitlinks, ascending: a gitlink is clean for the
+    /// stat check when its directory is there, and the caller compares the submodule's commit.
+    pub gitlinks: Vec<usize>,
+    /// Where the entries whose bytes may change lie, when `size` was given.
+    pub layout: Option<Layout>,
     /// The thread count the run ended with.
     pub threads: usize,
 }
@@ -179,6 +185,12 @@ pub(crate) struct Checked {
 /// thread works too and, between its chunks, feeds a [`crate::tune::Refiner`] the number of
 /// entries done; when the throughput keeps growing as threads double, more are started, and
 /// when a doubling did not pay, the threads above the target stop after their chunk.
+///
+/// With `size` (the length in bytes of the entry at a position in the index file), the threads
+/// also measure where in the file the entries whose bytes may change lie ([`Checked::layout`]),
+/// while each entry is in their cache anyway: a walk over the whole index after the check to
+/// find them cost 2 ms of the bench's refresh.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check_with<'a>(
     repo: &gix::Repository,
     root: &Root,
@@ -186,6 +198,7 @@ pub(crate) fn check_with<'a>(
     index_ts: i64,
     len: usize,
     item: impl Fn(usize) -> Option<Item<'a>> + Sync,
+    size: Option<&(dyn Fn(usize) -> usize + Sync)>,
     choice: crate::tune::Choice,
 ) -> Result<Checked, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -193,6 +206,8 @@ pub(crate) fn check_with<'a>(
         return Ok(Checked {
             verdicts: Vec::new(),
             fresh: Vec::new(),
+            gitlinks: Vec::new(),
+            layout: size.map(|_| Layout::default()),
             threads: 0,
         });
     }
@@ -204,14 +219,11 @@ pub(crate) fn check_with<'a>(
             .string("core.checkStat")
             .is_some_and(|v| v.eq_ignore_ascii_case(b"minimal")),
     };
-    let attributes = repo
-        .attributes_only(
-            index,
-            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-        )
-        .map_err(|e| e.to_string())?
-        .detach();
-    let drivers = crate::filter::drivers(repo)?;
+    // The attribute stack and the filters only serve the entries that must be re-hashed: built
+    // by the first thread that meets one (the stack's mapping of the index's `.gitattributes`
+    // entries reads every path of the index: 2.5 ms for the bench's 200,000 entries), not before
+    // the first lstat.
+    let filters: std::sync::OnceLock<Result<Filters, String>> = std::sync::OnceLock::new();
     // The results are written in place: chunks of the output are handed out with their
     // positions, so nothing is collected per thread and merged afterwards (but the rare fresh
     // stat data).
@@ -233,8 +245,16 @@ pub(crate) fn check_with<'a>(
     let mut choice = choice;
     choice.workers = choice.workers.clamp(1, chunks);
     choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
-    let (fresh, ended) = {
-        let work = std::sync::Mutex::new(verdicts.chunks_mut(chunk).enumerate());
+    // The bytes of each chunk's entries in the index file, when `size` is given.
+    let mut chunk_bytes = vec![0; if size.is_some() { chunks } else { 0 }];
+    let (found, ended) = {
+        let mut bytes = chunk_bytes.iter_mut();
+        let work = std::sync::Mutex::new(
+            verdicts
+                .chunks_mut(chunk)
+                .map(move |out| (out, bytes.next()))
+                .enumerate(),
+        );
         let done = AtomicUsize::new(0);
         // CPU time of the checking threads, for the refiner (tune's Sample).
         let cpu_ns = std::sync::atomic::AtomicU64::new(0);
@@ -242,21 +262,26 @@ pub(crate) fn check_with<'a>(
         // Worker `k` runs while `k < target`; returns the fresh stat data it found when the
         // work is out or it is surplus.
         let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut(usize)>| {
-            let mut filter = crate::filter::ToGit::new(&repo, attributes.clone(), &drivers)?;
+            let mut filter = LazyFilter {
+                repo: &repo,
+                index,
+                filters: &filters,
+                filter: None,
+            };
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
             let mut cpu = thread_cpu_ns();
-            let mut fresh = Vec::new();
+            let mut found = Found::default();
             loop {
                 if k >= target.load(Ordering::Relaxed) {
-                    return Ok::<_, String>(fresh);
+                    return filter.finish(found);
                 }
                 let next = work
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .next();
-                let Some((n, out)) = next else {
-                    return Ok(fresh);
+                let Some((n, (out, bytes))) = next else {
+                    return filter.finish(found);
                 };
                 let first = n * chunk;
                 // Positions not to check cost nothing: only the others count as done, for
@@ -274,15 +299,30 @@ pub(crate) fn check_with<'a>(
                         rules,
                         (&mut filter, &mut buf, &mut dirs),
                     ) {
-                        State::Clean => Verdict::Clean,
+                        State::Clean => {
+                            if item.entry.mode == Mode::COMMIT {
+                                found.gitlinks.push(at);
+                            }
+                            Verdict::Clean
+                        }
                         State::Refreshed(stat) => {
-                            fresh.push((at, stat));
+                            found.fresh.push((at, stat));
                             Verdict::Refreshed
                         }
                         State::Modified => Verdict::Modified,
                         State::RacilyModified => Verdict::RacilyModified,
                         State::Missing => Verdict::Missing,
                     };
+                }
+                if let (Some(size), Some(bytes)) = (size, bytes) {
+                    let mut offset = 0;
+                    for (at, verdict) in (first..).zip(out.iter()) {
+                        if matches!(verdict, Verdict::Refreshed | Verdict::RacilyModified) {
+                            found.offsets.push((at, offset));
+                        }
+                        offset += size(at);
+                    }
+                    *bytes = offset;
                 }
                 let now = thread_cpu_ns();
                 cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
@@ -298,7 +338,7 @@ pub(crate) fn check_with<'a>(
         } else {
             let sync = repo.clone().into_sync();
             let mut started = choice.workers;
-            let results: Vec<Result<Vec<(usize, Stat)>, String>> = std::thread::scope(|scope| {
+            let results: Vec<Result<Found, String>> = std::thread::scope(|scope| {
                 let spawn = |k: usize| {
                     let (sync, run) = (&sync, &run);
                     scope.spawn(move || run(sync.to_thread_local(), k, None))
@@ -384,19 +424,115 @@ pub(crate) fn check_with<'a>(
                     )
                     .collect()
             });
-            let mut fresh = Vec::new();
+            let mut all = Found::default();
             for found in results {
-                fresh.extend(found?);
+                let found = found?;
+                all.fresh.extend(found.fresh);
+                all.gitlinks.extend(found.gitlinks);
+                all.offsets.extend(found.offsets);
             }
-            fresh.sort_unstable_by_key(|(at, _)| *at);
-            (fresh, target.load(Ordering::Relaxed).min(started))
+            all.fresh.sort_unstable_by_key(|(at, _)| *at);
+            all.gitlinks.sort_unstable();
+            all.offsets.sort_unstable_by_key(|(at, _)| *at);
+            (all, target.load(Ordering::Relaxed).min(started))
         }
     };
+    let layout = size.map(|_| {
+        // Each chunk's offsets become offsets from the first entry.
+        let mut start = Vec::with_capacity(chunk_bytes.len());
+        let mut end = 0;
+        for bytes in &chunk_bytes {
+            start.push(end);
+            end += bytes;
+        }
+        let mut offsets = found.offsets;
+        for (at, offset) in &mut offsets {
+            *offset += start[*at / chunk];
+        }
+        Layout { offsets, end }
+    });
     Ok(Checked {
         verdicts,
-        fresh,
+        fresh: found.fresh,
+        gitlinks: found.gitlinks,
+        layout,
         threads: ended,
     })
+}
+
+/// Where the entries whose bytes may change lie in the index file ([`check_with`]'s `size`).
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// The [`Verdict::Refreshed`] and [`Verdict::RacilyModified`] positions, ascending, each
+    /// with its offset from the first entry.
+    pub offsets: Vec<(usize, usize)>,
+    /// Where the last entry ends, from the first entry.
+    pub end: usize,
+}
+
+/// What one checking thread found besides the verdicts: the fresh stat data of the entries
+/// that keep their content, the clean gitlinks (whose submodule's commit the caller still
+/// compares) and, when asked, the offsets of the entries whose bytes may change within their
+/// chunks, all by position.
+#[derive(Default)]
+struct Found {
+    fresh: Vec<(usize, Stat)>,
+    gitlinks: Vec<usize>,
+    offsets: Vec<(usize, usize)>,
+}
+
+/// The attribute stack and the filter drivers that re-hashing needs, shared by the threads.
+struct Filters {
+    attributes: gix::worktree::Stack,
+    drivers: Vec<gix::filter::plumbing::Driver>,
+}
+
+/// One thread's to-git conversion, made when its first file must be re-hashed: most refreshes
+/// re-hash few files or none, and each conversion costs its own pipeline and attribute stack.
+struct LazyFilter<'a> {
+    repo: &'a gix::Repository,
+    index: &'a gix::index::State,
+    /// The attribute stack and drivers, made once for all threads by the first that needs them.
+    filters: &'a std::sync::OnceLock<Result<Filters, String>>,
+    /// `None` until first needed; `Some(Err)` when the shared filters or this thread's
+    /// conversion could not be set up, which fails the check at the end.
+    filter: Option<Result<crate::filter::ToGit<'a>, String>>,
+}
+
+impl<'a> LazyFilter<'a> {
+    /// The conversion, set up on first use; `None` when that failed.
+    fn get(&mut self) -> Option<&mut crate::filter::ToGit<'a>> {
+        let (repo, index, filters) = (self.repo, self.index, self.filters);
+        self.filter
+            .get_or_insert_with(|| {
+                let shared = filters
+                    .get_or_init(|| {
+                        Ok(Filters {
+                            attributes: repo
+                                .attributes_only(
+                                    index,
+                                    gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+                                )
+                                .map_err(|e| e.to_string())?
+                                .detach(),
+                            drivers: crate::filter::drivers(repo)?,
+                        })
+                    })
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                crate::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
+            })
+            .as_mut()
+            .ok()
+    }
+
+    /// `found`, or the error that kept a conversion from being set up.
+    fn finish(self, found: Found) -> Result<Found, String> {
+        match self.filter {
+            Some(Err(err)) => Err(err),
+            _ => Ok(found),
+        }
+    }
 }
 
 fn check_one(
@@ -404,7 +540,7 @@ fn check_one(
     index: &gix::index::State,
     index_ts: i64,
     rules: StatRules,
-    (filter, buf, dirs): (&mut crate::filter::ToGit<'_>, &mut Vec<u8>, &mut Dirs<'_>),
+    (filter, buf, dirs): (&mut LazyFilter<'_>, &mut Vec<u8>, &mut Dirs<'_>),
 ) -> State {
     use rustix::fs::FileType;
     // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
@@ -469,7 +605,9 @@ fn check_one(
             .map(|t| buf.extend_from_slice(&t))
             .is_ok()
     } else {
-        to_git(dirs, item.path, index, filter, buf).is_ok()
+        filter
+            .get()
+            .is_some_and(|filter| to_git(dirs, item.path, index, filter, buf).is_ok())
     };
     if !hashed {
         return differs;
