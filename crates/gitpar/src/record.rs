@@ -248,16 +248,13 @@ pub(crate) fn commit_refreshed(
     repo: &gix::Repository,
     state: &State,
     index_path: &std::path::Path,
-    original: Option<(IndexBytes, &[usize], Option<Measured<'_>>)>,
+    original: Option<(&[u8], &[usize], Option<Measured<'_>>)>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
     let format = Format::of(repo, Some(state));
-    let (mapped, read);
+    let read;
     let (original, changed): (&[u8], _) = match original {
-        Some((bytes, changed, measured)) => {
-            mapped = bytes;
-            (&mapped[..], Some((changed, measured)))
-        }
+        Some((bytes, changed, measured)) => (bytes, Some((changed, measured))),
         None => {
             read = std::fs::read(index_path).unwrap_or_default();
             (&read[..], None)

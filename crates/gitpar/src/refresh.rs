@@ -256,8 +256,11 @@ pub(crate) fn check_with<'a>(
                 .enumerate(),
         );
         let done = AtomicUsize::new(0);
-        // CPU time of the checking threads, for the refiner (tune's Sample).
+        // CPU time of the checking threads, for the refiner (tune's Sample), read only while
+        // the refiner may still change the thread count: the clock is a system call, one per
+        // chunk per thread (3,000 for the bench's 200,000 entries).
         let cpu_ns = std::sync::atomic::AtomicU64::new(0);
+        let measure_cpu = std::sync::atomic::AtomicBool::new(choice.refinable());
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns the fresh stat data it found when the
         // work is out or it is surplus.
@@ -324,9 +327,11 @@ pub(crate) fn check_with<'a>(
                     }
                     *bytes = offset;
                 }
-                let now = thread_cpu_ns();
-                cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
-                cpu = now;
+                if measure_cpu.load(Ordering::Relaxed) {
+                    let now = thread_cpu_ns();
+                    cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+                    cpu = now;
+                }
                 done.fetch_add(looked, Ordering::Relaxed);
                 if let Some(between) = between.as_mut() {
                     between(looked);
@@ -392,6 +397,7 @@ pub(crate) fn check_with<'a>(
                                     source: crate::tune::Source::Auto,
                                 };
                                 refiner = crate::tune::Refiner::new(&raised);
+                                measure_cpu.store(refiner.active(), Ordering::Relaxed);
                                 target.store(start, Ordering::Relaxed);
                                 while started < start {
                                     handles.push(spawn(started));
@@ -412,6 +418,9 @@ pub(crate) fn check_with<'a>(
                                 handles.push(spawn(started));
                                 started += 1;
                             }
+                        }
+                        if !refiner.active() {
+                            measure_cpu.store(false, Ordering::Relaxed);
                         }
                     };
                     run(repo.clone(), 0, Some(&mut grow))
@@ -605,9 +614,10 @@ fn check_one(
             .map(|t| buf.extend_from_slice(&t))
             .is_ok()
     } else {
+        let size = u64::try_from(raw.st_size).ok();
         filter
             .get()
-            .is_some_and(|filter| to_git(dirs, item.path, index, filter, buf).is_ok())
+            .is_some_and(|filter| to_git(dirs, item.path, index, filter, buf, size).is_ok())
     };
     if !hashed {
         return differs;
@@ -620,16 +630,30 @@ fn check_one(
 
 /// Read the work-tree file at `rela` as git would store it (the to-git conversions applied,
 /// external `clean` filters included): what the refresh hashes, and what `checkout -m` takes as
-/// the local version of a file.
+/// the local version of a file. `size`, the size an lstat just gave, sizes the buffer, which
+/// spares the `fstat` that `File::read_to_end` makes for it (a system call for each of the
+/// bench's 2,000 re-hashed files); the file is read to its end whatever its size is now.
 pub(crate) fn to_git(
     dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
     filter: &mut crate::filter::ToGit<'_>,
     buf: &mut Vec<u8>,
+    size: Option<u64>,
 ) -> std::io::Result<()> {
     let mut src = Vec::new();
-    dirs.open_read(rela)?.read_to_end(&mut src)?;
+    let file = dirs.open_read(rela)?;
+    match size.and_then(|s| usize::try_from(s).ok()) {
+        Some(size) => {
+            // One byte more, so that the read that finds the end needs no bigger buffer.
+            src.reserve_exact(size + 1);
+            file.take(u64::MAX).read_to_end(&mut src)?;
+        }
+        None => {
+            let mut file = file;
+            file.read_to_end(&mut src)?;
+        }
+    }
     filter.convert(rela, src, index, buf)
 }
 
