@@ -224,6 +224,9 @@ pub(crate) fn check_with<'a>(
     // entries reads every path of the index: 2.5 ms for the bench's 200,000 entries), not before
     // the first lstat.
     let filters: std::sync::OnceLock<Result<Filters, String>> = std::sync::OnceLock::new();
+    // How long the calling thread waited for another thread to make them: a wait the probe
+    // below must not take for I/O (it did, and started 64 threads on tmpfs).
+    let filters_waited_ns = std::sync::atomic::AtomicU64::new(0);
     // The results are written in place: chunks of the output are handed out with their
     // positions, so nothing is collected per thread and merged afterwards (but the rare fresh
     // stat data).
@@ -269,6 +272,7 @@ pub(crate) fn check_with<'a>(
                 repo: &repo,
                 index,
                 filters: &filters,
+                waited: (k == 0).then_some(&filters_waited_ns),
                 filter: None,
             };
             let mut buf = Vec::new();
@@ -376,9 +380,13 @@ pub(crate) fn check_with<'a>(
                             let threads = target.load(Ordering::Relaxed);
                             let slow = match (sched, crate::tune::thread_schedstat()) {
                                 (Some((run0, wait0)), Some((run1, wait1))) => {
+                                    let waited_for_filters = std::time::Duration::from_nanos(
+                                        filters_waited_ns.load(Ordering::Relaxed),
+                                    );
                                     let blocked = elapsed
                                         .saturating_sub(run1.saturating_sub(run0))
-                                        .saturating_sub(wait1.saturating_sub(wait0));
+                                        .saturating_sub(wait1.saturating_sub(wait0))
+                                        .saturating_sub(waited_for_filters);
                                     blocked.as_secs_f64() / probed.max(1) as f64 > BLOCKED_ITEM
                                 }
                                 _ => {
@@ -503,6 +511,9 @@ struct LazyFilter<'a> {
     index: &'a gix::index::State,
     /// The attribute stack and drivers, made once for all threads by the first that needs them.
     filters: &'a std::sync::OnceLock<Result<Filters, String>>,
+    /// For the calling thread: where the time it waited for another thread making the filters
+    /// adds up (nanoseconds), which is no sign of I/O (see the probe in [`check_with`]).
+    waited: Option<&'a std::sync::atomic::AtomicU64>,
     /// `None` until first needed; `Some(Err)` when the shared filters or this thread's
     /// conversion could not be set up, which fails the check at the end.
     filter: Option<Result<crate::filter::ToGit<'a>, String>>,
@@ -511,11 +522,14 @@ struct LazyFilter<'a> {
 impl<'a> LazyFilter<'a> {
     /// The conversion, set up on first use; `None` when that failed.
     fn get(&mut self) -> Option<&mut crate::filter::ToGit<'a>> {
-        let (repo, index, filters) = (self.repo, self.index, self.filters);
+        let (repo, index, filters, waited) = (self.repo, self.index, self.filters, self.waited);
         self.filter
             .get_or_insert_with(|| {
+                let started = std::time::Instant::now();
+                let mut made_here = false;
                 let shared = filters
                     .get_or_init(|| {
+                        made_here = true;
                         Ok(Filters {
                             attributes: repo
                                 .attributes_only(
@@ -528,7 +542,12 @@ impl<'a> LazyFilter<'a> {
                         })
                     })
                     .as_ref()
-                    .map_err(Clone::clone)?;
+                    .map_err(Clone::clone);
+                if let (false, Some(waited)) = (made_here, waited) {
+                    let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    waited.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+                }
+                let shared = shared?;
                 crate::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
             })
             .as_mut()
