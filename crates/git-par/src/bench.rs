@@ -69,6 +69,10 @@ pub struct BenchArgs {
     /// [default list: 1,2,4,8,16,32,64].
     #[arg(long, value_name = "LIST", num_args = 0..=1, require_equals = true, value_delimiter = ',')]
     threads_sweep: Option<Vec<usize>>,
+    /// Only make the repository the bench would check out (generate the synthetic one, or clone --repo
+    /// without the paths whose blobs it lacks) and print its path on stdout; measure nothing.
+    #[arg(long)]
+    prepare_only: bool,
 }
 
 fn parse_operation(s: &str) -> Result<Operation, String> {
@@ -101,6 +105,7 @@ pub fn run(args: BenchArgs) -> Result<(), u8> {
         results_dir: args.results_dir,
         quiet: args.quiet,
         threads_sweep: args.threads_sweep,
+        prepare_only: args.prepare_only,
     };
     match program.and_then(|program| suite::run(options, &program)) {
         Ok(()) => Ok(()),

@@ -65,7 +65,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         },
         ..CheckoutArgs::default()
     };
-    let checked_out = crate::run_checkout(&repo, tree, &workdir, &checkout);
+    let checked_out = crate::run_checkout(&repo, tree, &workdir, &checkout, None);
     if let Ok(outcome) = &checked_out {
         report_collisions(&repo, &outcome.collisions);
     }

@@ -152,9 +152,22 @@ enum WorktreeCommand {
     Add(PassThrough),
 }
 
+/// Allocations of 1 MiB and more are mapped on their own and given back when freed, always:
+/// glibc raises its threshold for that to the size of any mapped block freed (up to 32 MiB),
+/// after which the big vectors of a large checkout (a million entries' plan, scan and index,
+/// tens of MiB each) came from the heap, stayed resident once freed and were copied when they
+/// grew, instead of being moved by `mremap`. A fixed threshold turns that adjustment off.
+fn fixed_mmap_threshold() {
+    // SAFETY: mallopt only sets a parameter of glibc's allocator, before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
     // The clock of GIT_PAR_TRACE_PERF starts here.
     gitpar::phase::mark("main");
+    fixed_mmap_threshold();
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(git_args) = patch::delegated(&args) {
@@ -243,6 +256,7 @@ pub(crate) fn run_checkout(
     tree: gix::ObjectId,
     worktree: &Path,
     args: &CheckoutArgs,
+    planned: Option<gitpar::Planned>,
 ) -> Result<gitpar::Outcome, gitpar::checkout::Error> {
     let opts = engine_options(repo, args);
     let progress = gitpar::Progress::default();
@@ -254,7 +268,7 @@ pub(crate) fn run_checkout(
         "Updating files",
         progress::mode(args),
         || {
-            gitpar::checkout(
+            gitpar::checkout_planned(
                 repo,
                 tree,
                 worktree,
@@ -264,6 +278,7 @@ pub(crate) fn run_checkout(
                     progress: &progress,
                     interrupt,
                 },
+                planned,
             )
         },
         Result::is_ok,

@@ -81,7 +81,9 @@ fn print_notice(notice: &Notice) {
 
 /// What git says after an update that went through: each path it could not write (it still
 /// moves `HEAD`, and exits 1), then sparse checkout's warnings. With `GIT_PAR_TRACE`, also how
-/// much was written and by how many writers (as clone and worktree add report it).
+/// much was written and by how many writers (as clone and worktree add report it), after
+/// `git-par: full checkout` when the work tree was empty and the update took the full
+/// checkout's path (so that tests and users can tell which path ran).
 pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
     for k in &outcome.kept {
         eprintln!("warning: {k}");
@@ -91,6 +93,9 @@ pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
     }
     sparse_warnings(outcome);
     if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        if outcome.full_checkout {
+            eprintln!("git-par: full checkout");
+        }
         eprintln!(
             "git-par: {} files written, {} removed, {} writers",
             outcome.written, outcome.removed, outcome.workers

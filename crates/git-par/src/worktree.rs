@@ -50,8 +50,19 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     if ours {
         git_args.insert(2 + parsed.append_at(&args), "--no-checkout".into());
     }
+    // The commit git will check out is planned while git sets the work tree up (the checkout
+    // uses the plan only if it is of the tree the new HEAD has).
+    let ahead = ours.then(|| {
+        let target = parsed
+            .positionals
+            .get(1)
+            .cloned()
+            .unwrap_or_else(|| "HEAD".into());
+        std::thread::spawn(move || plan_ahead(&target))
+    });
     let status = crate::run_git(&git_args, None)?;
     gitpar::phase::mark("git worktree add --no-checkout");
+    let planned = ahead.and_then(|thread| thread.join().ok().flatten());
     if status != 0 || !ours {
         return if status == 0 { Ok(()) } else { Err(status) };
     }
@@ -70,7 +81,26 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
             quiet,
             ..CheckoutArgs::default()
         },
+        planned,
     )
+}
+
+/// The plan of the commit `target` names in the repository of the current directory, made
+/// while git adds the work tree: what `git worktree add PATH [COMMIT-ISH]` checks out, unless
+/// git's own choice differs (a branch named after PATH, say), in which case the checkout plans
+/// again. Nothing is printed: a failure only means no plan ahead.
+fn plan_ahead(target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
+    let repo = gix::discover_with_environment_overrides(".").ok()?;
+    let commit = repo
+        .rev_parse_single(target.to_str()?)
+        .ok()?
+        .object()
+        .ok()?
+        .peel_to_commit()
+        .ok()?;
+    let tree = commit.tree_id().ok()?.detach();
+    let opts = gitpar::Options::from_config(&repo.config_snapshot(), None);
+    gitpar::plan_ahead(&repo.objects, tree, &opts).ok()
 }
 
 /// Whether git-par checks the new work tree out, or leaves the whole command to git: a
@@ -97,7 +127,12 @@ fn engine_checks_out() -> bool {
 /// The checkout of the work tree git just added at `path`: the engine writes its `HEAD`, then
 /// what git's `git reset --hard` child and `add_worktree` do after it. A failed checkout
 /// removes the work tree and its administrative directory, as git's `remove_junk` does.
-fn check_out(path: &Path, overrides: &[String], mut checkout: CheckoutArgs) -> Result<(), u8> {
+fn check_out(
+    path: &Path,
+    overrides: &[String],
+    mut checkout: CheckoutArgs,
+    planned: Option<gitpar::Planned>,
+) -> Result<(), u8> {
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
         .with(gix::sec::Trust::Full);
@@ -125,7 +160,7 @@ fn check_out(path: &Path, overrides: &[String], mut checkout: CheckoutArgs) -> R
             eprintln!("fatal: {msg}");
         })
         .and_then(|tree| {
-            crate::run_checkout(&wt_repo, tree, &workdir, &checkout)
+            crate::run_checkout(&wt_repo, tree, &workdir, &checkout, planned)
                 .map_err(|err| crate::report::checkout_error(&err))
         });
     if written.is_err() {

@@ -224,6 +224,16 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     let filesystem = results.environment.filesystem.as_deref().unwrap();
     assert!(filesystem.contains("checkouts in "), "{filesystem}");
     assert!(results.environment.facts.contains_key("git"));
+    // The delta chains of main's blobs, in the report and the exports' metadata.
+    let chains = &results.environment.facts["pack of main"];
+    assert!(
+        chains.starts_with("300 blobs by delta depth: 0: "),
+        "{chains}"
+    );
+    assert!(
+        stdout.contains(&format!("pack of main: {chains}\n")),
+        "{stdout}"
+    );
 
     // CSV: the header and one row per case and contender, in order.
     let csv = read(&files[1]);
@@ -344,17 +354,24 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// A new repository `name` in the scratch directory, on branch `trunk`, with `files` files `f<i>.txt`
+/// holding `<i>`, not committed yet.
+fn repository_of_small_files(s: &Scratch, name: &str, files: usize) -> PathBuf {
+    let repo = s.path().join(name);
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "trunk"]);
+    for i in 0..files {
+        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    repo
+}
+
 #[test]
 fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
     let s = Scratch::new();
-    let repo = s.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "trunk"]);
     // 40 files, then commits changing 2, 4, 8 and 16 of them: switching back from HEAD to older commits
     // changes 16, 24, 28 and 30 files.
-    for i in 0..40 {
-        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
-    }
+    let repo = repository_of_small_files(&s, "repo", 40);
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
     let mut first = 0;
@@ -396,6 +413,103 @@ fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
     );
     // The user's repository was only read.
     assert!(!repo.join(".git/worktrees").exists());
+}
+
+#[test]
+fn a_partial_clone_is_benched_without_the_paths_whose_blobs_it_lacks() {
+    let s = Scratch::new();
+    // 30 small files and one of 4 KB, which the partial clone below leaves out (as public snapshots
+    // leave out blobs of 4 MiB and more); then commits changing 4 and 8 small files, and the big one.
+    let src = repository_of_small_files(&s, "src", 30);
+    let big: String = (0..400).map(|i| format!("line {i:5}\n")).collect();
+    std::fs::write(src.join("big.txt"), &big).unwrap();
+    git(&src, &["add", "."]);
+    git(&src, &["commit", "-q", "-m", "base"]);
+    for (first, k) in [(0, 4), (4, 8)] {
+        for i in first..first + k {
+            std::fs::write(src.join(format!("f{i}.txt")), format!("{i} changed\n")).unwrap();
+        }
+        git(&src, &["commit", "-q", "-am", &format!("change {k}")]);
+    }
+    std::fs::write(src.join("big.txt"), big + "one more\n").unwrap();
+    git(&src, &["commit", "-q", "-am", "big"]);
+    git(&src, &["config", "uploadpack.allowFilter", "true"]);
+    let url = format!("file://{}", src.display());
+    git(
+        s.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            "--filter=blob:limit=1k",
+            &url,
+            "part",
+        ],
+    );
+    let part = s.path().join("part");
+
+    let run = s.bench(&[
+        "--repo",
+        part.to_str().unwrap(),
+        "--diffs",
+        "8,12",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--operations",
+        "switch,worktree-add",
+        "--contenders",
+        "git,git-par",
+    ]);
+    run.assert_success();
+    let stdout = run.stdout();
+    assert!(
+        stdout.contains("note: left out of main and of the switch targets: 1 path, whose blobs"),
+        "{stdout}"
+    );
+    let results = gitpar_bench::export::read_json(read(&run.result_files()[0]).as_bytes()).unwrap();
+    // big.txt differs between HEAD and every older commit, but it is left out of all of them: the
+    // switches write only the small files, and the worktree add the 30 of main.
+    assert_eq!(
+        cases(&results),
+        [("switch", 8), ("switch", 12), ("worktree add", 30)]
+    );
+    for case in &results.cases {
+        assert_measured(case, "git-par", 1);
+    }
+    let chains = &results.environment.facts["pack of main"];
+    assert!(chains.starts_with("30 blobs by delta depth: "), "{chains}");
+    // Nothing was fetched: the clone still lacks the blob.
+    let lacks = Command::new("git")
+        .args(["cat-file", "-e", "HEAD:big.txt"])
+        .current_dir(&part)
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env_remove("GIT_DIR")
+        .status()
+        .unwrap();
+    assert!(!lacks.success());
+}
+
+#[test]
+fn prepare_only_makes_the_repository_and_prints_its_path() {
+    let s = Scratch::new();
+    let run = s.bench(&["--prepare-only", "--files", "50", "--diffs", "5"]);
+    run.assert_success();
+    let stdout = run.stdout();
+    let path = PathBuf::from(stdout.trim_end());
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(path.starts_with(s.cache()), "{stdout}");
+    assert!(path.join(".git").is_dir(), "{stdout}");
+    assert!(
+        run.stderr().contains("pack of main: 50 blobs"),
+        "{}",
+        run.stderr()
+    );
+    // Nothing was measured: no checkouts, no results.
+    assert!(std::fs::read_dir(s.checkouts()).unwrap().next().is_none());
+    let results = s.cache().join("results");
+    assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
 }
 
 #[test]

@@ -286,3 +286,66 @@ fn a_populated_submodule_left_behind_is_warned_about() {
         ],
     );
 }
+
+/// Empty the work tree of the superproject at `dir` as `git clone -n` leaves one: nothing but
+/// `.git` (the submodules' git directories stay in `.git/modules`) and no index.
+fn empty_the_work_tree(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    std::fs::remove_file(dir.join(".git/index")).unwrap();
+}
+
+/// An emptied work tree (the state `git clone -n` leaves) takes the full checkout's path, and
+/// with `--recurse-submodules` the submodules are checked out after it as git checks them out:
+/// connected to their git directories, at the recorded commit, nested ones too.
+#[test]
+fn a_full_checkout_of_an_emptied_work_tree_checks_out_its_submodules() {
+    same_as_git(
+        empty_the_work_tree,
+        &[&["checkout", "-f", "--recurse-submodules", "add_sub1"]],
+    );
+    same_as_git(
+        empty_the_work_tree,
+        &[&["reset", "--hard", "--recurse-submodules"]],
+    );
+    same_as_git(
+        empty_the_work_tree,
+        &[&[
+            "checkout",
+            "--recurse-submodules",
+            "modify_sub1_recursively",
+        ]],
+    );
+    same_as_git(empty_the_work_tree, &[&["switch", "modify_sub1"]]);
+    let (_s, _by_git, by_par) = copies();
+    empty_the_work_tree(&by_par);
+    let traced = run(
+        "env",
+        &by_par,
+        [
+            "GIT_PAR_TRACE=1",
+            GIT_PAR,
+            "reset",
+            "--hard",
+            "--recurse-submodules",
+        ],
+    )
+    .assert_success();
+    assert!(
+        traced
+            .stderr_str()
+            .lines()
+            .any(|l| l == "git-par: full checkout"),
+        "the full checkout's path was not taken:\n{}",
+        traced.describe()
+    );
+}

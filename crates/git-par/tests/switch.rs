@@ -129,19 +129,11 @@ impl Pair {
         cmd: &str,
         args: &[&str],
     ) -> Runs {
-        let mut all_config: Vec<String> = config.iter().map(|c| (*c).to_owned()).collect();
-        all_config.extend(settings.config());
-        let mut git_args = config_args(&all_config);
-        git_args.push(cmd.into());
-        git_args.extend(args.iter().map(OsString::from));
-        let mut par_args = config_args(&all_config);
-        par_args.push(cmd.into());
-        par_args.extend(settings.subcommand_args());
-        par_args.extend(args.iter().map(OsString::from));
+        let (config, git_args, par_args) = command_lines(settings, config, cmd, args);
         Runs {
             git: git(&self.by_git.join(subdir), git_args),
             par: git_par(&self.by_par.join(subdir), par_args),
-            config: all_config,
+            config,
         }
     }
 
@@ -152,6 +144,26 @@ impl Pair {
             head: head_state(side),
         })
     }
+}
+
+/// The `-c` options of `settings` and `config`, and the argument lists of `git` and of
+/// `git-par` for `cmd args` with them.
+fn command_lines(
+    settings: Settings,
+    config: &[&str],
+    cmd: &str,
+    args: &[&str],
+) -> (Vec<String>, Vec<OsString>, Vec<OsString>) {
+    let mut all_config: Vec<String> = config.iter().map(|c| (*c).to_owned()).collect();
+    all_config.extend(settings.config());
+    let mut git_args = config_args(&all_config);
+    git_args.push(cmd.into());
+    git_args.extend(args.iter().map(OsString::from));
+    let mut par_args = config_args(&all_config);
+    par_args.push(cmd.into());
+    par_args.extend(settings.subcommand_args());
+    par_args.extend(args.iter().map(OsString::from));
+    (all_config, git_args, par_args)
 }
 
 fn opt(dir: &Path, args: &[&str]) -> String {
@@ -1396,5 +1408,360 @@ fn switch_fixtures_are_deterministic_and_checked_out_cleanly() {
         // The oracle's own checkout of a copy is clean once its index is refreshed.
         let pair = Pair::new(name);
         assert_clean(&pair.by_git, &[]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 9. After `git clone -n`: an empty work tree and no index take the full checkout's path
+
+/// Branches main (tag v1 on its first commit) / other, every kind of entry, `.gitattributes` with
+/// `eol=crlf`, `ident` and `text` (`tests/fixtures/make_kitchen_sink.sh`).
+const KITCHEN_SINK: &str = "kitchen_sink";
+
+impl Pair {
+    /// Two `git clone -n` of `fixture` (git's, git-par's), made by git: `.git` and nothing else,
+    /// no index, `HEAD` on `main`.
+    fn cloned_without_checkout(fixture: &str) -> Pair {
+        let src = fixture_named(fixture);
+        let s = scratch();
+        let (by_git, by_par) = (s.join("git/repo"), s.join("par/repo"));
+        for side in [&by_git, &by_par] {
+            fs::create_dir_all(side.parent().unwrap()).unwrap();
+            git(
+                side.parent().unwrap(),
+                [
+                    "clone".as_ref(),
+                    "-q".as_ref(),
+                    "-n".as_ref(),
+                    src.as_os_str(),
+                    side.as_os_str(),
+                ],
+            )
+            .assert_success();
+        }
+        Pair {
+            _s: s,
+            by_git,
+            by_par,
+        }
+    }
+
+    /// [`Pair::run`] with `GIT_PAR_TRACE=1` for git-par, whose trace lines (`git-par: ...`, which
+    /// git never prints) are taken out of its standard error; also returns whether it says it
+    /// took the full checkout's path.
+    fn run_traced(
+        &self,
+        settings: Settings,
+        config: &[&str],
+        cmd: &str,
+        args: &[&str],
+    ) -> (Runs, bool) {
+        let (config, git_args, par_args) = command_lines(settings, config, cmd, args);
+        let traced = ["GIT_PAR_TRACE=1".into(), GIT_PAR.into()];
+        let mut runs = Runs {
+            git: git(&self.by_git, git_args),
+            par: run("env", &self.by_par, traced.into_iter().chain(par_args)),
+            config,
+        };
+        let stderr = runs.par.stderr_str();
+        let full = stderr.lines().any(|l| l == "git-par: full checkout");
+        runs.par.stderr = stderr
+            .lines()
+            .filter(|l| !l.starts_with("git-par: "))
+            .flat_map(|l| [l, "\n"])
+            .collect::<String>()
+            .into_bytes();
+        (runs, full)
+    }
+}
+
+/// The index file's format as git would see it: version, whether the checksum is null
+/// (`index.skipHash`), its cache-tree (every node's name, entry count, tree id and children) and
+/// which other extensions it has.
+fn index_format(dir: &Path) -> String {
+    let path = dir.join(".git/index");
+    let bytes = fs::read(&path).expect("read .git/index");
+    let index = gix::index::File::at(&path, gix::hash::Kind::Sha1, true, Default::default())
+        .expect("gix reads the index");
+    let mut out = format!(
+        "version {:?}, null checksum {}, link {}, untracked {}, fsmonitor {}, resolve-undo {}\n",
+        index.version(),
+        bytes[bytes.len() - 20..].iter().all(|&b| b == 0),
+        index.link().is_some(),
+        index.untracked().is_some(),
+        index.fs_monitor().is_some(),
+        index.resolve_undo().is_some(),
+    );
+    match index.tree() {
+        None => out += "no cache-tree\n",
+        Some(root) => cache_tree_lines(root, "", &mut out),
+    }
+    out
+}
+
+/// One line per cache-tree node below `prefix`: path, entry count (`-` when invalid), tree id.
+fn cache_tree_lines(node: &gix::index::extension::Tree, prefix: &str, out: &mut String) {
+    let path = format!("{prefix}{}/", String::from_utf8_lossy(&node.name));
+    let count = node.num_entries.map_or("-".into(), |n| n.to_string());
+    *out += &format!("cache-tree {path} {count} {}\n", node.id);
+    for child in &node.children {
+        cache_tree_lines(child, &path, out);
+    }
+}
+
+/// After the setup `prepare` on both clones: `cmd args` by git and by git-par (traced) with
+/// `settings`, which must leave the same result (work tree, index with its stat data and format,
+/// HEAD, refs and reflogs, status, messages, exit code); git-par must have taken the full
+/// checkout's path if and only if `full`. Returns the pair, for the caller's own comparisons.
+#[track_caller]
+fn after_clone_n(
+    prepare: impl Fn(&Path),
+    settings: Settings,
+    config: &[&str],
+    cmd: &str,
+    args: &[&str],
+    full: bool,
+) -> Pair {
+    let pair = Pair::cloned_without_checkout(KITCHEN_SINK);
+    for side in pair.sides() {
+        prepare(side);
+    }
+    let (runs, took_full) = pair.run_traced(settings, config, cmd, args);
+    assert_eq!(
+        index_format(&pair.by_git),
+        index_format(&pair.by_par),
+        "the index files differ in format (left: git, right: git-par)"
+    );
+    assert_same_success(&pair, &runs);
+    assert_eq!(
+        took_full,
+        full,
+        "git-par {} the full checkout's path ({settings:?}, {config:?} {cmd} {args:?})",
+        if full { "did not take" } else { "took" },
+    );
+    pair
+}
+
+/// The settings every case of this section runs with: sequential and parallel writers (threshold
+/// 0), and git-par's own choice.
+const CLONE_N_SETTINGS: [Settings; 4] = [
+    Settings::Jobs(1),
+    Settings::Jobs(2),
+    Settings::Jobs(8),
+    Settings::Default,
+];
+
+#[test]
+fn checkout_force_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "checkout", &["-f", "main"], true);
+    }
+}
+
+#[test]
+fn reset_hard_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "reset", &["--hard"], true);
+    }
+}
+
+#[test]
+fn checkout_branch_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        // Another branch (a tracking branch is created from origin/other), then the branch HEAD
+        // is on: a missing index is git's initial checkout either way.
+        after_clone_n(|_| {}, settings, &[], "checkout", &["other"], true);
+        after_clone_n(|_| {}, settings, &[], "checkout", &["main"], true);
+    }
+}
+
+#[test]
+fn switch_after_clone_no_checkout_is_a_full_checkout_like_git() {
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(|_| {}, settings, &[], "switch", &["other"], true);
+        after_clone_n(|_| {}, settings, &[], "switch", &["--detach", "v1"], true);
+    }
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_with_sparse_patterns_like_git() {
+    let sparse = |side: &Path| {
+        git_ok(side, ["config", "core.sparseCheckout", "true"]);
+        fs::write(
+            side.join(".git/info/sparse-checkout"),
+            "/*\n!/*/\n/dir/\n!/dir/sub/\n",
+        )
+        .unwrap();
+    };
+    for settings in CLONE_N_SETTINGS {
+        after_clone_n(sparse, settings, &[], "checkout", &["-f", "main"], true);
+        after_clone_n(sparse, settings, &[], "switch", &["other"], true);
+    }
+    after_clone_n(sparse, Settings::Default, &[], "reset", &["--hard"], true);
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_converts_content_as_configured_like_git() {
+    for config in [
+        &["core.autocrlf=true"][..],
+        &["core.eol=crlf"],
+        &["core.symlinks=false"],
+    ] {
+        after_clone_n(
+            |_| {},
+            Settings::Jobs(2),
+            config,
+            "checkout",
+            &["-f", "main"],
+            true,
+        );
+    }
+}
+
+#[test]
+fn full_checkout_after_clone_no_checkout_writes_the_configured_index_format_like_git() {
+    for config in [
+        // (`feature.manyFiles` also has git add an untracked cache to a new index, which
+        // git-par's new indexes do not have: see the README.)
+        &["index.version=4"][..],
+        &["index.version=4", "index.skipHash=true"],
+        &["index.skipHash=true", "index.version=2"],
+    ] {
+        after_clone_n(
+            |_| {},
+            Settings::Jobs(2),
+            config,
+            "reset",
+            &["--hard"],
+            true,
+        );
+        after_clone_n(
+            |_| {},
+            Settings::Default,
+            config,
+            "switch",
+            &["other"],
+            true,
+        );
+    }
+}
+
+/// `post-checkout` runs after the full checkout of a checkout or switch with git's arguments (the
+/// old and new `HEAD`, after `clone -n` the same commit for `checkout -f main`, and the flag 1),
+/// and not after `reset --hard`, as with git.
+#[test]
+fn post_checkout_runs_after_a_full_checkout_like_git() {
+    let hook = |side: &Path| {
+        let path = side.join(".git/hooks/post-checkout");
+        fs::write(&path, "#!/bin/sh\necho \"$*\" >>.git/post-checkout.args\n").unwrap();
+        run("chmod", side, ["+x", ".git/hooks/post-checkout"]).assert_success();
+    };
+    for (cmd, args) in [
+        ("checkout", &["-f", "main"][..]),
+        ("switch", &["other"]),
+        ("reset", &["--hard"]),
+    ] {
+        let pair = after_clone_n(hook, Settings::Jobs(2), &[], cmd, args, true);
+        let [g, p] = pair.sides().map(|side| {
+            fs::read_to_string(side.join(".git/post-checkout.args")).unwrap_or_default()
+        });
+        assert_eq!(
+            g, p,
+            "post-checkout's arguments after {cmd} {args:?} (left: git, right: git-par)"
+        );
+        assert_eq!(
+            g.is_empty(),
+            cmd == "reset",
+            "the oracle's hook run (the test is wrong)"
+        );
+    }
+}
+
+/// An empty index file (not a missing one) keeps its version, as any index an update replaces;
+/// a forced update from it is still a full checkout.
+#[test]
+fn forced_checkout_from_an_empty_index_file_keeps_its_version_like_git() {
+    let empty_v4 = |side: &Path| {
+        git_ok(side, ["-c", "index.version=4", "read-tree", "--empty"]);
+    };
+    after_clone_n(
+        empty_v4,
+        Settings::Jobs(2),
+        &[],
+        "checkout",
+        &["-f", "main"],
+        true,
+    );
+    after_clone_n(
+        empty_v4,
+        Settings::Default,
+        &["index.version=2"],
+        "reset",
+        &["--hard"],
+        true,
+    );
+}
+
+/// From an empty index file a safe switch is not a full checkout: git's two-way merge keeps the
+/// paths both trees share as staged deletions, and refuses to overwrite the ones the switch
+/// changes. git-par takes the two-way update, as git.
+#[test]
+fn safe_switch_from_an_empty_index_file_is_the_two_way_merge_like_git() {
+    let empty = |side: &Path| {
+        git_ok(side, ["read-tree", "--empty"]);
+    };
+    after_clone_n(empty, Settings::Jobs(2), &[], "checkout", &["main"], false);
+    let pair = Pair::cloned_without_checkout(KITCHEN_SINK);
+    for side in pair.sides() {
+        empty(side);
+    }
+    let before = pair.before();
+    let (runs, full) = pair.run_traced(Settings::Jobs(2), &[], "switch", &["other"]);
+    assert_same_refusal(&pair, &before, &runs);
+    assert!(!full, "git-par took the full checkout's path");
+}
+
+/// Anything in the work tree besides `.git` keeps the two-way update, whose rules for untracked
+/// files git applies: one out of the way stays, one in the way is overwritten by a forced
+/// update and refuses a safe one.
+#[test]
+fn untracked_files_after_clone_no_checkout_keep_the_two_way_update_like_git() {
+    let aside = |side: &Path| fs::write(side.join("untracked.txt"), "mine\n").unwrap();
+    let in_the_way = |side: &Path| {
+        fs::create_dir_all(side.join("dir/sub")).unwrap();
+        fs::write(side.join("dir/sub/sub.txt"), "mine\n").unwrap();
+    };
+    for settings in [Settings::Jobs(2), Settings::Default] {
+        after_clone_n(aside, settings, &[], "checkout", &["-f", "main"], false);
+        after_clone_n(aside, settings, &[], "switch", &["other"], false);
+        after_clone_n(in_the_way, settings, &[], "reset", &["--hard"], false);
+    }
+    // The configured index version applies to a new index on that path too.
+    after_clone_n(
+        aside,
+        Settings::Jobs(2),
+        &["index.version=4"],
+        "checkout",
+        &["-f", "main"],
+        false,
+    );
+    let pair = Pair::cloned_without_checkout(KITCHEN_SINK);
+    for side in pair.sides() {
+        in_the_way(side);
+    }
+    let (runs, full) = pair.run_traced(Settings::Jobs(2), &[], "checkout", &["main"]);
+    assert!(!full, "git-par took the full checkout's path");
+    assert!(
+        !runs.git.success(),
+        "the oracle succeeded (the test is wrong)"
+    );
+    assert_same_messages(&runs);
+    compare_worktrees(&pair.by_git, &pair.by_par);
+    for side in pair.sides() {
+        assert!(
+            !side.join(".git/index").exists(),
+            "{} wrote an index",
+            side.display()
+        );
     }
 }

@@ -13,7 +13,9 @@
 //! 4. [`report`] and [`export`] present the results (text table, warnings; JSON, CSV, Markdown, SVG).
 //!
 //! [`filesystem`] names the filesystem under a benchmark, because the same checkout costs 15 µs a file on
-//! tmpfs and hundreds on an aged ext4. These modules never print.
+//! tmpfs and hundreds on an aged ext4; [`pack_shape`] says how deep the checked-out blobs sit in their
+//! pack's delta chains, because a checkout of whole objects costs far less than one of deltas. These
+//! modules never print.
 //!
 //! [`suite`] is `git par bench` itself, built on them: the synthetic or the user's repository, the
 //! switch, worktree-add, clone, status and refresh experiments, the contenders (git, git's workers,
@@ -57,6 +59,7 @@
 
 pub mod export;
 pub mod filesystem;
+pub mod pack_shape;
 pub mod report;
 mod rng;
 pub mod run;

@@ -25,9 +25,9 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 
-use crate::report;
 use crate::run::{Environment, Plan, Results};
 use crate::synth::{self, SynthSpec};
+use crate::{pack_shape, report};
 
 use contenders::Spec;
 pub use experiment::Operation;
@@ -72,6 +72,9 @@ pub struct Options {
     /// `--threads-sweep`: git-par alone with these writer counts and its automatic choice, on one
     /// operation (an empty list means [`sweep::DEFAULT_COUNTS`]).
     pub threads_sweep: Option<Vec<usize>>,
+    /// `--prepare-only`: make the repository (generate or clone it) and print its path, measure
+    /// nothing, so that scripts (`scripts/real-checkout`) check out the very repository the bench would.
+    pub prepare_only: bool,
 }
 
 /// The program under test, as the binary knows it: its path (the `{git_par}` of the git-par
@@ -127,6 +130,8 @@ struct Settings {
     sweep: Option<PathBuf>,
     /// What the user should know about the contenders (one left out, and why).
     notes: Vec<String>,
+    /// Only make the repository and print its path.
+    prepare_only: bool,
 }
 
 impl Settings {
@@ -227,6 +232,7 @@ impl Settings {
             quiet: args.quiet,
             sweep: sweep.map(|_| results_dir.join(format!("{stem}-writers.csv"))),
             notes,
+            prepare_only: args.prepare_only,
         })
     }
 }
@@ -259,6 +265,15 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
         source.path.display()
     ));
+    // What the checkouts decode: without it, a synthetic and a real repository's figures do not compare.
+    let chains = pack_shape::of_commit(&source.path, &source.main)
+        .map(|shape| shape.to_string())
+        .unwrap_or_else(|err| format!("not measured: {err:#}"));
+    console.say(&format!("pack of main: {chains}"));
+    if settings.prepare_only {
+        println!("{}", source.path.display());
+        return Ok(());
+    }
     let checkouts = Checkouts::create(settings.dir.as_deref())?;
     for stale in &checkouts.removed_stale {
         console.say(&format!(
@@ -294,7 +309,7 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         console.say(&format!("note: {note}"));
     }
     let mut results = Results {
-        environment: environment(&experiment, &program.version)?,
+        environment: environment(&experiment, &program.version, chains)?,
         cases: Vec::new(),
     };
     let mut tracing = sweep::Tracing {
@@ -334,8 +349,13 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the results are meaningless without: the filesystem, the repository, the programs, the machine.
-fn environment(experiment: &Experiment<'_>, version: &str) -> anyhow::Result<Environment> {
+/// What the results are meaningless without: the filesystem, the repository and the delta chains of its
+/// pack, the programs, the machine.
+fn environment(
+    experiment: &Experiment<'_>,
+    version: &str,
+    chains: String,
+) -> anyhow::Result<Environment> {
     let checkouts = experiment.checkouts;
     let mut env = Environment {
         filesystem: Some(format!(
@@ -349,6 +369,7 @@ fn environment(experiment: &Experiment<'_>, version: &str) -> anyhow::Result<Env
         env.facts.insert(k.to_owned(), v);
     };
     fact("repository", experiment.source.description.clone());
+    fact("pack of main", chains);
     if let Ok(kind) = crate::filesystem::kind(&experiment.source.path) {
         fact(
             "repository filesystem",

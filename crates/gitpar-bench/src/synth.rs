@@ -1,10 +1,21 @@
-//! The built-in synthetic repository: many small text files in a realistic directory shape, and branches that
-//! differ from `main` in a known number of files.
+//! The built-in synthetic repository: many small text files in a realistic directory shape, a history on
+//! `main`, packed as real repositories are packed, and branches that differ from `main`'s tip in a known
+//! number of files.
 //!
 //! A benchmark needs a repository that every machine can make, that is the same everywhere (so that two
 //! people measure the same checkout), and whose diffs have exactly the sizes under study. Everything here is
 //! derived from [`SynthSpec::seed`] with our own PRNG, commit dates are fixed, and the objects are written by
-//! `git fast-import`, so the same spec gives the same commit ids on any machine and 40,000 files take seconds.
+//! `git fast-import`, so the same spec gives the same commit ids on any machine.
+//!
+//! It must also cost what a real repository costs to check out. A checkout spends much of its time
+//! decoding deltas, and a real pack holds most blobs as deltas against other blobs: older versions of
+//! the same file that only history has, or similar files (translations, templated files). A single
+//! commit of unique files packs with no deltas at all (git-par measured 0.74x gitoxide on such a tree and
+//! 1.25-1.54x on git/git, tldr and deno). So `main` has [`REVISIONS`] commits after the first, each
+//! rewriting a share of the files with edits that insert and delete lines, a share of the files come in
+//! families of near-copies with one name in several directories (git's delta search sorts objects by
+//! the end of their path), and the whole is repacked with `git repack -a -d -f --depth=50 --window=250`,
+//! as real repositories are ([`pack_shape`](crate::pack_shape) measures the result).
 //!
 //! The repository is a normal (non-bare) one whose work tree is left empty and which has no index: checking
 //! it out would defeat the purpose, since benchmarks clone it, `worktree add` from it, or switch in a clone.
@@ -23,7 +34,7 @@ use crate::rng::SplitMix64;
 /// Version of the generator's output. Bump it whenever a change alters the generated objects (layout,
 /// contents, dates, messages), so that [`ensure_cached`] rebuilds caches made by an older generator instead
 /// of silently benchmarking a different repository under the same name.
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// The file, inside the repository's `.git`, that records what a cached repository was generated from.
 /// It lives in `.git` so that it is never an untracked file of the work tree.
@@ -235,6 +246,34 @@ const ROOTS: &[(&str, &[&str])] = &[
 /// Deepest directory level (top-level directories are level 1).
 const MAX_DEPTH: usize = 4;
 
+/// Commits on `main` after the first (which adds every file). Each rewrites a share of the files, so that
+/// the pack holds older versions of most files, against which git deltifies many of the versions checked
+/// out, as in a real repository. Six, with [`REWRITE_SHARE`]: more revisions barely change the chains
+/// (eight gave a mean depth of 0.82 instead of 0.79) and cost the repack more.
+pub const REVISIONS: usize = 6;
+
+/// Chance that a revision rewrites a given file of its own (not in a family): most such files have two or
+/// three versions and an eighth of them only one, as in a project whose files change at different rates.
+const REWRITE_SHARE: f64 = 0.3;
+
+/// Chance that a file of the layout starts a family of near-copies (translations of one page, templated
+/// files) rather than being a file of its own. Families have 2 to [`MAX_FAMILY`] members, so that about
+/// 45% of the files are in one: in a pack, a family is a star of deltas against its largest member, the
+/// depth-1 blobs that history alone does not make.
+const FAMILY_START: f64 = 0.14;
+/// Largest family.
+const MAX_FAMILY: usize = 8;
+/// Share of a family member's lines that are its own rather than the template's: translations share
+/// their structure and examples, not their prose. Below half, so that git finds the deltas.
+const FAMILY_VARIATION: f64 = 0.1;
+/// Share of the template's lines that a member other than the first (the original) leaves out, so that
+/// the original is usually the family's largest file, the one git sorts first and deltifies the others
+/// against.
+const FAMILY_DROP: f64 = 0.2;
+/// Family members are rewritten this much less often than files of their own (translations lag behind),
+/// so that most stay deltas of their original rather than of each other's histories.
+const FAMILY_REWRITES: f64 = 0.15;
+
 struct Dir {
     path: String,
     depth: usize,
@@ -244,17 +283,29 @@ struct Dir {
     files: usize,
 }
 
+/// One file of `main`.
+struct File {
+    /// Index of its directory in [`Layout::dirs`].
+    dir: usize,
+    path: String,
+    /// The family it belongs to, if any, and its place in it: the first member (0) is the original, the
+    /// family's template itself; the others are variations of it.
+    family: Option<(usize, usize)>,
+}
+
 /// Where every file of `main` goes.
 struct Layout {
     dirs: Vec<Dir>,
-    /// For file `i`: (directory index, path).
-    files: Vec<(usize, String)>,
+    files: Vec<File>,
 }
 
 impl Layout {
     /// Builds the directory tree and places the files. About 1.5 √files directories (300 for 40,000 files),
     /// a random recursive tree at most [`MAX_DEPTH`] deep, and log-normal directory weights so that some
-    /// directories are crowded and most are small, as in real trees.
+    /// directories are crowded and most are small, as in real trees. The members of a family have one
+    /// file name in as many directories: `<word>-page-<family>.<ext>`, never the name of a file of its own,
+    /// and at least 16 characters long, so that git's delta search, which sorts objects by a hash of the
+    /// last 16 characters of their path, puts the family's objects side by side.
     fn new(spec: &SynthSpec) -> Self {
         let mut rng = SplitMix64::derive(spec.seed, 1);
         let n_dirs = ((spec.files as f64).sqrt() * 1.5).round().max(1.0) as usize;
@@ -295,13 +346,46 @@ impl Layout {
             total += (1.2 * rng.normal()).exp();
             cumulative.push(total);
         }
-        let mut files = Vec::with_capacity(spec.files);
-        for _ in 0..spec.files {
+        let pick_dir = |rng: &mut SplitMix64| {
             let x = rng.unit() * total;
-            let d = cumulative.partition_point(|&c| c <= x).min(dirs.len() - 1);
-            let path = file_path(&mut rng, &dirs[d], dirs[d].files);
-            dirs[d].files += 1;
-            files.push((d, path));
+            cumulative.partition_point(|&c| c <= x).min(n_dirs - 1)
+        };
+        let mut files: Vec<File> = Vec::with_capacity(spec.files);
+        let mut families = 0;
+        while files.len() < spec.files {
+            let left = spec.files - files.len();
+            if left >= 2 && dirs.len() >= MAX_FAMILY && rng.unit() < FAMILY_START {
+                let members = (2 + rng.below(MAX_FAMILY - 1)).min(left);
+                let word = WORDS[rng.below(WORDS.len())];
+                let first = pick_dir(&mut rng);
+                let exts = ROOTS[dirs[first].root].1;
+                let name = format!("{word}-page-{families:06}.{}", exts[rng.below(exts.len())]);
+                let mut used = vec![first];
+                while used.len() < members {
+                    let d = pick_dir(&mut rng);
+                    if !used.contains(&d) {
+                        used.push(d);
+                    }
+                }
+                for (member, d) in used.into_iter().enumerate() {
+                    dirs[d].files += 1;
+                    files.push(File {
+                        dir: d,
+                        path: format!("{}/{name}", dirs[d].path),
+                        family: Some((families, member)),
+                    });
+                }
+                families += 1;
+            } else {
+                let d = pick_dir(&mut rng);
+                let path = file_path(&mut rng, &dirs[d], dirs[d].files);
+                dirs[d].files += 1;
+                files.push(File {
+                    dir: d,
+                    path,
+                    family: None,
+                });
+            }
         }
         Self { dirs, files }
     }
@@ -368,12 +452,115 @@ fn fill(rng: &mut SplitMix64, size: usize, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// The contents of file `i` of `main`. A function of (seed, i) alone, so that branches can regenerate
-/// the original of a file they modify without keeping 40,000 files in memory.
-fn main_contents(seed: u64, i: usize, out: &mut Vec<u8>) {
-    let mut rng = SplitMix64::derive(seed, 0x1000_0000_0000 + i as u64);
-    let size = file_size(&mut rng);
-    fill(&mut rng, size, out);
+/// Label of the stream of file `i`'s first contents.
+const FILE_STREAM: u64 = 0x1000_0000_0000;
+/// Label of the stream of a diff branch (plus its size).
+const BRANCH_STREAM: u64 = 0x2000_0000_0000;
+/// Label of the stream of a family's template (plus the family).
+const FAMILY_STREAM: u64 = 0x3000_0000_0000;
+/// Label of the stream of revision `r` of file `i` (plus `i * (REVISIONS + 1) + r`).
+const REVISION_STREAM: u64 = 0x4000_0000_0000;
+
+/// The contents of file `i` in the first commit of `main`: its own text, or its family's template (the
+/// original), or the template with [`FAMILY_VARIATION`] of the lines its own and [`FAMILY_DROP`] of them
+/// left out. A function of (seed, i) alone, so that any version of any file can be made again without
+/// keeping 40,000 files in memory.
+fn first_contents(seed: u64, layout: &Layout, i: usize, out: &mut Vec<u8>) {
+    let mut rng = SplitMix64::derive(seed, FILE_STREAM + i as u64);
+    let Some((family, member)) = layout.files[i].family else {
+        let size = file_size(&mut rng);
+        fill(&mut rng, size, out);
+        return;
+    };
+    let mut template_rng = SplitMix64::derive(seed, FAMILY_STREAM + family as u64);
+    let size = file_size(&mut template_rng);
+    let mut template = Vec::with_capacity(size);
+    fill(&mut template_rng, size, &mut template);
+    out.clear();
+    if member == 0 {
+        out.extend_from_slice(&template);
+        return;
+    }
+    for line in template.split_inclusive(|&b| b == b'\n') {
+        let x = rng.unit();
+        if x < FAMILY_VARIATION {
+            push_line(&mut rng, out);
+        } else if x >= FAMILY_VARIATION + FAMILY_DROP {
+            out.extend_from_slice(line);
+        }
+    }
+    if out.is_empty() {
+        out.extend_from_slice(&template);
+    }
+}
+
+/// Whether revision `r` (1 to [`REVISIONS`]) of `main` rewrites file `i`, and if so the stream of that
+/// rewrite.
+fn revision_rng(layout: &Layout, seed: u64, i: usize, r: usize) -> Option<SplitMix64> {
+    let mut rng = SplitMix64::derive(seed, REVISION_STREAM + (i * (REVISIONS + 1) + r) as u64);
+    let share = match layout.files[i].family {
+        Some(_) => REWRITE_SHARE * FAMILY_REWRITES,
+        None => REWRITE_SHARE,
+    };
+    (rng.unit() < share).then_some(rng)
+}
+
+/// The contents of file `i` after revision `upto` of `main` (0: the first commit): its first contents with
+/// every rewrite of the revisions up to `upto` applied in turn.
+fn contents_at(seed: u64, layout: &Layout, i: usize, upto: usize, out: &mut Vec<u8>) {
+    first_contents(seed, layout, i, out);
+    for r in 1..=upto {
+        if let Some(mut rng) = revision_rng(layout, seed, i, r) {
+            rewrite(&mut rng, out);
+        }
+    }
+}
+
+/// Edits a file as a commit does: one to three hunks, each deleting up to four lines at a line boundary and
+/// inserting up to four new ones, with at least one line deleted (if there is one) and one inserted in
+/// all, so that sizes move both ways from version to version; the contents always change.
+fn rewrite(rng: &mut SplitMix64, buf: &mut Vec<u8>) {
+    let before = buf.clone();
+    // The lines deleted and inserted may be the same (`    }`), and a diff branch's modified files and a
+    // revision's must differ from what they were: edit again until they do.
+    loop {
+        edit(rng, buf);
+        if *buf != before {
+            return;
+        }
+    }
+}
+
+/// One attempt of [`rewrite`].
+fn edit(rng: &mut SplitMix64, buf: &mut Vec<u8>) {
+    let hunks = 1 + rng.below(3);
+    let mut deleted_any = false;
+    for h in 0..hunks {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(
+                buf.iter()
+                    .enumerate()
+                    .filter(|&(k, &b)| b == b'\n' && k + 1 < buf.len())
+                    .map(|(k, _)| k + 1),
+            )
+            .collect();
+        let lines = if buf.is_empty() { 0 } else { starts.len() };
+        let last = h + 1 == hunks;
+        let mut at = rng.below(lines + 1);
+        let mut delete = rng.below(5).min(lines - at);
+        if last && !deleted_any && delete == 0 && lines > 0 {
+            at = at.min(lines - 1);
+            delete = 1;
+        }
+        deleted_any |= delete > 0;
+        let start = starts.get(at).copied().unwrap_or(buf.len());
+        let end = starts.get(at + delete).copied().unwrap_or(buf.len());
+        let mut insert = Vec::new();
+        for _ in 0..rng.below(5).max(usize::from(last)) {
+            push_line(rng, &mut insert);
+        }
+        buf.splice(start..end, insert);
+    }
 }
 
 /// How a branch of `d` changed files splits into (modified, added, deleted): mostly modifications, with 2%
@@ -411,28 +598,47 @@ struct Written {
     bytes: u64,
 }
 
-/// Writes the whole fast-import stream: `main` with every file, then one commit per diff branch on top of it.
+/// Writes the whole fast-import stream: `main`'s first commit with every file, its [`REVISIONS`] commits
+/// (a day apart), then one commit per diff branch on top of `main`'s tip.
 fn write_stream(spec: &SynthSpec, out: &mut impl Write) -> io::Result<Written> {
     let layout = Layout::new(spec);
     let mut buf = Vec::with_capacity(MAX_SIZE as usize + 256);
-    let mut bytes = 0u64;
 
     let message = format!(
         "Synthetic repository: {} files, seed {:#x}\n\nGenerated by gitpar-bench (generator version {GENERATOR_VERSION}).\n",
         spec.files, spec.seed
     );
     commit_header(out, "main", 1, EPOCH, &message)?;
-    for (i, (_, path)) in layout.files.iter().enumerate() {
-        main_contents(spec.seed, i, &mut buf);
-        bytes += buf.len() as u64;
-        writeln!(out, "M 100644 inline {path}")?;
+    for (i, file) in layout.files.iter().enumerate() {
+        first_contents(spec.seed, &layout, i, &mut buf);
+        writeln!(out, "M 100644 inline {}", file.path)?;
         data(out, &buf)?;
     }
     out.write_all(b"\n")?;
+    for r in 1..=REVISIONS {
+        let rewritten: Vec<usize> = (0..spec.files)
+            .filter(|&i| revision_rng(&layout, spec.seed, i, r).is_some())
+            .collect();
+        let message = format!("Revision {r}: rewrite {} files\n", rewritten.len());
+        commit_header(out, "main", 1 + r, EPOCH + 86_400 * r as u64, &message)?;
+        for i in rewritten {
+            contents_at(spec.seed, &layout, i, r, &mut buf);
+            writeln!(out, "M 100644 inline {}", layout.files[i].path)?;
+            data(out, &buf)?;
+        }
+        out.write_all(b"\n")?;
+    }
+    let tip = 1 + REVISIONS;
+    let tip_date = EPOCH + 86_400 * REVISIONS as u64;
+    let mut bytes = 0u64;
+    for i in 0..spec.files {
+        contents_at(spec.seed, &layout, i, REVISIONS, &mut buf);
+        bytes += buf.len() as u64;
+    }
 
     let mut branches = Vec::with_capacity(spec.diffs.len());
     for (k, &d) in spec.diffs.iter().enumerate() {
-        let mut rng = SplitMix64::derive(spec.seed, 0x2000_0000_0000 + d as u64);
+        let mut rng = SplitMix64::derive(spec.seed, BRANCH_STREAM + d as u64);
         let (modified, added, deleted) = split_diff(d);
         // A partial Fisher-Yates shuffle picks distinct files: the first `modified` are changed, the next
         // `deleted` removed, so no file is both.
@@ -444,31 +650,21 @@ fn write_stream(spec: &SynthSpec, out: &mut impl Write) -> io::Result<Written> {
         let name = format!("diff-{d}");
         let message =
             format!("Change {d} files ({modified} modified, {added} added, {deleted} deleted)\n");
-        // One hour after main, whatever the branch's position in the spec: a branch depends on (seed, d) alone.
-        commit_header(out, &name, k + 2, EPOCH + 3600, &message)?;
-        writeln!(out, "from :1")?;
+        // One hour after main's tip, whatever the branch's position in the spec: a branch depends on
+        // (seed, d) alone.
+        commit_header(out, &name, tip + 1 + k, tip_date + 3600, &message)?;
+        writeln!(out, "from :{tip}")?;
         for &i in &order[..modified] {
-            main_contents(spec.seed, i, &mut buf);
-            // Insert one to three lines at a line boundary: a small edit, as most real modifications are,
-            // and one that always changes the contents (the file grows).
-            let at = rng.below(buf.len());
-            let at = buf[..at]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1);
-            let mut edit = Vec::new();
-            for _ in 0..1 + rng.below(3) {
-                push_line(&mut rng, &mut edit);
-            }
-            buf.splice(at..at, edit);
-            writeln!(out, "M 100644 inline {}", layout.files[i].1)?;
+            contents_at(spec.seed, &layout, i, REVISIONS, &mut buf);
+            rewrite(&mut rng, &mut buf);
+            writeln!(out, "M 100644 inline {}", layout.files[i].path)?;
             data(out, &buf)?;
         }
         for &i in &order[modified..modified + deleted] {
-            writeln!(out, "D {}", layout.files[i].1)?;
+            writeln!(out, "D {}", layout.files[i].path)?;
         }
         for j in 0..added {
-            let dir = layout.files[rng.below(spec.files)].0;
+            let dir = layout.files[rng.below(spec.files)].dir;
             // Number additions after the directory's files of main, and after those of earlier additions
             // of this branch, so that each is a new path.
             let path = file_path(&mut rng, &layout.dirs[dir], layout.dirs[dir].files + j);
@@ -497,12 +693,25 @@ fn write_stream(spec: &SynthSpec, out: &mut impl Write) -> io::Result<Written> {
     })
 }
 
+/// How the repository is packed after `git fast-import`: as `git gc --aggressive` packs, and as the
+/// maintainers of large repositories repack theirs, so that its delta chains look like theirs (fast-import
+/// only deltifies a file against its previous version, in the order it was written).
+pub const REPACK: [&str; 7] = [
+    "repack",
+    "-a",
+    "-d",
+    "-f",
+    "--depth=50",
+    "--window=250",
+    "-q",
+];
+
 /// Generates the repository of `spec` at `dest`, which must not exist or be an empty directory.
 ///
 /// It runs `git init` (with `main` as the initial branch), streams every object into `git fast-import`,
-/// sets `gc.auto=0` and `maintenance.auto=false` in the repository (so that no automatic gc starts in the
-/// middle of a benchmark that uses it), and reads back the commit ids. The work tree is left empty and no
-/// index is written. Needs `git` on `PATH`.
+/// repacks them ([`REPACK`]), sets `gc.auto=0` and `maintenance.auto=false` in the repository (so that no
+/// automatic gc starts in the middle of a benchmark that uses it), and reads back the commit ids. The work
+/// tree is left empty and no index is written. Needs `git` on `PATH`.
 pub fn generate(dest: &Path, spec: &SynthSpec) -> Result<Synth, Error> {
     spec.validate()?;
     if dest.exists() {
@@ -554,6 +763,7 @@ pub fn generate(dest: &Path, spec: &SynthSpec) -> Result<Synth, Error> {
         });
     }
     let written = written.map_err(io_err(dest))?;
+    git_output(dest, &REPACK.map(OsStr::new))?;
 
     let mut synth = Synth {
         path: dest.to_owned(),
@@ -705,6 +915,7 @@ fn load_cached(dest: &Path, spec: &SynthSpec) -> Option<Synth> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     #[test]
     fn split_diff_is_mostly_modifications() {
@@ -736,7 +947,7 @@ mod tests {
         };
         let layout = Layout::new(&spec);
         assert_eq!(layout.dirs.len(), 300);
-        let unique: HashSet<&str> = layout.files.iter().map(|(_, p)| p.as_str()).collect();
+        let unique: HashSet<&str> = layout.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(unique.len(), 40_000);
         assert!(layout
             .dirs
@@ -745,6 +956,101 @@ mod tests {
         assert!(layout.dirs.iter().any(|d| d.depth == MAX_DEPTH));
         let used = layout.dirs.iter().filter(|d| d.files > 0).count();
         assert!(used > 200, "{used} directories hold files");
+    }
+
+    fn line_counts(b: &[u8]) -> HashMap<&[u8], usize> {
+        let mut counts = HashMap::new();
+        for line in b.split_inclusive(|&c| c == b'\n') {
+            *counts.entry(line).or_default() += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn rewrites_insert_and_delete_lines_so_sizes_move_both_ways() {
+        let mut rng = SplitMix64::new(5);
+        let (mut grew, mut shrank, mut both) = (0, 0, 0);
+        let mut buf = Vec::new();
+        for k in 0..500 {
+            fill(&mut rng, 100 + k * 7, &mut buf);
+            let before = buf.clone();
+            rewrite(&mut rng, &mut buf);
+            assert_ne!(buf, before);
+            assert_eq!(buf.last(), Some(&b'\n'));
+            // Lines as a multiset: deleting one `    }` of several is a deletion too.
+            let (old, new) = (line_counts(&before), line_counts(&buf));
+            let fewer = |a: &HashMap<&[u8], usize>, b: &HashMap<&[u8], usize>| {
+                a.iter().any(|(l, n)| b.get(l).copied().unwrap_or(0) < *n)
+            };
+            // A line may move rather than go (deleted here, inserted there): counted, not asserted.
+            both += usize::from(fewer(&old, &new) && fewer(&new, &old));
+            match buf.len().cmp(&before.len()) {
+                std::cmp::Ordering::Greater => grew += 1,
+                std::cmp::Ordering::Less => shrank += 1,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        assert!(grew > 150 && shrank > 150, "{grew} grew, {shrank} shrank");
+        assert!(
+            both > 450,
+            "{both} of 500 rewrites deleted and inserted lines"
+        );
+        // A one-line file loses its line and gains others; an empty one gains lines.
+        let mut one = b"x\n".to_vec();
+        rewrite(&mut rng, &mut one);
+        assert!(!one.is_empty() && !one.windows(2).any(|w| w == b"x\n"));
+        let mut empty = Vec::new();
+        rewrite(&mut rng, &mut empty);
+        assert!(!empty.is_empty());
+    }
+
+    #[test]
+    fn families_share_a_name_in_distinct_directories_and_most_of_their_lines() {
+        let spec = SynthSpec::default();
+        let layout = Layout::new(&spec);
+        let mut families: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for (i, f) in layout.files.iter().enumerate() {
+            if let Some((family, _)) = f.family {
+                families.entry(family).or_default().push(i);
+            }
+        }
+        let members: usize = families.values().map(Vec::len).sum();
+        let share = members as f64 / spec.files as f64;
+        assert!(
+            (0.35..0.55).contains(&share),
+            "{share} of the files in families"
+        );
+        let name = |i: usize| layout.files[i].path.rsplit('/').next().unwrap().to_owned();
+        let (mut shared, mut total) = (0, 0);
+        for (family, files) in families.iter().take(200) {
+            assert!((2..=MAX_FAMILY).contains(&files.len()));
+            let dirs: HashSet<usize> = files.iter().map(|&i| layout.files[i].dir).collect();
+            assert_eq!(
+                dirs.len(),
+                files.len(),
+                "family {family}: one member per directory"
+            );
+            // git's delta search sorts by the last 16 characters of the path: one name, one place.
+            assert!(name(files[0]).len() >= 16, "{}", name(files[0]));
+            assert!(files.iter().all(|&i| name(i) == name(files[0])));
+            assert_eq!(layout.files[files[0]].family, Some((*family, 0)));
+            let mut original = Vec::new();
+            first_contents(spec.seed, &layout, files[0], &mut original);
+            let lines: HashSet<&[u8]> = original.split_inclusive(|&c| c == b'\n').collect();
+            for &i in &files[1..] {
+                let mut copy = Vec::new();
+                first_contents(spec.seed, &layout, i, &mut copy);
+                for line in copy.split_inclusive(|&c| c == b'\n') {
+                    total += 1;
+                    shared += usize::from(lines.contains(line));
+                }
+            }
+        }
+        let shared = shared as f64 / total as f64;
+        assert!(
+            shared > 0.8,
+            "members share {shared} of their lines with the original"
+        );
     }
 
     #[test]

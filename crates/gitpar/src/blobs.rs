@@ -36,6 +36,9 @@ const NONE: u32 = u32::MAX;
 /// elsewhere): it and everything above it are read through the object database.
 const UNRESOLVED: u32 = u32::MAX - 1;
 
+/// No base offset to link (a whole object, or a node already linked) in [`Scan::bases`].
+const NO_BASE: u64 = u64::MAX;
+
 /// Chains longer than this (git packs at most 50 deep by default, 4095 at most) are left to the
 /// object database; it also stops a walk round a cycle in a corrupt pack.
 const MAX_CHAIN: usize = 10_000;
@@ -164,7 +167,9 @@ impl Cache {
 /// Shared by the writers of one run: the packs, the nodes of the pooled blobs' chains, and what
 /// is decoded of them for uses to come.
 pub(crate) struct Blobs {
-    packs: Vec<(pack::index::File, pack::data::File)>,
+    /// The packs' data; their indexes are needed by the scan only, and dropped after it (a
+    /// million objects' index is 28 MiB of mapped pages).
+    packs: Vec<pack::data::File>,
     /// Per plan entry: its node, [`NONE`] if the scan did not find it in a pack.
     located: Vec<u32>,
     nodes: Vec<Node>,
@@ -249,9 +254,9 @@ impl Blobs {
         cap: usize,
         limit: usize,
     ) -> Blobs {
-        let packs = open_packs(repo);
+        let indexed = open_packs(repo);
         let mut blobs = Blobs {
-            packs,
+            packs: Vec::new(),
             located: vec![NONE; plan.entries.len()],
             nodes: Vec::new(),
             cache: Mutex::new(Cache {
@@ -264,11 +269,12 @@ impl Blobs {
             cap,
             limit: u64::try_from(limit).unwrap_or(u64::MAX),
         };
-        if blobs.packs.is_empty() || blobs.packs.len() > usize::from(u16::MAX) {
+        if indexed.is_empty() || indexed.len() > usize::from(u16::MAX) {
+            blobs.packs = indexed.into_iter().map(|(_, pack)| pack).collect();
             return blobs;
         }
         let mut scan = Scan {
-            packs: &blobs.packs,
+            packs: &indexed,
             nodes: Vec::new(),
             pending: Vec::new(),
             bases: Vec::new(),
@@ -278,30 +284,41 @@ impl Blobs {
         // The index lookups first, then the entry headers in pack order: the headers (and the
         // bases' headers, mostly just before them) are read front to back through the mapped
         // pack instead of at random, which halves the scan's cache misses and page faults.
-        let mut wanted: Vec<(ObjectId, usize)> = entries.map(|e| (plan.entries[e].id, e)).collect();
-        let found = find_offsets(&blobs.packs, &mut wanted);
+        let mut found = {
+            let mut wanted: Vec<(ObjectId, u32)> = entries
+                .filter_map(|e| Some((plan.entries[e].id, u32::try_from(e).ok()?)))
+                .collect();
+            find_offsets(&indexed, &mut wanted)
+        };
         crate::phase::mark("pack index lookups");
-        for (n, offset, e) in found {
-            if let Some(&(last_pack, last_offset, node)) = scan.pooled.last() {
-                if (last_pack, last_offset) == (n, offset) {
-                    // The same blob at another path: one more file to write from the node.
-                    scan.pending[node as usize] += 1;
-                    blobs.located[e] = node;
-                    continue;
-                }
-            }
-            let Some(node) = scan.add(n, offset) else {
-                continue;
+        // Each found entry becomes a node (the same blob at several paths one node, with a use
+        // for each file), and `found` the list of pooled nodes by pack and offset, in place.
+        let mut last: Option<(u16, u64, u32)> = None;
+        for item in &mut found {
+            let (n, offset, e) = *item;
+            let node = match last {
+                Some((p, o, node)) if (p, o) == (n, offset) => node,
+                _ => match scan.add(n, offset) {
+                    Some(node) => node,
+                    None => NONE,
+                },
             };
-            scan.pending[node as usize] += 1;
-            scan.pooled.push((n, offset, node));
-            blobs.located[e] = node;
+            last = Some((n, offset, node));
+            item.2 = node;
+            if node != NONE {
+                scan.pending[node as usize] += 1;
+                blobs.located[e as usize] = node;
+            }
         }
+        scan.pooled = found;
         crate::phase::mark("pack entry headers");
         // Link every pooled node to its base, adding the bases no pooled entry names, and
         // theirs, down to a whole object or a node already linked.
         for i in 0..scan.pooled.len() {
             let mut node = scan.pooled[i].2;
+            if node == NONE {
+                continue;
+            }
             while let Some(next) = scan.link(node) {
                 node = next;
             }
@@ -314,6 +331,7 @@ impl Blobs {
         cache.counted = vec![false; nodes.len()];
         cache.pending = pending;
         blobs.nodes = nodes;
+        blobs.packs = indexed.into_iter().map(|(_, pack)| pack).collect();
         blobs
     }
 
@@ -392,7 +410,7 @@ impl Blobs {
         let mut base = bottom;
         for (level, &node) in chain.iter().enumerate().rev() {
             let n = self.nodes[node as usize];
-            let pack = &self.packs[usize::from(n.pack)].1;
+            let pack = &self.packs[usize::from(n.pack)];
             let target = level == 0;
             let mut buf = if target {
                 std::mem::take(out)
@@ -526,9 +544,12 @@ struct Scan<'p> {
     nodes: Vec<Node>,
     /// Per node: its uses (files to write from it, deltas against it).
     pending: Vec<u32>,
-    /// Per node: its base's pack offset when it is a delta whose base is not linked yet.
-    bases: Vec<Option<u64>>,
-    /// The pooled nodes by (pack, entry offset), in that order: the nodes most bases are.
+    /// Per node: its base's pack offset when it is a delta whose base is not linked yet,
+    /// [`NO_BASE`] otherwise.
+    bases: Vec<u64>,
+    /// The pooled nodes by (pack, entry offset), in that order: the nodes most bases are
+    /// ([`NONE`] for an entry whose header could not be read; a blob at several paths is there
+    /// several times).
     pooled: Vec<(u16, u64, u32)>,
     /// The other nodes (bases no pooled entry names) by (pack, entry offset).
     extra: FastMap<(u16, u64), u32>,
@@ -563,20 +584,24 @@ impl Scan<'_> {
             blob: entry.header == pack::data::entry::Header::Blob,
         });
         self.pending.push(0);
-        self.bases.push(base_offset);
+        self.bases.push(base_offset.unwrap_or(NO_BASE));
         Some(id)
     }
 
     /// Link `node` to its base (adding the base as a node if it is new) and count the use;
     /// returns the base when it is new, whose own base is then to be linked.
     fn link(&mut self, node: u32) -> Option<u32> {
-        let offset = self.bases[node as usize].take()?;
+        let offset = std::mem::replace(&mut self.bases[node as usize], NO_BASE);
+        if offset == NO_BASE {
+            return None;
+        }
         let pack = self.nodes[node as usize].pack;
         let known = self
             .pooled
             .binary_search_by(|&(p, o, _)| (p, o).cmp(&(pack, offset)))
             .ok()
             .map(|i| self.pooled[i].2)
+            .filter(|&node| node != NONE)
             .or_else(|| self.extra.get(&(pack, offset)).copied());
         let (base, new) = match known {
             Some(base) => (base, false),
@@ -603,8 +628,8 @@ impl Scan<'_> {
 /// misses nearly all of it.
 fn find_offsets(
     packs: &[(pack::index::File, pack::data::File)],
-    wanted: &mut Vec<(ObjectId, usize)>,
-) -> Vec<(u16, u64, usize)> {
+    wanted: &mut Vec<(ObjectId, u32)>,
+) -> Vec<(u16, u64, u32)> {
     wanted.sort_unstable();
     let mut found = Vec::with_capacity(wanted.len());
     for (n, (index, _)) in packs.iter().enumerate() {
@@ -870,7 +895,7 @@ mod tests {
         let max = ObjectId::from_bytes_or_panic(&[0xff; 20]);
         assert_eq!(search_from(index, count, 0, &max), Err(count));
         // find_offsets: every plan entry found once, duplicates included, sorted by offset.
-        let mut wanted: Vec<(ObjectId, usize)> =
+        let mut wanted: Vec<(ObjectId, u32)> =
             ids.iter().chain(&ids[..2]).copied().zip(0..).collect();
         let found = find_offsets(&packs, &mut wanted);
         assert_eq!(found.len(), ids.len() + 2);

@@ -47,75 +47,62 @@ pub fn checkout(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
+    checkout_planned(repo, tree, worktree, index_path, opts, ctx, None)
+}
+
+/// A tree walked and validated before its checkout starts ([`plan_ahead`]), so that a caller
+/// can plan while something else runs: `git par worktree add` plans the commit it expects
+/// while `git worktree add --no-checkout` sets the work tree up.
+#[derive(Debug)]
+pub struct Planned {
+    tree: ObjectId,
+    protect: gix_validate::path::component::Options,
+    plan: Plan,
+}
+
+/// Walk and validate `tree` as [`checkout`] would with `opts`, for [`checkout_planned`].
+pub fn plan_ahead(
+    objects: &dyn gix::objs::Find,
+    tree: ObjectId,
+    opts: &Options,
+) -> Result<Planned, Error> {
+    Ok(Planned {
+        tree,
+        protect: opts.protect,
+        plan: plan::from_tree(objects, tree, opts.protect)?,
+    })
+}
+
+impl Planned {
+    /// The plan, if it is the one [`checkout`] would make of `tree` under `protect`.
+    fn of(self, tree: ObjectId, protect: gix_validate::path::component::Options) -> Option<Plan> {
+        let p = self.protect;
+        let same = p.protect_windows == protect.protect_windows
+            && p.protect_hfs == protect.protect_hfs
+            && p.protect_ntfs == protect.protect_ntfs;
+        (self.tree == tree && same).then_some(self.plan)
+    }
+}
+
+/// [`checkout`], with the plan of `planned` where it is the plan of `tree` (a plan made ahead
+/// of another tree, or under other path protections, is made again).
+pub fn checkout_planned(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    worktree: &Path,
+    index_path: &Path,
+    opts: &Options,
+    ctx: &Context<'_>,
+    planned: Option<Planned>,
+) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
     crate::phase::mark("checkout: index locked");
-    let mut plan = plan::from_tree(&repo.objects, tree, opts.protect)?;
-    crate::phase::mark("tree planned");
-    let mut index = skeleton_index(&plan, repo.object_hash());
-
-    // Sparse checkout: entries outside the patterns are recorded with their skip-worktree bit
-    // and not written; only the directories of written entries are created.
-    let excluded = match crate::sparse::Sparse::load(repo)? {
-        Some(sparse) => sparse.excluded(
-            repo.object_hash(),
-            index.entries().iter().map(|e| (e.path(&index), e.mode)),
-        )?,
-        None => vec![false; plan.entries.len()],
-    };
-    let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
-        .filter(|&i| !excluded[i])
-        .map(|entry| crate::execute::Job {
-            entry,
-            replace: false,
-        })
-        .collect();
-    if jobs.len() < plan.entries.len() {
-        let needed: std::collections::HashSet<&bstr::BStr> = jobs
-            .iter()
-            .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
-            .collect();
-        let dirs = std::mem::take(&mut plan.dirs);
-        plan.dirs = dirs
-            .into_iter()
-            .filter(|d| needed.contains(d.as_bstr()))
-            .collect();
-        for (entry, skip) in index.entries_mut().iter_mut().zip(&excluded) {
-            if *skip {
-                entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
-            }
-        }
-    }
-    crate::prefetch::missing_blobs(repo, jobs.iter().map(|j| &plan.entries[j.entry]), ctx)?;
-
-    let (filter, attributes) = crate::execute::filters_for(
-        repo,
-        &index,
-        gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
-    )?;
-
+    let full = Full::plan(repo, tree, opts, planned)?;
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    crate::phase::mark("filters and work tree ready");
-    let executed = crate::execute::execute(
-        repo,
-        &plan,
-        &jobs,
-        &root,
-        opts,
-        crate::execute::Filters {
-            pipeline: &filter,
-            attributes: &attributes,
-            present: crate::execute::attributes_present(
-                repo,
-                plan.entries.iter().map(|e| e.path.as_bstr()),
-            ),
-        },
-        ctx.progress,
-        ctx.interrupt,
-        true,
-    )?;
+    let executed = full.write(repo, &root, opts, ctx)?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.
     if executed.interrupted {
@@ -125,18 +112,20 @@ pub fn checkout(
         return Err(Error::Entries(executed.errors));
     }
     let outcome = Outcome {
-        entries: jobs.len(),
+        entries: full.jobs.len(),
         bytes_written: executed.bytes_written,
         workers: executed.workers,
         streamed: executed.streamed,
         collisions: executed.collisions,
     };
-
-    // Record: the index entries are already in index order; fill in the stat data.
-    for (entry, stat) in index.entries_mut().iter_mut().zip(executed.stats) {
-        // Skip-worktree entries were not written: their stat data stays empty, as git's.
-        entry.stat = stat.unwrap_or_default();
-    }
+    // Record: the index is made now, in index order, with the stat data the writers returned
+    // (skip-worktree entries were not written: their stat data stays empty, as git's).
+    let mut full = full;
+    // What the index does not need goes before it is made (a million jobs are 16 MiB).
+    full.jobs = Vec::new();
+    full.plan.dirs = Vec::new();
+    let index = full.index(repo.object_hash(), &executed.stats);
+    drop(full);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::phase::mark("files written");
     crate::record::commit(
@@ -152,6 +141,141 @@ pub fn checkout(
     )?;
     crate::phase::mark("index written");
     Ok(outcome)
+}
+
+/// A full checkout planned: every entry of a tree, the skeleton index that records them and the
+/// entries to write. [`checkout`] plans, writes and records it; planning and writing are apart so
+/// that a caller with other rules for recording (what a failed entry or Ctrl-C leaves in the
+/// index) can write the same checkout: an update of an empty work tree (`initial.rs`).
+pub(crate) struct Full {
+    /// The tree's entries (index order) and the directories the written ones need.
+    pub plan: Plan,
+    /// Per planned entry, whether sparse checkout leaves it out (recorded with its
+    /// skip-worktree bit, not written); empty when none is left out. The index itself is made
+    /// once the files are written ([`Full::index`]): a million entries' index (110 MiB) is not
+    /// held beside the plan while the writers run.
+    pub skipped: Vec<bool>,
+    /// The entries to write: all but those sparse checkout leaves out.
+    pub jobs: Vec<crate::execute::Job>,
+}
+
+impl Full {
+    /// Plan the checkout of `tree`: walk and validate it, build the skeleton index, and apply
+    /// the sparse-checkout patterns (entries outside them are recorded with their
+    /// skip-worktree bit and not written; only the directories of written entries are made).
+    /// Nothing touches the work tree.
+    pub(crate) fn plan(
+        repo: &gix::Repository,
+        tree: ObjectId,
+        opts: &Options,
+        planned: Option<Planned>,
+    ) -> Result<Full, Error> {
+        let mut plan = match planned.and_then(|p| p.of(tree, opts.protect)) {
+            Some(plan) => plan,
+            None => plan::from_tree(&repo.objects, tree, opts.protect)?,
+        };
+        crate::phase::mark("tree planned");
+        let excluded = match crate::sparse::Sparse::load(repo)? {
+            Some(sparse) => sparse.excluded(
+                repo.object_hash(),
+                plan.entries
+                    .iter()
+                    .map(|e| (e.path.as_bstr(), e.kind.index_mode())),
+            )?,
+            None => Vec::new(),
+        };
+        let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
+            .filter(|&i| !excluded.get(i).copied().unwrap_or(false))
+            .map(|entry| crate::execute::Job {
+                entry,
+                replace: false,
+            })
+            .collect();
+        let mut skipped = Vec::new();
+        if jobs.len() < plan.entries.len() {
+            let needed: std::collections::HashSet<&bstr::BStr> = jobs
+                .iter()
+                .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
+                .collect();
+            let dirs = std::mem::take(&mut plan.dirs);
+            plan.dirs = dirs
+                .into_iter()
+                .filter(|d| needed.contains(d.as_bstr()))
+                .collect();
+            skipped = excluded;
+        }
+        Ok(Full {
+            plan,
+            skipped,
+            jobs,
+        })
+    }
+
+    /// The index of the checkout: every planned entry in index order with `stats` (per plan
+    /// entry; none for an entry not written), and the skip-worktree bit of those sparse
+    /// checkout leaves out.
+    pub(crate) fn index(
+        &self,
+        object_hash: gix::hash::Kind,
+        stats: &[Option<gix::index::entry::Stat>],
+    ) -> gix::index::State {
+        let mut index = skeleton_index(&self.plan, object_hash);
+        for (k, entry) in index.entries_mut().iter_mut().enumerate() {
+            entry.stat = stats.get(k).copied().flatten().unwrap_or_default();
+            if self.skipped.get(k).copied().unwrap_or(false) {
+                entry.flags.insert(gix::index::entry::Flags::SKIP_WORKTREE);
+            }
+        }
+        index
+    }
+
+    /// Write the planned entries into the empty work tree `root`: the missing blobs of a
+    /// partial clone fetched first, then the writer pool with the attributes read from the
+    /// skeleton index (then the work tree, git's checkout order). Per-entry failures and an
+    /// interruption are in the result, for the caller to record as its command records them.
+    pub(crate) fn write(
+        &self,
+        repo: &gix::Repository,
+        root: &crate::fs::Root,
+        opts: &Options,
+        ctx: &Context<'_>,
+    ) -> Result<crate::execute::Executed, Error> {
+        let plan = &self.plan;
+        crate::prefetch::missing_blobs(
+            repo,
+            self.jobs.iter().map(|j| &plan.entries[j.entry]),
+            ctx,
+        )?;
+        // git reads the attributes of a checkout from the index first and from the work tree
+        // where the index has no `.gitattributes` (`GIT_ATTR_CHECKOUT`); an empty work tree
+        // holds none the new index lacks, so the index alone gives the same attributes without
+        // an attempt to open `<dir>/.gitattributes` in every directory of the tree (4,000
+        // failed opens for deno's 4,300 directories, by path, each writer its own).
+        let (filter, attributes) = crate::execute::filters_for(
+            repo,
+            &attribute_files(plan, repo.object_hash()),
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )?;
+        crate::phase::mark("filters and work tree ready");
+        crate::execute::execute(
+            repo,
+            plan,
+            &self.jobs,
+            root,
+            opts,
+            crate::execute::Filters {
+                pipeline: &filter,
+                attributes: &attributes,
+                present: crate::execute::attributes_present(
+                    repo,
+                    plan.entries.iter().map(|e| e.path.as_bstr()),
+                ),
+            },
+            ctx.progress,
+            ctx.interrupt,
+            true,
+        )
+    }
 }
 
 /// Check out the submodules of a fresh checkout: every gitlink of the index at `index_path` whose
@@ -209,6 +333,26 @@ pub fn submodules(
         .filter(|p| !failed.iter().any(|f| f.path == *p))
         .collect();
     Ok((done, failed))
+}
+
+/// An index of the `.gitattributes` files of `plan` alone: all the attribute stack of a fresh
+/// checkout reads of an index (which blob each of them is).
+fn attribute_files(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
+    let mut state = gix::index::State::new(object_hash);
+    for entry in plan
+        .entries
+        .iter()
+        .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"))
+    {
+        state.dangerously_push_entry(
+            gix::index::entry::Stat::default(),
+            entry.id,
+            gix::index::entry::Flags::empty(),
+            entry.kind.index_mode(),
+            entry.path.as_ref(),
+        );
+    }
+    state
 }
 
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads

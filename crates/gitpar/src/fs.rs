@@ -126,6 +126,18 @@ impl Root {
         self.fd.as_fd()
     }
 
+    /// Returns true if and only if the root directory holds nothing but `.git` (or nothing at
+    /// all): one readdir, stopped at the first other name. An update into such a work tree has
+    /// nothing on disk to merge with, so it can be a full checkout (`initial.rs`).
+    pub fn holds_only_git(&self) -> io::Result<bool> {
+        for entry in rustix::fs::Dir::read_from(&self.fd)? {
+            if !matches!(entry?.file_name().to_bytes(), b"." | b".." | b".git") {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// A per-thread cache of open directories below this root.
     pub fn dirs(&self) -> Dirs<'_> {
         Dirs {

@@ -28,6 +28,8 @@ pub(crate) mod execute;
 pub(crate) mod filter;
 pub(crate) mod fs;
 pub mod hooks;
+/// An update of an empty work tree taken as a full checkout.
+pub(crate) mod initial;
 pub mod lock;
 pub mod merge;
 pub mod notice;
@@ -54,7 +56,7 @@ pub mod switch;
 pub mod tune;
 pub mod update;
 
-pub use checkout::{checkout, Outcome};
+pub use checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
 pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
 pub use run::{Context, Progress};

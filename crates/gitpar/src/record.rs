@@ -537,7 +537,14 @@ pub fn cache_tree(
         .filter(|e| !e.flags.contains(Flags::REMOVE))
         .collect();
     if entries.is_empty() {
-        return None;
+        // git's `cache_tree_update` records an empty index as the empty tree (which every
+        // object database has), valid with no entries.
+        return Some(Tree {
+            name: Default::default(),
+            id: ObjectId::empty_tree(state.object_hash()),
+            num_entries: Some(0),
+            children: Vec::new(),
+        });
     }
     let mut buf = Vec::new();
     let mut root = build(state, &entries, 0, &[], reuse, &mut buf);

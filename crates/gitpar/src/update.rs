@@ -9,6 +9,10 @@
 //! entries in parallel (lstat, and a re-hash where the stat data cannot decide) → remove (main
 //! thread) → write (the pool of [`crate::execute`]) → record the new index under the lock that was
 //! taken first.
+//!
+//! An update of an empty work tree (no index entries, nothing but `.git`: after `git clone -n`)
+//! has nothing to merge with and nothing on disk to check: it is a full checkout instead
+//! (`initial.rs`), recorded by the same rules.
 
 use std::collections::HashSet;
 use std::io;
@@ -70,6 +74,10 @@ pub struct Outcome {
     /// something is already there (git's warning "The following paths were already present and
     /// thus not updated despite sparse patterns").
     pub sparse_orphaned: Vec<BString>,
+    /// The index had no entries and the work tree nothing but `.git` (after `git clone -n`), so
+    /// the update was a full checkout of the target: planned from the tree alone and written
+    /// without looking at the disk first (`initial.rs`). `GIT_PAR_TRACE` says so.
+    pub full_checkout: bool,
 }
 
 /// Why an update was refused or failed.
@@ -282,6 +290,10 @@ fn run(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
+    if !dry_run && crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
+        let previous = (!unborn).then_some(&*index);
+        return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
+    }
     let sparse = crate::sparse::Sparse::load(repo)?;
     if crate::sparse::clears_present_files(repo) {
         crate::sparse::clear_present(&root, &mut index);
@@ -420,16 +432,8 @@ fn run(
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
-        for (path, message) in crate::submodule::bring_all(repo, &root, &moves, mode, opts, ctx) {
-            // The caller prints "error: " before the message, as for every entry.
-            let details = message.strip_prefix("error: ").unwrap_or(&message);
-            let message = if details.is_empty() {
-                format!("Submodule '{path}' could not be updated.")
-            } else {
-                format!("{details}\nerror: Submodule '{path}' could not be updated.")
-            };
-            outcome.errors.push(EntryError { path, message });
-        }
+        let failed = bring_submodules(repo, &root, &moves, mode, opts, ctx);
+        outcome.errors.extend(failed);
     }
     if opts.report_local_changes && mode == Policy::Safe && !interrupted {
         let verdicts: Vec<Option<crate::refresh::State>> = rows
@@ -453,32 +457,71 @@ fn run(
             .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
             .map(|r| r.path),
     );
-    let recorded = crate::record::commit(
+    record(
         lock,
         repo,
         state,
         crate::record::Keep {
             tree: (!interrupted).then_some(new_tree),
-            previous: Some(&index),
+            // A missing index is a new one: its version comes from the configuration.
+            previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
             resolve_undo: None,
         },
-    );
-    if let Err(err) = recorded {
-        let source = CheckoutError::from(err);
-        if outcome.errors.is_empty() {
-            return Err(source.into());
-        }
-        // The entries' own failures (the cause, with their paths) are not lost behind the index's.
-        return Err(Error::Unrecorded {
-            errors: std::mem::take(&mut outcome.errors),
-            source,
-        });
-    }
+        &mut outcome,
+    )?;
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }
     Ok(outcome)
+}
+
+/// Bring the submodules of `moves` that appear or move to their commits, once the
+/// superproject's files (its `.gitmodules` included) are written: each failure as an entry error
+/// with git's words, which end in "Submodule '<path>' could not be updated.".
+pub(crate) fn bring_submodules(
+    repo: &gix::Repository,
+    root: &Root,
+    moves: &[crate::submodule::Move],
+    mode: Policy,
+    opts: &Options,
+    ctx: &Context<'_>,
+) -> Vec<EntryError> {
+    let mut errors = Vec::new();
+    for (path, message) in crate::submodule::bring_all(repo, root, moves, mode, opts, ctx) {
+        // The caller prints "error: " before the message, as for every entry.
+        let details = message.strip_prefix("error: ").unwrap_or(&message);
+        let message = if details.is_empty() {
+            format!("Submodule '{path}' could not be updated.")
+        } else {
+            format!("{details}\nerror: Submodule '{path}' could not be updated.")
+        };
+        errors.push(EntryError { path, message });
+    }
+    errors
+}
+
+/// Write the updated index `state` into the held `lock` as `keep` says. When the index cannot
+/// be written after entries failed (a full disk), the entries' own failures (the cause, with
+/// their paths) are returned with it rather than lost behind the index's: git prints them first.
+pub(crate) fn record(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    state: gix::index::State,
+    keep: crate::record::Keep<'_>,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
+    let Err(err) = crate::record::commit(lock, repo, state, keep) else {
+        return Ok(());
+    };
+    let source = CheckoutError::from(err);
+    if outcome.errors.is_empty() {
+        return Err(source.into());
+    }
+    Err(Error::Unrecorded {
+        errors: std::mem::take(&mut outcome.errors),
+        source,
+    })
 }
 
 /// The paths the index holds in conflict stages, sorted.

@@ -36,6 +36,14 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads loose objects and pack indexes inside the object database",
     ),
     (
+        "attr_view.rs",
+        "reads the attribute files outside the tree: info/attributes in the git directory, core.attributesFile, the user's and the system's, never a work tree",
+    ),
+    (
+        "phase.rs",
+        "reads the process's memory from /proc/self/status, never a work tree",
+    ),
+    (
         "tune.rs",
         "reads the block device's queue/rotational under /sys and the thread's schedstat under /proc, never a work tree",
     ),

@@ -722,6 +722,7 @@ pub struct IndexEntry {
     pub uid: u32,
     pub gid: u32,
     pub size: u32,
+    /// git's in-memory `ce_flags`.
     pub flags: u32,
 }
 
@@ -783,7 +784,8 @@ pub fn index_entries(dir: &Path, config: &[String]) -> Vec<IndexEntry> {
             uid: num("uid"),
             gid: num("gid"),
             size: num("size"),
-            flags: num("flags"),
+            // git prints the flags in hexadecimal.
+            flags: u32::from_str_radix(&fields["flags"], 16).expect("field flags"),
         });
     }
     entries
@@ -1178,15 +1180,19 @@ pub fn diff_files_names(dir: &Path, config: &[String]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// git's in-memory `CE_SKIP_WORKTREE` bit, as `git ls-files --debug` prints the flags.
+const CE_SKIP_WORKTREE: u32 = 1 << 30;
+
 /// Like [`assert_real_stat`] for a work tree that may hold local modifications: panics unless every
-/// index entry of `dir` (gitlinks and the paths in `skip` excepted) carries the real `lstat` data of
-/// its file. Does not refresh or write the index.
+/// index entry of `dir` (gitlinks, skip-worktree entries — sparse checkout leaves them out of the
+/// work tree, and git's `diff-files` does not look at them — and the paths in `skip` excepted)
+/// carries the real `lstat` data of its file. Does not refresh or write the index.
 #[track_caller]
 pub fn assert_real_stat_except(dir: &Path, config: &[String], skip: &[Vec<u8>]) {
     let mut problems = Vec::new();
     let entries = index_entries(dir, config);
     for e in &entries {
-        if e.mode == "160000" || skip.contains(&e.path) {
+        if e.mode == "160000" || e.flags & CE_SKIP_WORKTREE != 0 || skip.contains(&e.path) {
             continue;
         }
         let path = dir.join(OsStr::from_bytes(&e.path));

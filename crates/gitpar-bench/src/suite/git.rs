@@ -4,6 +4,7 @@
 //! system-wide configuration, and no need for a configured identity on a fresh machine.
 
 use std::ffi::OsStr;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -25,9 +26,12 @@ const REMOVED: &[&str] = &[
 ];
 
 /// Variables set for every command: no system configuration (`/etc/gitconfig` differs between machines),
-/// an identity in case anything records one, and no credential prompt that would hang a run.
+/// an identity in case anything records one, no credential prompt that would hang a run, and no lazy
+/// fetch: a partial clone's missing blobs are left out of the commits the bench checks out
+/// ([`super::source`]), and a contender that still asked a promisor remote for one would time the network.
 const SET: &[(&str, &str)] = &[
     ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_NO_LAZY_FETCH", "1"),
     ("GIT_AUTHOR_NAME", "git-par bench"),
     ("GIT_AUTHOR_EMAIL", "bench@git-par.invalid"),
     ("GIT_COMMITTER_NAME", "git-par bench"),
@@ -61,16 +65,49 @@ pub fn command(dir: &Path) -> Command {
 
 /// Runs git in `dir` and returns its stdout; a failure carries git's stderr.
 pub fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> anyhow::Result<String> {
+    output_with(dir, args, None, &[])
+}
+
+/// Runs git in `dir` with `input` on its stdin (if any) and `env` added to the bench's environment
+/// (e.g. `GIT_INDEX_FILE` for a scratch index), and returns its stdout; a failure carries git's stderr.
+pub fn output_with<S: AsRef<OsStr>>(
+    dir: &Path,
+    args: &[S],
+    input: Option<&[u8]>,
+    env: &[(&str, &OsStr)],
+) -> anyhow::Result<String> {
     let describe = || {
         args.iter()
             .map(|a| a.as_ref().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let out = command(dir)
-        .args(args)
-        .output()
+    let mut cmd = command(dir);
+    cmd.args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd
+        .spawn()
         .with_context(|| format!("could not run `git {}` (is git installed?)", describe()))?;
+    // Fed from a thread: git may fill its stdout pipe before it has read all its input.
+    let feeder = match (input, child.stdin.take()) {
+        (Some(input), Some(mut stdin)) => {
+            let input = input.to_vec();
+            Some(std::thread::spawn(move || stdin.write_all(&input)))
+        }
+        _ => None,
+    };
+    let out = child
+        .wait_with_output()
+        .with_context(|| format!("could not run `git {}`", describe()))?;
+    if let Some(feeder) = feeder {
+        // A write error is only the broken pipe of a git that exited early: its status says why.
+        let _ = feeder.join();
+    }
     if !out.status.success() {
         bail!(
             "`git {}` in {} failed ({}): {}",

@@ -2,7 +2,7 @@
 //! (`--repo`) in which commit pairs with diffs of about the asked sizes are named like the synthetic
 //! branches, so that the experiment does not care which it got.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::synth::{self, SynthSpec};
@@ -84,6 +84,11 @@ const MATCH_TOLERANCE: f64 = 0.25;
 /// little) and names in it `main` (the `HEAD` of `repo`) and, for each of `sizes`, `diff-<n>`: the commit
 /// of `HEAD`'s first-parent history whose diff with `HEAD` is closest to that size.
 ///
+/// A partial clone or snapshot (public snapshots lack blobs of 4 MiB and more) cannot check out the
+/// paths whose blobs it lacks, and no contender may fetch them during a timed run: those paths are
+/// left out of `main` and of every target (a commit on top of each, without them; a note says how many),
+/// and git runs with `GIT_NO_LAZY_FETCH=1` throughout.
+///
 /// The user's repository is only read: worktrees, refs and configuration are added to the private clone.
 pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source> {
     let repo = repo
@@ -162,12 +167,7 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
         if changed == 0 || targets.iter().any(|t| t.commit == commit) {
             continue;
         }
-        let mut branch = format!("diff-{changed}");
-        let mut k = 2;
-        while targets.iter().any(|t| t.branch == branch) {
-            branch = format!("diff-{changed}-{k}");
-            k += 1;
-        }
+        let branch = unique_branch(changed, |b| targets.iter().any(|t| t.branch == b));
         git::output(
             &dest,
             &["update-ref", &format!("refs/heads/{branch}"), &commit],
@@ -178,22 +178,192 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
             changed,
         });
     }
+    let dropped = without_missing_blobs(&dest, &tip, &mut targets)?;
+    let main = if dropped.paths > 0 {
+        notes.push(format!(
+            "left out of main and of the switch targets: {}, whose blobs {} lacks (a partial clone or \
+             snapshot; {} on main)",
+            plural(dropped.paths, "path"),
+            repo.display(),
+            dropped.on_main
+        ));
+        git::line(&dest, &["rev-parse", "main"])?
+    } else {
+        tip.clone()
+    };
     targets.sort_by_key(|t| t.changed);
     let files = count_nul(&git::output(
         &dest,
         &["ls-tree", "-r", "-z", "--name-only", "main"],
     )?);
     let short = &tip[..tip.len().min(12)];
+    let without = if dropped.on_main > 0 {
+        format!(
+            " without {} whose blobs it lacks",
+            plural(dropped.on_main, "path")
+        )
+    } else {
+        String::new()
+    };
     Ok(Source {
         description: format!(
-            "{} at {short} ({files} files), switching back to older commits of its first-parent history",
+            "{} at {short}{without} ({files} files), switching back to older commits of its first-parent \
+             history",
             repo.display()
         ),
         path: dest,
-        main: tip,
+        main,
         files,
         targets,
         notes,
+    })
+}
+
+/// `diff-<changed>`, or `diff-<changed>-<k>` for the first `k` from 2 that is not `taken`: two commits
+/// of a history may differ from the tip in as many files.
+fn unique_branch(changed: usize, taken: impl Fn(&str) -> bool) -> String {
+    let mut branch = format!("diff-{changed}");
+    let mut k = 2;
+    while taken(&branch) {
+        branch = format!("diff-{changed}-{k}");
+        k += 1;
+    }
+    branch
+}
+
+/// How many paths [`without_missing_blobs`] left out.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Dropped {
+    /// Paths left out of `main` or of a target (each path counted once).
+    paths: usize,
+    /// Of those, the paths of `main`.
+    on_main: usize,
+}
+
+/// The blob entries of `commit`'s tree: (blob id, path).
+fn blobs_of(dir: &Path, commit: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let listing = git::output(dir, &["ls-tree", "-r", "-z", commit])?;
+    let mut blobs = Vec::new();
+    for entry in listing.split('\0').filter(|e| !e.is_empty()) {
+        // `<mode> SP <type> SP <id> TAB <path>`
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut meta = meta.split(' ');
+        if let (_, Some("blob"), Some(id)) = (meta.next(), meta.next(), meta.next()) {
+            blobs.push((id.to_owned(), path.to_owned()));
+        }
+    }
+    Ok(blobs)
+}
+
+/// Leaves the paths whose blobs are missing (a partial clone's) out of `main` (at `tip`) and out of every
+/// target: each commit that has such a path is replaced by a commit on top of it without those paths,
+/// `main` and the target branches are moved there, and the targets' `changed` counts are recounted.
+/// A path missing from one commit is left out of all of them, so that a switch never writes a path that
+/// `main` lacks only because its blob was missing there. Targets left without a difference are dropped.
+fn without_missing_blobs(
+    dir: &Path,
+    tip: &str,
+    targets: &mut Vec<Target>,
+) -> anyhow::Result<Dropped> {
+    let mut commits: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for commit in std::iter::once(tip).chain(targets.iter().map(|t| t.commit.as_str())) {
+        commits.push((commit.to_owned(), blobs_of(dir, commit)?));
+    }
+    let mut ids: Vec<&str> = commits
+        .iter()
+        .flat_map(|(_, blobs)| blobs.iter().map(|(id, _)| id.as_str()))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let input = ids.join("\n") + "\n";
+    let checked = git::output_with(
+        dir,
+        &["cat-file", "--batch-check"],
+        Some(input.as_bytes()),
+        &[],
+    )?;
+    let missing: HashSet<&str> = checked
+        .lines()
+        .filter_map(|l| l.strip_suffix(" missing"))
+        .collect();
+    let dropped: BTreeSet<&str> = commits
+        .iter()
+        .flat_map(|(_, blobs)| blobs.iter())
+        .filter(|(id, _)| missing.contains(id.as_str()))
+        .map(|(_, path)| path.as_str())
+        .collect();
+    if dropped.is_empty() {
+        return Ok(Dropped::default());
+    }
+    let index = dir.join(".git").join("gitpar-bench-drop.index");
+    let mut replaced = Vec::with_capacity(commits.len());
+    for (commit, blobs) in &commits {
+        let gone: Vec<&str> = blobs
+            .iter()
+            .map(|(_, path)| path.as_str())
+            .filter(|p| dropped.contains(p))
+            .collect();
+        if gone.is_empty() {
+            replaced.push(commit.clone());
+            continue;
+        }
+        let _ = std::fs::remove_file(&index);
+        let env = [("GIT_INDEX_FILE", index.as_os_str())];
+        git::output_with(dir, &["read-tree", commit], None, &env)?;
+        // Mode 0 removes an entry; -z lets paths hold any byte but NUL.
+        let zeros = "0".repeat(commit.len());
+        let input: String = gone.iter().map(|p| format!("0 {zeros}\t{p}\0")).collect();
+        git::output_with(
+            dir,
+            &["update-index", "-z", "--index-info"],
+            Some(input.as_bytes()),
+            &env,
+        )?;
+        let tree = git::output_with(dir, &["write-tree"], None, &env)?;
+        let message = format!(
+            "{commit} without the {} paths whose blobs this clone lacks",
+            gone.len()
+        );
+        replaced.push(git::line(
+            dir,
+            &["commit-tree", tree.trim(), "-p", commit, "-m", &message],
+        )?);
+    }
+    let _ = std::fs::remove_file(&index);
+    let on_main = commits[0]
+        .1
+        .iter()
+        .filter(|(_, path)| dropped.contains(path.as_str()))
+        .count();
+    git::output(dir, &["update-ref", "refs/heads/main", &replaced[0]])?;
+    for (target, commit) in targets.iter_mut().zip(&replaced[1..]) {
+        git::output(
+            dir,
+            &["update-ref", "-d", &format!("refs/heads/{}", target.branch)],
+        )?;
+        target.commit = commit.clone();
+        target.changed = changed_files(dir, &replaced[0], commit)?;
+    }
+    targets.retain(|t| t.changed > 0);
+    // Named again after their new sizes.
+    let mut names = HashSet::new();
+    for target in targets.iter_mut() {
+        target.branch = unique_branch(target.changed, |b| names.contains(b));
+        names.insert(target.branch.clone());
+        git::output(
+            dir,
+            &[
+                "update-ref",
+                &format!("refs/heads/{}", target.branch),
+                &target.commit,
+            ],
+        )?;
+    }
+    Ok(Dropped {
+        paths: dropped.len(),
+        on_main,
     })
 }
 
@@ -212,20 +382,7 @@ impl Picker<'_> {
         if let Some(&c) = self.counts.get(&k) {
             return Ok(c);
         }
-        let out = git::output(
-            self.dir,
-            &[
-                "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--name-only",
-                "--no-commit-id",
-                self.tip,
-                &self.history[k],
-            ],
-        )?;
-        let c = count_nul(&out);
+        let c = changed_files(self.dir, self.tip, &self.history[k])?;
         self.counts.insert(k, c);
         Ok(c)
     }
@@ -257,6 +414,30 @@ impl Picker<'_> {
         }
         Ok(Some((self.history[best.0].clone(), best.1)))
     }
+}
+
+/// Files that differ between commits `a` and `b` (added, deleted or modified; a rename counts as two),
+/// the N of a switch between them.
+fn changed_files(dir: &Path, a: &str, b: &str) -> anyhow::Result<usize> {
+    let out = git::output(
+        dir,
+        &[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--name-only",
+            "--no-commit-id",
+            a,
+            b,
+        ],
+    )?;
+    Ok(count_nul(&out))
+}
+
+/// `1 path`, `2 paths`.
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Entries of a `-z` listing.

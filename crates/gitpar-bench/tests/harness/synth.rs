@@ -6,7 +6,8 @@ use std::process::Command;
 
 use gitpar_bench::synth::{self, SynthSpec};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// Runs git in `dir` (not in an enclosing repository) and returns its stdout; fails the test if git does.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .env_remove("GIT_DIR")
@@ -74,6 +75,32 @@ fn tiny_repository_has_the_asked_shape() {
     }
     assert_eq!(git(&dest, &["rev-parse", "main"]).trim(), s.main);
     git(&dest, &["fsck", "--no-progress"]);
+
+    // main has a history, each revision rewriting files of the one before (no file is added or removed),
+    // and everything is in one pack, as `git repack -a -d` leaves it.
+    assert_eq!(
+        git(&dest, &["rev-list", "--count", "main"]).trim(),
+        (synth::REVISIONS + 1).to_string()
+    );
+    for r in 1..=synth::REVISIONS {
+        let status = git(
+            &dest,
+            &[
+                "diff",
+                "--name-status",
+                &format!("main~{}", r),
+                &format!("main~{}", r - 1),
+            ],
+        );
+        assert!(!status.is_empty(), "revision {r} changes files");
+        assert!(status.lines().all(|l| l.starts_with('M')), "{status}");
+    }
+    let objects = git(&dest, &["count-objects", "-v"]);
+    assert!(
+        objects.contains("\ncount: 0\n") || objects.starts_with("count: 0\n"),
+        "{objects}"
+    );
+    assert!(objects.contains("\npacks: 1\n"), "{objects}");
 
     // The work tree is not checked out, and the repository serves clones and worktrees.
     assert_eq!(std::fs::read_dir(&dest).unwrap().count(), 1, "only .git");
@@ -201,6 +228,8 @@ fn generate_default_repository() {
         s.branches.iter().map(|b| &b.name).collect::<Vec<_>>(),
         elapsed
     );
+    let shape = gitpar_bench::pack_shape::of_commit(&s.path, "main").unwrap();
+    println!("pack of main: {shape}");
     assert_eq!(
         git(&s.path, &["ls-tree", "-r", "--name-only", "main"])
             .lines()
