@@ -15,6 +15,7 @@ pub mod contenders;
 mod experiment;
 pub(crate) mod git;
 mod output;
+mod settle;
 mod source;
 mod status;
 pub mod sweep;

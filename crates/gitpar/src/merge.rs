@@ -599,7 +599,7 @@ fn local_tree(
                     })?,
                 ),
             };
-            crate::refresh::to_git(&mut dirs, path, index, filter, &mut buf).map_err(read)?;
+            crate::refresh::to_git(&mut dirs, path, index, filter, &mut buf, None).map_err(read)?;
             let exec = if file_mode {
                 st.st_mode & 0o100 != 0
             } else {

@@ -235,7 +235,8 @@ pub(crate) fn read_for_refresh(
 /// whose offsets do not move) byte for byte, as git keeps them.
 ///
 /// `original` is that file's bytes and the entries (indices, ascending) whose stat data
-/// differs from them. For versions 2 and 3 the file is written as it was with only those
+/// differs from them, with, when the caller measured them ([`entry_size`]), their offsets from
+/// the first entry and where the entries end. For versions 2 and 3 the file is written as it was with only those
 /// entries re-encoded in place (by gix's [`gix::index::Entry::write_to`]; each one's object id,
 /// flags and path must be what the file holds at its offset, or nothing is patched); the
 /// checksum is computed on a second thread while the bytes are written. Otherwise the entries
@@ -247,22 +248,20 @@ pub(crate) fn commit_refreshed(
     repo: &gix::Repository,
     state: &State,
     index_path: &std::path::Path,
-    original: Option<(IndexBytes, &[usize])>,
+    original: Option<(&[u8], &[usize], Option<Measured<'_>>)>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
     let format = Format::of(repo, Some(state));
-    let (mapped, read);
+    let read;
     let (original, changed): (&[u8], _) = match original {
-        Some((bytes, changed)) => {
-            mapped = bytes;
-            (&mapped[..], Some(changed))
-        }
+        Some((bytes, changed, measured)) => (bytes, Some((changed, measured))),
         None => {
             read = std::fs::read(index_path).unwrap_or_default();
             (&read[..], None)
         }
     };
-    if let Some((end, patches)) = changed.and_then(|changed| stat_patches(state, original, changed))
+    if let Some((end, patches)) =
+        changed.and_then(|(changed, measured)| stat_patches(state, original, changed, measured))
     {
         crate::phase::mark("stat data patches encoded");
         if extensions_to_keep(original, end, hash).is_some() {
@@ -338,16 +337,42 @@ const STAT: usize = 40;
 /// New stat data for the index file: where in the file, and the bytes.
 type StatPatch = (usize, [u8; STAT]);
 
+/// Where the entries to patch lie in an index file, as measured while they were checked
+/// ([`crate::refresh::Layout`]): each entry's offset from the first entry, in the order of the
+/// entries `changed` that [`commit_refreshed`] is given (a superset of them, ascending), and
+/// where the last entry ends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured<'a> {
+    /// Positions and offsets, ascending.
+    pub offsets: &'a [(usize, usize)],
+    /// The end of the entries, from the first.
+    pub end: usize,
+}
+
+/// The length of `entry` in a version 2 or 3 index file: gix's `write_to` length (stat data,
+/// object id, flags, extended flags, path and its NUL) padded with NULs to a multiple of 8, as
+/// git writes these versions. What [`commit_refreshed`] needs to find an entry's bytes.
+pub(crate) fn entry_size(entry: &gix::index::Entry, state: &State) -> usize {
+    let extended = if entry.flags.contains(Flags::EXTENDED) {
+        2
+    } else {
+        0
+    };
+    (STAT + state.object_hash().len_in_bytes() + 2 + extended + entry.path(state).len() + 1)
+        .next_multiple_of(8)
+}
+
 /// The entries `changed` (ascending indices) of `state` re-encoded for the version 2 or 3
 /// index file `original` that `state` was read from: their stat data with its place in the
-/// file, and where the file's entries end. Each entry's place follows from the ones before it
-/// (gix's `write_to` length, padded with NULs to a multiple of 8, as git writes these
-/// versions); `None` when the file is not of such a version, holds another number of entries,
-/// or an entry to patch is not the same object, flags and path at its place.
+/// file, and where the file's entries end. Each entry's place is `measured`, or follows from
+/// the ones before it ([`entry_size`]); `None` when the file is not of such a version, holds
+/// another number of entries, or an entry to patch is not the same object, flags and path at
+/// its place (which also catches a wrong measurement).
 fn stat_patches(
     state: &State,
     original: &[u8],
     changed: &[usize],
+    measured: Option<Measured<'_>>,
 ) -> Option<(usize, Vec<StatPatch>)> {
     let version = u32::from_be_bytes(original.get(4..8)?.try_into().ok()?);
     let count = u32::from_be_bytes(original.get(8..12)?.try_into().ok()?);
@@ -357,33 +382,47 @@ fn stat_patches(
     {
         return None;
     }
-    let fixed = STAT + state.object_hash().len_in_bytes() + 2;
     let mut scratch = Vec::with_capacity(256);
     let mut patches = Vec::with_capacity(changed.len());
-    let mut next = changed.iter().copied().peekable();
-    let mut offset = 12;
-    for (i, entry) in state.entries().iter().enumerate() {
+    let mut patch = |i: usize, offset: usize| -> Option<()> {
+        let entry = &state.entries()[i];
         if entry.flags.contains(Flags::REMOVE) {
             return None;
         }
-        let extended = if entry.flags.contains(Flags::EXTENDED) {
-            2
-        } else {
-            0
-        };
-        let unpadded = fixed + extended + entry.path(state).len() + 1;
-        let len = unpadded.next_multiple_of(8);
-        if next.peek() == Some(&i) {
-            next.next();
-            scratch.clear();
-            entry.write_to(&mut scratch, state).ok()?;
-            let slot = original.get(offset..offset + len)?;
-            if scratch.len() != unpadded || slot[STAT..unpadded] != scratch[STAT..] {
+        let len = entry_size(entry, state);
+        scratch.clear();
+        entry.write_to(&mut scratch, state).ok()?;
+        let slot = original.get(offset..offset + len)?;
+        if scratch.len() > len
+            || slot.get(STAT..scratch.len())? != &scratch[STAT..]
+            || slot[scratch.len()..].iter().any(|&b| b != 0)
+        {
+            return None;
+        }
+        patches.push((offset, scratch[..STAT].try_into().ok()?));
+        Some(())
+    };
+    if let Some(measured) = measured {
+        let mut offsets = measured.offsets.iter().peekable();
+        for &i in changed {
+            while offsets.next_if(|(at, _)| *at < i).is_some() {}
+            let &(at, offset) = offsets.next()?;
+            if at != i {
                 return None;
             }
-            patches.push((offset, scratch[..STAT].try_into().ok()?));
+            patch(i, 12 + offset)?;
         }
-        offset += len;
+        return Some((12 + measured.end, patches));
+    }
+    let mut next = changed.iter().copied().peekable();
+    let mut offset = 12;
+    for (i, entry) in state.entries().iter().enumerate() {
+        if next.next_if_eq(&i).is_some() {
+            patch(i, offset)?;
+        } else if entry.flags.contains(Flags::REMOVE) {
+            return None;
+        }
+        offset += entry_size(entry, state);
     }
     next.peek().is_none().then_some((offset, patches))
 }

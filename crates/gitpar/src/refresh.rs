@@ -123,6 +123,7 @@ pub fn check<'a>(
         index_ts,
         items.len(),
         |i| Some(items[i]),
+        None,
         fixed,
     )?;
     let mut fresh = checked.fresh.into_iter().peekable();
@@ -169,6 +170,11 @@ pub(crate) struct Checked {
     pub verdicts: Vec<Verdict>,
     /// The fresh stat data of the [`Verdict::Refreshed`] positions, ascending.
     pub fresh: Vec<(usize, Stat)>,
+    /// The [`Verdict::Clean`] positions that are gitlinks, ascending: a gitlink is clean for the
+    /// stat check when its directory is there, and the caller compares the submodule's commit.
+    pub gitlinks: Vec<usize>,
+    /// Where the entries whose bytes may change lie, when `size` was given.
+    pub layout: Option<Layout>,
     /// The thread count the run ended with.
     pub threads: usize,
 }
@@ -179,6 +185,12 @@ pub(crate) struct Checked {
 /// thread works too and, between its chunks, feeds a [`crate::tune::Refiner`] the number of
 /// entries done; when the throughput keeps growing as threads double, more are started, and
 /// when a doubling did not pay, the threads above the target stop after their chunk.
+///
+/// With `size` (the length in bytes of the entry at a position in the index file), the threads
+/// also measure where in the file the entries whose bytes may change lie ([`Checked::layout`]),
+/// while each entry is in their cache anyway: a walk over the whole index after the check to
+/// find them cost 2 ms of the bench's refresh.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check_with<'a>(
     repo: &gix::Repository,
     root: &Root,
@@ -186,6 +198,7 @@ pub(crate) fn check_with<'a>(
     index_ts: i64,
     len: usize,
     item: impl Fn(usize) -> Option<Item<'a>> + Sync,
+    size: Option<&(dyn Fn(usize) -> usize + Sync)>,
     choice: crate::tune::Choice,
 ) -> Result<Checked, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -193,6 +206,8 @@ pub(crate) fn check_with<'a>(
         return Ok(Checked {
             verdicts: Vec::new(),
             fresh: Vec::new(),
+            gitlinks: Vec::new(),
+            layout: size.map(|_| Layout::default()),
             threads: 0,
         });
     }
@@ -204,14 +219,14 @@ pub(crate) fn check_with<'a>(
             .string("core.checkStat")
             .is_some_and(|v| v.eq_ignore_ascii_case(b"minimal")),
     };
-    let attributes = repo
-        .attributes_only(
-            index,
-            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-        )
-        .map_err(|e| e.to_string())?
-        .detach();
-    let drivers = crate::filter::drivers(repo)?;
+    // The attribute stack and the filters only serve the entries that must be re-hashed: built
+    // by the first thread that meets one (the stack's mapping of the index's `.gitattributes`
+    // entries reads every path of the index: 2.5 ms for the bench's 200,000 entries), not before
+    // the first lstat.
+    let filters: std::sync::OnceLock<Result<Filters, String>> = std::sync::OnceLock::new();
+    // How long the calling thread waited for another thread to make them: a wait the probe
+    // below must not take for I/O (it did, and started 64 threads on tmpfs).
+    let filters_waited_ns = std::sync::atomic::AtomicU64::new(0);
     // The results are written in place: chunks of the output are handed out with their
     // positions, so nothing is collected per thread and merged afterwards (but the rare fresh
     // stat data).
@@ -233,30 +248,47 @@ pub(crate) fn check_with<'a>(
     let mut choice = choice;
     choice.workers = choice.workers.clamp(1, chunks);
     choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
-    let (fresh, ended) = {
-        let work = std::sync::Mutex::new(verdicts.chunks_mut(chunk).enumerate());
+    // The bytes of each chunk's entries in the index file, when `size` is given.
+    let mut chunk_bytes = vec![0; if size.is_some() { chunks } else { 0 }];
+    let (found, ended) = {
+        let mut bytes = chunk_bytes.iter_mut();
+        let work = std::sync::Mutex::new(
+            verdicts
+                .chunks_mut(chunk)
+                .map(move |out| (out, bytes.next()))
+                .enumerate(),
+        );
         let done = AtomicUsize::new(0);
-        // CPU time of the checking threads, for the refiner (tune's Sample).
+        // CPU time of the checking threads, for the refiner (tune's Sample), read only while
+        // the refiner may still change the thread count: the clock is a system call, one per
+        // chunk per thread (3,000 for the bench's 200,000 entries).
         let cpu_ns = std::sync::atomic::AtomicU64::new(0);
+        let measure_cpu = std::sync::atomic::AtomicBool::new(choice.refinable());
         let target = AtomicUsize::new(choice.workers);
         // Worker `k` runs while `k < target`; returns the fresh stat data it found when the
         // work is out or it is surplus.
         let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut(usize)>| {
-            let mut filter = crate::filter::ToGit::new(&repo, attributes.clone(), &drivers)?;
+            let mut filter = LazyFilter {
+                repo: &repo,
+                index,
+                filters: &filters,
+                waited: (k == 0).then_some(&filters_waited_ns),
+                filter: None,
+            };
             let mut buf = Vec::new();
             let mut dirs = root.dirs();
             let mut cpu = thread_cpu_ns();
-            let mut fresh = Vec::new();
+            let mut found = Found::default();
             loop {
                 if k >= target.load(Ordering::Relaxed) {
-                    return Ok::<_, String>(fresh);
+                    return filter.finish(found);
                 }
                 let next = work
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .next();
-                let Some((n, out)) = next else {
-                    return Ok(fresh);
+                let Some((n, (out, bytes))) = next else {
+                    return filter.finish(found);
                 };
                 let first = n * chunk;
                 // Positions not to check cost nothing: only the others count as done, for
@@ -274,9 +306,14 @@ pub(crate) fn check_with<'a>(
                         rules,
                         (&mut filter, &mut buf, &mut dirs),
                     ) {
-                        State::Clean => Verdict::Clean,
+                        State::Clean => {
+                            if item.entry.mode == Mode::COMMIT {
+                                found.gitlinks.push(at);
+                            }
+                            Verdict::Clean
+                        }
                         State::Refreshed(stat) => {
-                            fresh.push((at, stat));
+                            found.fresh.push((at, stat));
                             Verdict::Refreshed
                         }
                         State::Modified => Verdict::Modified,
@@ -284,9 +321,21 @@ pub(crate) fn check_with<'a>(
                         State::Missing => Verdict::Missing,
                     };
                 }
-                let now = thread_cpu_ns();
-                cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
-                cpu = now;
+                if let (Some(size), Some(bytes)) = (size, bytes) {
+                    let mut offset = 0;
+                    for (at, verdict) in (first..).zip(out.iter()) {
+                        if matches!(verdict, Verdict::Refreshed | Verdict::RacilyModified) {
+                            found.offsets.push((at, offset));
+                        }
+                        offset += size(at);
+                    }
+                    *bytes = offset;
+                }
+                if measure_cpu.load(Ordering::Relaxed) {
+                    let now = thread_cpu_ns();
+                    cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
+                    cpu = now;
+                }
                 done.fetch_add(looked, Ordering::Relaxed);
                 if let Some(between) = between.as_mut() {
                     between(looked);
@@ -298,7 +347,7 @@ pub(crate) fn check_with<'a>(
         } else {
             let sync = repo.clone().into_sync();
             let mut started = choice.workers;
-            let results: Vec<Result<Vec<(usize, Stat)>, String>> = std::thread::scope(|scope| {
+            let results: Vec<Result<Found, String>> = std::thread::scope(|scope| {
                 let spawn = |k: usize| {
                     let (sync, run) = (&sync, &run);
                     scope.spawn(move || run(sync.to_thread_local(), k, None))
@@ -331,9 +380,13 @@ pub(crate) fn check_with<'a>(
                             let threads = target.load(Ordering::Relaxed);
                             let slow = match (sched, crate::tune::thread_schedstat()) {
                                 (Some((run0, wait0)), Some((run1, wait1))) => {
+                                    let waited_for_filters = std::time::Duration::from_nanos(
+                                        filters_waited_ns.load(Ordering::Relaxed),
+                                    );
                                     let blocked = elapsed
                                         .saturating_sub(run1.saturating_sub(run0))
-                                        .saturating_sub(wait1.saturating_sub(wait0));
+                                        .saturating_sub(wait1.saturating_sub(wait0))
+                                        .saturating_sub(waited_for_filters);
                                     blocked.as_secs_f64() / probed.max(1) as f64 > BLOCKED_ITEM
                                 }
                                 _ => {
@@ -352,6 +405,7 @@ pub(crate) fn check_with<'a>(
                                     source: crate::tune::Source::Auto,
                                 };
                                 refiner = crate::tune::Refiner::new(&raised);
+                                measure_cpu.store(refiner.active(), Ordering::Relaxed);
                                 target.store(start, Ordering::Relaxed);
                                 while started < start {
                                     handles.push(spawn(started));
@@ -373,6 +427,9 @@ pub(crate) fn check_with<'a>(
                                 started += 1;
                             }
                         }
+                        if !refiner.active() {
+                            measure_cpu.store(false, Ordering::Relaxed);
+                        }
                     };
                     run(repo.clone(), 0, Some(&mut grow))
                 };
@@ -384,19 +441,126 @@ pub(crate) fn check_with<'a>(
                     )
                     .collect()
             });
-            let mut fresh = Vec::new();
+            let mut all = Found::default();
             for found in results {
-                fresh.extend(found?);
+                let found = found?;
+                all.fresh.extend(found.fresh);
+                all.gitlinks.extend(found.gitlinks);
+                all.offsets.extend(found.offsets);
             }
-            fresh.sort_unstable_by_key(|(at, _)| *at);
-            (fresh, target.load(Ordering::Relaxed).min(started))
+            all.fresh.sort_unstable_by_key(|(at, _)| *at);
+            all.gitlinks.sort_unstable();
+            all.offsets.sort_unstable_by_key(|(at, _)| *at);
+            (all, target.load(Ordering::Relaxed).min(started))
         }
     };
+    let layout = size.map(|_| {
+        // Each chunk's offsets become offsets from the first entry.
+        let mut start = Vec::with_capacity(chunk_bytes.len());
+        let mut end = 0;
+        for bytes in &chunk_bytes {
+            start.push(end);
+            end += bytes;
+        }
+        let mut offsets = found.offsets;
+        for (at, offset) in &mut offsets {
+            *offset += start[*at / chunk];
+        }
+        Layout { offsets, end }
+    });
     Ok(Checked {
         verdicts,
-        fresh,
+        fresh: found.fresh,
+        gitlinks: found.gitlinks,
+        layout,
         threads: ended,
     })
+}
+
+/// Where the entries whose bytes may change lie in the index file ([`check_with`]'s `size`).
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// The [`Verdict::Refreshed`] and [`Verdict::RacilyModified`] positions, ascending, each
+    /// with its offset from the first entry.
+    pub offsets: Vec<(usize, usize)>,
+    /// Where the last entry ends, from the first entry.
+    pub end: usize,
+}
+
+/// What one checking thread found besides the verdicts: the fresh stat data of the entries
+/// that keep their content, the clean gitlinks (whose submodule's commit the caller still
+/// compares) and, when asked, the offsets of the entries whose bytes may change within their
+/// chunks, all by position.
+#[derive(Default)]
+struct Found {
+    fresh: Vec<(usize, Stat)>,
+    gitlinks: Vec<usize>,
+    offsets: Vec<(usize, usize)>,
+}
+
+/// The attribute stack and the filter drivers that re-hashing needs, shared by the threads.
+struct Filters {
+    attributes: gix::worktree::Stack,
+    drivers: Vec<gix::filter::plumbing::Driver>,
+}
+
+/// One thread's to-git conversion, made when its first file must be re-hashed: most refreshes
+/// re-hash few files or none, and each conversion costs its own pipeline and attribute stack.
+struct LazyFilter<'a> {
+    repo: &'a gix::Repository,
+    index: &'a gix::index::State,
+    /// The attribute stack and drivers, made once for all threads by the first that needs them.
+    filters: &'a std::sync::OnceLock<Result<Filters, String>>,
+    /// For the calling thread: where the time it waited for another thread making the filters
+    /// adds up (nanoseconds), which is no sign of I/O (see the probe in [`check_with`]).
+    waited: Option<&'a std::sync::atomic::AtomicU64>,
+    /// `None` until first needed; `Some(Err)` when the shared filters or this thread's
+    /// conversion could not be set up, which fails the check at the end.
+    filter: Option<Result<crate::filter::ToGit<'a>, String>>,
+}
+
+impl<'a> LazyFilter<'a> {
+    /// The conversion, set up on first use; `None` when that failed.
+    fn get(&mut self) -> Option<&mut crate::filter::ToGit<'a>> {
+        let (repo, index, filters, waited) = (self.repo, self.index, self.filters, self.waited);
+        self.filter
+            .get_or_insert_with(|| {
+                let started = std::time::Instant::now();
+                let mut made_here = false;
+                let shared = filters
+                    .get_or_init(|| {
+                        made_here = true;
+                        Ok(Filters {
+                            attributes: repo
+                                .attributes_only(
+                                    index,
+                                    gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+                                )
+                                .map_err(|e| e.to_string())?
+                                .detach(),
+                            drivers: crate::filter::drivers(repo)?,
+                        })
+                    })
+                    .as_ref()
+                    .map_err(Clone::clone);
+                if let (false, Some(waited)) = (made_here, waited) {
+                    let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    waited.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+                }
+                let shared = shared?;
+                crate::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
+            })
+            .as_mut()
+            .ok()
+    }
+
+    /// `found`, or the error that kept a conversion from being set up.
+    fn finish(self, found: Found) -> Result<Found, String> {
+        match self.filter {
+            Some(Err(err)) => Err(err),
+            _ => Ok(found),
+        }
+    }
 }
 
 fn check_one(
@@ -404,7 +568,7 @@ fn check_one(
     index: &gix::index::State,
     index_ts: i64,
     rules: StatRules,
-    (filter, buf, dirs): (&mut crate::filter::ToGit<'_>, &mut Vec<u8>, &mut Dirs<'_>),
+    (filter, buf, dirs): (&mut LazyFilter<'_>, &mut Vec<u8>, &mut Dirs<'_>),
 ) -> State {
     use rustix::fs::FileType;
     // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
@@ -469,7 +633,10 @@ fn check_one(
             .map(|t| buf.extend_from_slice(&t))
             .is_ok()
     } else {
-        to_git(dirs, item.path, index, filter, buf).is_ok()
+        let size = u64::try_from(raw.st_size).ok();
+        filter
+            .get()
+            .is_some_and(|filter| to_git(dirs, item.path, index, filter, buf, size).is_ok())
     };
     if !hashed {
         return differs;
@@ -482,16 +649,30 @@ fn check_one(
 
 /// Read the work-tree file at `rela` as git would store it (the to-git conversions applied,
 /// external `clean` filters included): what the refresh hashes, and what `checkout -m` takes as
-/// the local version of a file.
+/// the local version of a file. `size`, the size an lstat just gave, sizes the buffer, which
+/// spares the `fstat` that `File::read_to_end` makes for it (a system call for each of the
+/// bench's 2,000 re-hashed files); the file is read to its end whatever its size is now.
 pub(crate) fn to_git(
     dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
     filter: &mut crate::filter::ToGit<'_>,
     buf: &mut Vec<u8>,
+    size: Option<u64>,
 ) -> std::io::Result<()> {
     let mut src = Vec::new();
-    dirs.open_read(rela)?.read_to_end(&mut src)?;
+    let file = dirs.open_read(rela)?;
+    match size.and_then(|s| usize::try_from(s).ok()) {
+        Some(size) => {
+            // One byte more, so that the read that finds the end needs no bigger buffer.
+            src.reserve_exact(size + 1);
+            file.take(u64::MAX).read_to_end(&mut src)?;
+        }
+        None => {
+            let mut file = file;
+            file.read_to_end(&mut src)?;
+        }
+    }
     filter.convert(rela, src, index, buf)
 }
 

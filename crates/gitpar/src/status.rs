@@ -119,6 +119,11 @@ struct Refreshed {
     original: Option<crate::record::IndexBytes>,
     /// The entries that took fresh stat data, ascending.
     restat: Vec<usize>,
+    /// Where the entries whose bytes may change lie in `original`.
+    layout: Option<crate::refresh::Layout>,
+    /// The entries carry git's `CE_UPTODATE` for the untracked walk (status), to be removed
+    /// before the index is written.
+    uptodate: bool,
 }
 
 /// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
@@ -130,7 +135,9 @@ fn read_index(
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
     crate::phase::mark("index decoded");
     let (mut index, mut bytes) = (read.file, read.bytes);
-    if index.entries().iter().any(|e| e.mode == Mode::DIR) {
+    // gix marks an index sparse when it decodes a directory entry (or the `sdir` extension), so
+    // only a sparse one is searched for them.
+    if index.is_sparse() && index.entries().iter().any(|e| e.mode == Mode::DIR) {
         bytes = None;
         crate::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
@@ -140,15 +147,17 @@ fn read_index(
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
 ///
-/// `beside` runs on its own thread while the entries are checked, with the index as read
-/// (every entry marked up to date): the untracked walk of `status`.
+/// `beside` runs on its own thread while the entries are checked, with the index as read: the
+/// untracked walk of `status`, which wants every entry marked up to date (`Some`); a refresh
+/// has nothing to run beside (`None`), and its entries are left unmarked, which spares two
+/// passes over the whole index.
 fn refresh_index<R: Send>(
     repo: &gix::Repository,
     root: &Root,
     (mut index, original): (gix::index::File, Option<crate::record::IndexBytes>),
     explicit: Option<usize>,
-    beside: impl FnOnce(&gix::index::State) -> R + Send,
-) -> Result<(Refreshed, R), Error> {
+    beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
+) -> Result<(Refreshed, Option<R>), Error> {
     let index_ts = index.timestamp().unix_seconds();
     // The entries git's refresh looks at: no vector of them is built (see `check_with`).
     let looked = |e: &gix::index::Entry| {
@@ -157,19 +166,33 @@ fn refresh_index<R: Send>(
                 .flags
                 .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
     };
-    let n_looked = index.entries().iter().filter(|e| looked(e)).count();
+    // How many entries there are to look at sets the thread count. Only a version 3 or 4 index
+    // can hold skip-worktree and intent-to-add entries (a sparse checkout may skip most of
+    // them), so a version 2 index is not counted: its skipped entries (unmerged, assume-
+    // unchanged) are few, a thread that finds none to check costs only its start, and the
+    // count would be a pass over every entry (2 ms for the bench's 200,000).
+    let n_looked = if index.version() == gix::index::Version::V2 {
+        index.entries().len()
+    } else {
+        index.entries().iter().filter(|e| looked(e)).count()
+    };
     let choice = refresh_choice(&repo.config_snapshot(), root.fd(), n_looked, explicit);
     crate::phase::mark("refresh threads chosen");
     // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
     // changed ones lose it below, and the index is never written with it.
-    for entry in index.entries_mut() {
-        entry.flags.insert(Flags::UPTODATE);
+    let uptodate = beside.is_some();
+    if uptodate {
+        for entry in index.entries_mut() {
+            entry.flags.insert(Flags::UPTODATE);
+        }
     }
     let (checked, beside) = {
         let state: &gix::index::State = &index;
         std::thread::scope(|scope| {
-            let other = scope.spawn(move || beside(state));
+            let other = beside.map(|beside| scope.spawn(move || beside(state)));
             let entries = state.entries();
+            // Where the entries lie in the file, for writing it back patched.
+            let size = |i: usize| crate::record::entry_size(&entries[i], state);
             let checked = crate::refresh::check_with(
                 repo,
                 root,
@@ -183,11 +206,14 @@ fn refresh_index<R: Send>(
                         entry,
                     })
                 },
+                original.is_some().then_some(&size),
                 choice,
             );
-            let beside = other
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let beside = other.map(|other| {
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            });
             (checked, beside)
         })
     };
@@ -202,35 +228,33 @@ fn refresh_index<R: Send>(
             restat.push(i);
         }
     }
+    // One pass over the verdicts; only the entries that are not clean are looked at.
     let mut seen = Vec::with_capacity(entries.len());
-    for (i, (entry, verdict)) in entries.iter_mut().zip(&checked.verdicts).enumerate() {
+    for (i, verdict) in checked.verdicts.iter().enumerate() {
         let state = match verdict {
+            Verdict::Clean | Verdict::Refreshed => Seen::Clean,
             Verdict::NotChecked
-                if entry.flags.contains(Flags::INTENT_TO_ADD)
-                    && entry.stage() == Stage::Unconflicted =>
+                if entries[i].flags.contains(Flags::INTENT_TO_ADD)
+                    && entries[i].stage() == Stage::Unconflicted =>
             {
                 Seen::Changed
             }
             Verdict::NotChecked => Seen::Skipped,
-            Verdict::Clean | Verdict::Refreshed => Seen::Clean,
             Verdict::RacilyModified => {
                 smudge.push(i);
                 Seen::Changed
             }
             Verdict::Modified | Verdict::Missing => Seen::Changed,
         };
-        if state != Seen::Clean {
-            entry.flags.remove(Flags::UPTODATE);
+        if uptodate && state != Seen::Clean {
+            entries[i].flags.remove(Flags::UPTODATE);
         }
         seen.push(state);
     }
     let threads = checked.threads;
     // A gitlink is clean for the stat check when its directory is there; git compares the
     // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
-    let gitlinks: Vec<usize> = (0..index.entries().len())
-        .filter(|&i| seen[i] == Seen::Clean && index.entries()[i].mode == Mode::COMMIT)
-        .collect();
-    for i in gitlinks {
+    for i in checked.gitlinks {
         let path = index.entries()[i].path(&index).to_owned();
         if let Some(head) = submodule_head(root.path(), path.as_bstr()) {
             if head != index.entries()[i].id {
@@ -247,6 +271,8 @@ fn refresh_index<R: Send>(
             threads,
             original,
             restat,
+            layout: checked.layout,
+            uptodate,
         },
         beside,
     ))
@@ -270,6 +296,8 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
         smudge,
         original,
         mut restat,
+        layout,
+        uptodate,
         ..
     } = refreshed;
     let path = index.path().to_owned();
@@ -277,8 +305,10 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
     for &i in &smudge {
         state.entries_mut()[i].stat.size = 0;
     }
-    for entry in state.entries_mut() {
-        entry.flags.remove(Flags::UPTODATE);
+    if uptodate {
+        for entry in state.entries_mut() {
+            entry.flags.remove(Flags::UPTODATE);
+        }
     }
     // The entries whose bytes in the file change: fresh stat data, or smudged.
     restat.extend(smudge);
@@ -289,8 +319,19 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
         repo,
         &state,
         &path,
-        original.map(|bytes| (bytes, restat.as_slice())),
+        original.as_ref().map(|bytes| {
+            let measured = layout.as_ref().map(|layout| crate::record::Measured {
+                offsets: &layout.offsets,
+                end: layout.end,
+            });
+            (&bytes[..], restat.as_slice(), measured)
+        }),
     );
+    // The old index is unlinked by the rename: unmapping it frees its blocks, which on the
+    // bench's root ext4 (mounted with `discard`) waits about 10 ms for a synchronous discard
+    // (git waits the same in its rename). On its own thread, that wait overlaps with freeing
+    // the decoded index and the rest of the command.
+    drop_later(original);
     drop_later(state);
     written?;
     Ok(())
@@ -352,20 +393,31 @@ pub fn refresh(
         source,
     })?;
     let index = read_index(repo, index_path)?;
-    let (refreshed, ()) = refresh_index(repo, &root, index, opts.threads, |_| ())?;
+    let (refreshed, _) = refresh_index(
+        repo,
+        &root,
+        index,
+        opts.threads,
+        None::<fn(&gix::index::State)>,
+    )?;
     crate::phase::mark("refresh applied");
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
         ..RefreshOutcome::default()
     };
+    // Unmerged entries are among the skipped ones: only those and the changed ones are looked at.
     let entries = refreshed.index.entries();
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, seen) in refreshed.seen.iter().enumerate() {
+        if *seen == Seen::Clean {
+            continue;
+        }
+        let entry = &entries[i];
         let path = entry.path(&refreshed.index);
         if entry.stage() != Stage::Unconflicted {
             if outcome.needs_merge.last().map(|p| p.as_bstr()) != Some(path) {
                 outcome.needs_merge.push(path.to_owned());
             }
-        } else if refreshed.seen[i] == Seen::Changed {
+        } else if *seen == Seen::Changed {
             outcome.needs_update.push(path.to_owned());
         }
     }
@@ -618,8 +670,12 @@ pub fn status(
     let index = read_index(repo, index_path)?;
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
-    let (refreshed, (walked, untracked_time)) =
-        refresh_index(repo, &root, index, opts.threads, |state| {
+    let (refreshed, beside) = refresh_index(
+        repo,
+        &root,
+        index,
+        opts.threads,
+        Some(|state: &gix::index::State| {
             let repo = sync.to_thread_local();
             let start = std::time::Instant::now();
             let walked = if state.entries().iter().any(|e| e.stage_raw() != 0) {
@@ -628,7 +684,9 @@ pub fn status(
                 walk(&repo, state, opts)
             };
             (walked, start.elapsed())
-        })?;
+        }),
+    )?;
+    let (walked, untracked_time) = beside.expect("the walk ran beside the check");
     let (untracked, ignored) = walked?;
     crate::phase::mark("refresh applied, untracked walk joined");
     let sparse = repo
@@ -1002,7 +1060,7 @@ fn collect_changes(
     }
     // Clean gitlinks (same commit) may still have modified or untracked content.
     for (i, entry) in index.entries().iter().enumerate() {
-        if entry.mode != Mode::COMMIT || refreshed.seen[i] != Seen::Clean {
+        if refreshed.seen[i] != Seen::Clean || entry.mode != Mode::COMMIT {
             continue;
         }
         let path = entry.path(index);

@@ -130,16 +130,26 @@ fn rotational(fd: rustix::fd::BorrowedFd<'_>) -> Option<bool> {
     .map(|s| s.trim() == "1")
 }
 
-/// The calling thread's time on a CPU and time waiting for one (runnable, on a runqueue), from
-/// `/proc/thread-self/schedstat`; `None` where the kernel keeps no such statistics. What is left
-/// of the wall time is time the thread was blocked: on I/O, a lock, a server. A parallel pass
-/// tells a cold cache from a busy machine by it.
+/// The calling thread's time on a CPU and time waiting for one (runnable, on a runqueue); `None`
+/// where the kernel keeps no scheduler statistics. What is left of the wall time is time the
+/// thread was blocked: on I/O, a lock, a server. A parallel pass tells a cold cache from a busy
+/// machine by it.
+///
+/// The wait is `/proc/thread-self/schedstat`'s; the time on a CPU is the thread's CPU clock,
+/// not that file's first field, which for a running thread is only brought up to date at the
+/// scheduler's tick or switch: read by the thread itself it lagged by up to a tick (milliseconds),
+/// which the refresh's probe took for time blocked and, on tmpfs, started 64 threads for it.
 pub fn thread_schedstat() -> Option<(Duration, Duration)> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
-    let run = fields.next()?.ok()?;
+    fields.next()?.ok()?;
     let wait = fields.next()?.ok()?;
-    Some((Duration::from_nanos(run), Duration::from_nanos(wait)))
+    let clock = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let run = Duration::new(
+        u64::try_from(clock.tv_sec).unwrap_or(0),
+        u32::try_from(clock.tv_nsec).unwrap_or(0),
+    );
+    Some((run, Duration::from_nanos(wait)))
 }
 
 /// The worker count of one parallel pass, and how far the [`Refiner`] may take it.

@@ -354,11 +354,21 @@ impl Experiment<'_> {
                 "preparing the work tree of the status and refresh cases (untimed)",
                 1,
             );
-            Some(super::status::StatusTree::create(
+            let tree = super::status::StatusTree::create(
                 self.source,
                 &self.checkouts.root,
                 &self.git_par,
-            )?)
+            )?;
+            observer.setup(
+                "waiting for the status tree to settle: lstat passes until they no longer get faster (untimed)",
+                0,
+            );
+            let settled = tree.settle()?;
+            results
+                .environment
+                .facts
+                .insert("status tree lstat floor".to_owned(), settled.describe());
+            Some(tree)
         } else {
             None
         };
