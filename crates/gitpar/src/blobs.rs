@@ -698,11 +698,13 @@ fn search_from(
     id: &ObjectId,
 ) -> Result<u32, u32> {
     use std::cmp::Ordering;
+    // A fixed-size copy is one load; a copy of a computed length was a call to memmove per
+    // probe (1% of a tldr checkout's cycles, on the scan's serial path). Every object id is
+    // longer than eight bytes.
     let key = |bytes: &[u8]| {
-        let mut k = [0u8; 8];
-        let n = bytes.len().min(8);
-        k[..n].copy_from_slice(&bytes[..n]);
-        u64::from_be_bytes(k)
+        bytes
+            .first_chunk::<8>()
+            .map_or(0, |k| u64::from_be_bytes(*k))
     };
     let target = key(id.as_bytes());
     // The first eight bytes decide nearly every comparison without a call to memcmp.
