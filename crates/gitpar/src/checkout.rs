@@ -338,29 +338,28 @@ pub fn submodules(
 /// An index of the `.gitattributes` files of `plan` alone: all the attribute stack of a fresh
 /// checkout reads of an index (which blob each of them is).
 fn attribute_files(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
-    let mut state = gix::index::State::new(object_hash);
-    for entry in plan
-        .entries
-        .iter()
-        .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes"))
-    {
-        state.dangerously_push_entry(
-            gix::index::entry::Stat::default(),
-            entry.id,
-            gix::index::entry::Flags::empty(),
-            entry.kind.index_mode(),
-            entry.path.as_ref(),
-        );
-    }
-    state
+    index_of(
+        plan.entries
+            .iter()
+            .filter(|e| e.path == ".gitattributes" || e.path.ends_with(b"/.gitattributes")),
+        object_hash,
+    )
 }
 
 /// An index with every planned entry and zeroed stat data: the attribute machinery reads
 /// `.gitattributes` blobs through it before anything exists on disk, and the record step fills
 /// in the stats afterwards.
 pub(crate) fn skeleton_index(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {
+    index_of(plan.entries.iter(), object_hash)
+}
+
+/// An index of `entries` (in index order), with zeroed stat data and no flags.
+fn index_of<'p>(
+    entries: impl Iterator<Item = &'p crate::plan::Entry>,
+    object_hash: gix::hash::Kind,
+) -> gix::index::State {
     let mut state = gix::index::State::new(object_hash);
-    for entry in &plan.entries {
+    for entry in entries {
         state.dangerously_push_entry(
             gix::index::entry::Stat::default(),
             entry.id,

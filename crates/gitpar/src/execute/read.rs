@@ -53,24 +53,10 @@ impl Worker<'_> {
         entry: &plan::Entry,
     ) -> Result<gix::objs::Header, EntryError> {
         use gix::objs::FindHeader;
-        let fail = |message: String| EntryError {
-            path: entry.path.clone(),
-            message,
-        };
         repo.objects
             .try_header(&entry.id)
-            .map_err(|err| {
-                fail(format!(
-                    "unable to read sha1 file of {} ({}): {err}",
-                    entry.path, entry.id
-                ))
-            })?
-            .ok_or_else(|| {
-                fail(format!(
-                    "unable to read sha1 file of {} ({})",
-                    entry.path, entry.id
-                ))
-            })
+            .map_err(|err| unreadable(entry, Some(&err)))?
+            .ok_or_else(|| unreadable(entry, None))
     }
 
     /// [`Worker::read_blob`] for a blob whose header said `size` bytes.
@@ -91,18 +77,8 @@ impl Worker<'_> {
         let data = repo
             .objects
             .try_find(&entry.id, &mut buf)
-            .map_err(|err| {
-                fail(format!(
-                    "unable to read sha1 file of {} ({}): {err}",
-                    entry.path, entry.id
-                ))
-            })?
-            .ok_or_else(|| {
-                fail(format!(
-                    "unable to read sha1 file of {} ({})",
-                    entry.path, entry.id
-                ))
-            })?;
+            .map_err(|err| unreadable(entry, Some(&err)))?
+            .ok_or_else(|| unreadable(entry, None))?;
         if data.kind != gix::objs::Kind::Blob {
             return Err(fail(format!("{} is a {}, not a blob", entry.id, data.kind)));
         }
@@ -146,5 +122,18 @@ fn in_flight(size: u64, driver: Option<&gix::filter::plumbing::Driver>) -> u64 {
         None => 0,
         Some(d) if d.process.is_some() => FILTER_BUFFER as u64,
         Some(_) => FILTER_BUFFER as u64 + size,
+    }
+}
+
+/// git's error for a blob it cannot read (`unable to read sha1 file of PATH (ID)`), with the
+/// object database's reason when it gave one.
+fn unreadable(entry: &plan::Entry, reason: Option<&dyn std::fmt::Display>) -> EntryError {
+    let mut message = format!("unable to read sha1 file of {} ({})", entry.path, entry.id);
+    if let Some(reason) = reason {
+        message.push_str(&format!(": {reason}"));
+    }
+    EntryError {
+        path: entry.path.clone(),
+        message,
     }
 }
