@@ -469,6 +469,100 @@ pub fn create_file_with(
     }
 }
 
+/// Why [`clone_file_at`] did not clone: the caller writes the file from the object database
+/// instead, except after [`CloneError::Create`], which is what [`create_file_at`] would have met.
+#[derive(Debug)]
+#[allow(dead_code)] // Its caller, the donor checkout of `worktree add` (issue 22), is to come.
+pub enum CloneError {
+    /// The filesystem cannot share blocks between these two files (EXDEV: another mount;
+    /// EOPNOTSUPP, EINVAL, ENOTTY: no reflink support, as on ext4 and tmpfs). Nothing was left
+    /// at the destination.
+    Unsupported(io::Error),
+    /// The donor's file is not the one the caller expected (gone, not a regular file, its stat
+    /// data refused by the caller's check, or changed while it was cloned). Nothing was left at
+    /// the destination.
+    Changed,
+    /// The destination could not be created (it exists, a permission, a full directory, ...).
+    Create(io::Error),
+    /// Any other failure of the clone or of a stat; nothing was left at the destination.
+    Io(io::Error),
+}
+
+/// Create `name` in the open directory `dir` (it must not exist) as a copy-on-write clone of
+/// the file `donor_name` in the open directory `donor_dir`, and return the new file's stat
+/// data (its own inode, times and size: what the index records for it).
+///
+/// This is the one place where a platform's cloning call plugs in: Linux's `FICLONE` ioctl
+/// (XFS with reflink, btrfs, bcachefs, ...) here; macOS's `clonefileat` and ReFS's
+/// `FSCTL_DUPLICATE_EXTENTS_TO_FILE` would take the same arguments and the same checks.
+///
+/// The donor is opened without following a symlink and checked on the open file: it must be a
+/// regular file that `expect` accepts (the caller compares its stat data with the donor's
+/// index). After the clone, the donor is stat-ed again: a file whose size, mtime, ctime or
+/// inode changed meanwhile may have been cloned half old and half new, so the clone is
+/// unlinked and [`CloneError::Changed`] returned. The mode is 0777 for executables and 0666
+/// otherwise, before the umask, as [`create_file_at`]'s: the donor's mode is not copied.
+#[allow(dead_code)] // Its caller, the donor checkout of `worktree add` (issue 22), is to come.
+pub fn clone_file_at(
+    donor_dir: BorrowedFd<'_>,
+    donor_name: &BStr,
+    expect: impl FnOnce(&rustix::fs::Stat) -> bool,
+    dir: BorrowedFd<'_>,
+    name: &BStr,
+    executable: bool,
+) -> Result<rustix::fs::Stat, CloneError> {
+    let donor = match rustix::fs::openat(
+        donor_dir,
+        <&[u8]>::from(donor_name),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(err) if is_not_there(&err.into()) => return Err(CloneError::Changed),
+        Err(err) => return Err(CloneError::Io(err.into())),
+    };
+    let before = rustix::fs::fstat(&donor).map_err(|e| CloneError::Io(e.into()))?;
+    if FileType::from_raw_mode(before.st_mode) != FileType::RegularFile || !expect(&before) {
+        return Err(CloneError::Changed);
+    }
+    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
+    let name = <&[u8]>::from(name);
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )
+    .map_err(|e| CloneError::Create(e.into()))?;
+    let cloned = rustix::fs::ioctl_ficlone(&fd, &donor)
+        .map_err(|e| {
+            let err = io::Error::from(e);
+            match err.raw_os_error() {
+                Some(
+                    libc::EXDEV | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOTTY | libc::ENOSYS,
+                ) => CloneError::Unsupported(err),
+                _ => CloneError::Io(err),
+            }
+        })
+        .and_then(|()| {
+            let after = rustix::fs::fstat(&donor).map_err(|e| CloneError::Io(e.into()))?;
+            let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
+                (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
+                    && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
+                    && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
+            };
+            if !same(&before, &after) {
+                return Err(CloneError::Changed);
+            }
+            rustix::fs::fstat(&fd).map_err(|e| CloneError::Io(e.into()))
+        });
+    if cloned.is_err() {
+        drop(fd);
+        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+    }
+    cloned
+}
+
 /// Returns true if and only if `err` means that something already occupies the path, which a
 /// worker treats as a collision (two entries folding to one name, or a directory in the way)
 /// rather than as a failure.
@@ -504,6 +598,189 @@ pub fn index_stat(st: &rustix::fs::Stat) -> gix::index::entry::Stat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A filesystem image made by `mkfs` in a temporary directory and loop-mounted there,
+    /// unmounted on drop (also on panic); `None`, said loudly, when this process may not mount
+    /// (not root). `scripts/setup` installs xfsprogs and btrfs-progs.
+    struct LoopMount {
+        _dir: tempfile::TempDir,
+        mnt: PathBuf,
+    }
+
+    impl LoopMount {
+        fn new(mkfs: &[&str]) -> Option<LoopMount> {
+            use std::process::Command;
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                eprintln!("\n!!!!!!!! SKIPPED: a loop mount needs root !!!!!!!!\n");
+                return None;
+            }
+            let dir = tempfile::tempdir().expect("temporary directory");
+            let image = dir.path().join("fs.img");
+            let mnt = dir.path().join("mnt");
+            std::fs::create_dir(&mnt).expect("mount point");
+            File::create(&image)
+                .and_then(|f| f.set_len(320 << 20))
+                .expect("sparse image");
+            let made = Command::new(mkfs[0])
+                .args(&mkfs[1..])
+                .arg(&image)
+                .output()
+                .unwrap_or_else(|e| panic!("{} (scripts/setup installs it): {e}", mkfs[0]));
+            assert!(
+                made.status.success(),
+                "{mkfs:?}: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+            let mounted = Command::new("mount")
+                .args(["-o", "loop"])
+                .arg(&image)
+                .arg(&mnt)
+                .output()
+                .expect("run mount");
+            assert!(
+                mounted.status.success(),
+                "mount -o loop: {}",
+                String::from_utf8_lossy(&mounted.stderr)
+            );
+            Some(LoopMount { _dir: dir, mnt })
+        }
+    }
+
+    impl Drop for LoopMount {
+        fn drop(&mut self) {
+            use std::process::Command;
+            let ok = Command::new("umount")
+                .arg(&self.mnt)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
+            }
+        }
+    }
+
+    fn open_dir(path: &Path) -> OwnedFd {
+        rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .expect("open directory")
+    }
+
+    /// On a filesystem that clones: the clone has the donor's bytes in an inode of its own,
+    /// our mode rather than the donor's, and writing to it leaves the donor as it was; a donor
+    /// the caller's check refuses, a symlink or a missing donor are `Changed`, with nothing
+    /// left behind; an existing destination is the creation's error.
+    fn clones_and_checks_on(mnt: &Path) {
+        let (donor, new) = (mnt.join("donor"), mnt.join("new"));
+        std::fs::create_dir_all(&donor).unwrap();
+        std::fs::create_dir_all(&new).unwrap();
+        let content: Vec<u8> = (0..3 << 20).map(|i: u32| (i % 251) as u8).collect();
+        std::fs::write(donor.join("big"), &content).unwrap();
+        std::os::unix::fs::symlink("big", donor.join("link")).unwrap();
+        let (d, n) = (open_dir(&donor), open_dir(&new));
+        let size = content.len() as i64;
+        let st = clone_file_at(
+            d.as_fd(),
+            b("big"),
+            |s| s.st_size == size,
+            n.as_fd(),
+            b("big"),
+            true,
+        )
+        .expect("clone");
+        assert_eq!(std::fs::read(new.join("big")).unwrap(), content);
+        assert_ne!(
+            st.st_ino,
+            rustix::fs::stat(donor.join("big")).unwrap().st_ino
+        );
+        assert_eq!(st.st_mode & 0o111, 0o111 & !umask(), "our executable mode");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(new.join("big"))
+            .and_then(|mut f| f.write_all(b"changed"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read(donor.join("big")).unwrap(),
+            content,
+            "donor untouched"
+        );
+
+        let refused = clone_file_at(
+            d.as_fd(),
+            b("big"),
+            |_| false,
+            n.as_fd(),
+            b("refused"),
+            false,
+        );
+        assert!(matches!(refused, Err(CloneError::Changed)), "{refused:?}");
+        let link = clone_file_at(d.as_fd(), b("link"), |_| true, n.as_fd(), b("link"), false);
+        assert!(matches!(link, Err(CloneError::Changed)), "{link:?}");
+        let gone = clone_file_at(d.as_fd(), b("gone"), |_| true, n.as_fd(), b("gone"), false);
+        assert!(matches!(gone, Err(CloneError::Changed)), "{gone:?}");
+        for name in ["refused", "link", "gone"] {
+            assert!(!new.join(name).exists(), "{name} left behind");
+        }
+        let taken = clone_file_at(d.as_fd(), b("big"), |_| true, n.as_fd(), b("big"), false);
+        assert!(
+            matches!(&taken, Err(CloneError::Create(e)) if e.raw_os_error() == Some(libc::EEXIST)),
+            "{taken:?}"
+        );
+    }
+
+    fn umask() -> u32 {
+        let old = rustix::process::umask(Mode::from_raw_mode(0o022));
+        rustix::process::umask(old);
+        old.bits()
+    }
+
+    #[test]
+    fn clone_file_at_clones_on_reflink_xfs() {
+        if let Some(fs) = LoopMount::new(&["mkfs.xfs", "-q", "-f", "-m", "reflink=1"]) {
+            clones_and_checks_on(&fs.mnt);
+        }
+    }
+
+    #[test]
+    fn clone_file_at_clones_on_btrfs() {
+        if let Some(fs) = LoopMount::new(&["mkfs.btrfs", "-q", "-f"]) {
+            clones_and_checks_on(&fs.mnt);
+        }
+    }
+
+    /// Where nothing can be cloned (the temporary directory's filesystem, tmpfs, a donor on
+    /// another mount) the answer is `Unsupported` and no file is left at the destination.
+    #[test]
+    fn clone_file_at_is_unsupported_without_leaving_a_file() {
+        let xfs = LoopMount::new(&["mkfs.xfs", "-q", "-f", "-m", "reflink=1"]);
+        let mut places = vec![tempfile::tempdir().unwrap()];
+        if Path::new("/dev/shm").is_dir() {
+            places.push(tempfile::tempdir_in("/dev/shm").unwrap());
+        }
+        for place in &places {
+            let donors = match &xfs {
+                // A donor on another mount: EXDEV.
+                Some(fs) => vec![place.path().to_owned(), fs.mnt.clone()],
+                None => vec![place.path().to_owned()],
+            };
+            for donor in donors {
+                std::fs::write(donor.join("file"), b"content").unwrap();
+                let target = place.path().join("target");
+                std::fs::create_dir_all(&target).unwrap();
+                let (d, n) = (open_dir(&donor), open_dir(&target));
+                let got =
+                    clone_file_at(d.as_fd(), b("file"), |_| true, n.as_fd(), b("file"), false);
+                assert!(
+                    matches!(got, Err(CloneError::Unsupported(_))),
+                    "{donor:?}: {got:?}"
+                );
+                assert!(!target.join("file").exists(), "{donor:?}: a file was left");
+            }
+        }
+    }
 
     fn b(s: &str) -> &BStr {
         s.as_bytes().as_bstr()
