@@ -448,15 +448,8 @@ pub fn create_file_with(
     executable: bool,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<rustix::fs::Stat, CreateError> {
-    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
     let name = <&[u8]>::from(name);
-    let fd = rustix::fs::openat(
-        dir,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        mode,
-    )
-    .map_err(|e| CreateError::Create(e.into()))?;
+    let fd = create_exclusive(dir, name, executable).map_err(CreateError::Create)?;
     let mut file = File::from(fd);
     let written = fill(&mut file).and_then(|()| Ok(rustix::fs::fstat(&file)?));
     match written {
@@ -467,6 +460,18 @@ pub fn create_file_with(
             Err(CreateError::Write(err))
         }
     }
+}
+
+/// Create `name` in `dir` for writing, where nothing may be yet (a symlink is not followed),
+/// with git's mode for a new file: 0777 for executables and 0666 otherwise, before the umask.
+fn create_exclusive(dir: BorrowedFd<'_>, name: &[u8], executable: bool) -> io::Result<OwnedFd> {
+    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
+    Ok(rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+    )?)
 }
 
 /// Why [`clone_file_at`] did not clone: the caller writes the file from the object database
@@ -525,15 +530,8 @@ pub fn clone_file_at(
     if FileType::from_raw_mode(before.st_mode) != FileType::RegularFile || !expect(&before) {
         return Err(CloneError::Changed);
     }
-    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
     let name = <&[u8]>::from(name);
-    let fd = rustix::fs::openat(
-        dir,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        mode,
-    )
-    .map_err(|e| CloneError::Create(e.into()))?;
+    let fd = create_exclusive(dir, name, executable).map_err(CloneError::Create)?;
     let cloned = rustix::fs::ioctl_ficlone(&fd, &donor)
         .map_err(|e| {
             let err = io::Error::from(e);
