@@ -255,12 +255,32 @@ impl Blobs {
         limit: usize,
     ) -> Blobs {
         let indexed = open_packs(repo);
-        let mut blobs = Blobs::empty(plan.entries.len(), cap, limit);
+        let mut blobs = Blobs {
+            packs: Vec::new(),
+            located: vec![NONE; plan.entries.len()],
+            nodes: Vec::new(),
+            cache: Mutex::new(Cache {
+                pending: Vec::new(),
+                counted: Vec::new(),
+                data: HashMap::default(),
+                bytes: 0,
+                free: Vec::new(),
+            }),
+            cap,
+            limit: u64::try_from(limit).unwrap_or(u64::MAX),
+        };
         if indexed.is_empty() || indexed.len() > usize::from(u16::MAX) {
             blobs.packs = indexed.into_iter().map(|(_, pack)| pack).collect();
             return blobs;
         }
-        let mut scan = Scan::default();
+        let mut scan = Scan {
+            packs: &indexed,
+            nodes: Vec::new(),
+            pending: Vec::new(),
+            bases: Vec::new(),
+            pooled: Vec::new(),
+            extra: FastMap::default(),
+        };
         // The index lookups first, then the entry headers in pack order: the headers (and the
         // bases' headers, mostly just before them) are read front to back through the mapped
         // pack instead of at random, which halves the scan's cache misses and page faults.
@@ -278,7 +298,7 @@ impl Blobs {
             let (n, offset, e) = *item;
             let node = match last {
                 Some((p, o, node)) if (p, o) == (n, offset) => node,
-                _ => match scan.add(&indexed, n, offset) {
+                _ => match scan.add(n, offset) {
                     Some(node) => node,
                     None => NONE,
                 },
@@ -299,41 +319,20 @@ impl Blobs {
             if node == NONE {
                 continue;
             }
-            while let Some(next) = scan.link(&indexed, node) {
+            while let Some(next) = scan.link(node) {
                 node = next;
             }
         }
-        blobs.take_scan(scan, indexed);
-        blobs
-    }
-
-    /// Keep the nodes and the uses `scan` found, and the data of `indexed`'s packs (their
-    /// indexes are not needed any more).
-    fn take_scan(&mut self, scan: Scan, indexed: Vec<Indexed>) {
         let Scan { nodes, pending, .. } = scan;
-        let cache = self.cache.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let cache = blobs
+            .cache
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         cache.counted = vec![false; nodes.len()];
         cache.pending = pending;
-        self.nodes = nodes;
-        self.packs = indexed.into_iter().map(|(_, pack)| pack).collect();
-    }
-
-    /// No pack entry found yet, for `entries` plan entries.
-    fn empty(entries: usize, cap: usize, limit: usize) -> Blobs {
-        Blobs {
-            packs: Vec::new(),
-            located: vec![NONE; entries],
-            nodes: Vec::new(),
-            cache: Mutex::new(Cache {
-                pending: Vec::new(),
-                counted: Vec::new(),
-                data: HashMap::default(),
-                bytes: 0,
-                free: Vec::new(),
-            }),
-            cap,
-            limit: u64::try_from(limit).unwrap_or(u64::MAX),
-        }
+        blobs.nodes = nodes;
+        blobs.packs = indexed.into_iter().map(|(_, pack)| pack).collect();
+        blobs
     }
 
     /// Where plan entry `e`'s blob is, if the scan found it in a pack.
@@ -557,8 +556,8 @@ fn inflate(
 }
 
 /// The nodes as the scan builds them.
-#[derive(Default)]
-struct Scan {
+struct Scan<'p> {
+    packs: &'p [(pack::index::File, pack::data::File)],
     nodes: Vec<Node>,
     /// Per node: its uses (files to write from it, deltas against it).
     pending: Vec<u32>,
@@ -573,11 +572,11 @@ struct Scan {
     extra: FastMap<(u16, u64), u32>,
 }
 
-impl Scan {
-    /// Add the entry at `offset` of pack `n` of `packs` as a node, with no use yet; `None` if
-    /// its header cannot be read or the nodes are too many to number.
-    fn add(&mut self, packs: &[Indexed], n: u16, offset: u64) -> Option<u32> {
-        let (index, pack) = &packs[usize::from(n)];
+impl Scan<'_> {
+    /// Add the entry at `offset` of pack `n` as a node, with no use yet; `None` if its header
+    /// cannot be read or the nodes are too many to number.
+    fn add(&mut self, n: u16, offset: u64) -> Option<u32> {
+        let (index, pack) = &self.packs[usize::from(n)];
         let entry = pack.entry(offset).ok()?;
         let id = u32::try_from(self.nodes.len())
             .ok()
@@ -608,7 +607,7 @@ impl Scan {
 
     /// Link `node` to its base (adding the base as a node if it is new) and count the use;
     /// returns the base when it is new, whose own base is then to be linked.
-    fn link(&mut self, packs: &[Indexed], node: u32) -> Option<u32> {
+    fn link(&mut self, node: u32) -> Option<u32> {
         let offset = std::mem::replace(&mut self.bases[node as usize], NO_BASE);
         if offset == NO_BASE {
             return None;
@@ -623,7 +622,7 @@ impl Scan {
             .or_else(|| self.extra.get(&(pack, offset)).copied());
         let (base, new) = match known {
             Some(base) => (base, false),
-            None => match self.add(packs, pack, offset) {
+            None => match self.add(pack, offset) {
                 Some(base) => {
                     self.extra.insert((pack, offset), base);
                     (base, true)
@@ -651,11 +650,7 @@ fn find_offsets(
     // Sorted by id, the first eight bytes compared as a number: a comparison of whole ids is a
     // call to memcmp (most of a sort of 40,000 of them).
     wanted.sort_unstable_by(|(a, ea), (b, eb)| {
-        let key = |id: &ObjectId| {
-            let mut k = [0u8; 8];
-            k.copy_from_slice(&id.as_bytes()[..8]);
-            u64::from_be_bytes(k)
-        };
+        let key = |id: &ObjectId| prefix(id.as_bytes());
         key(a).cmp(&key(b)).then_with(|| a.cmp(b)).then(ea.cmp(eb))
     });
     let mut found = Vec::with_capacity(wanted.len());
@@ -684,6 +679,15 @@ fn find_offsets(
     found
 }
 
+/// The first eight bytes of an object id as a number, in the ids' order: what the scan sorts
+/// and searches by, deciding nearly every comparison without a call to memcmp. A fixed-size
+/// copy is one load; a copy of a computed length was a call to memmove per probe (1% of a
+/// tldr checkout's cycles, on the scan's serial path). Every object id is longer than eight
+/// bytes.
+fn prefix(id: &[u8]) -> u64 {
+    id.first_chunk::<8>().map_or(0, |k| u64::from_be_bytes(*k))
+}
+
 /// Where `id` is among the `count` ids of `index`, searching from position `from` upwards
 /// (every id before `from` is smaller): `Ok` with its position, or `Err` with the position of
 /// the first larger id. Object ids are hashes, spread evenly over their range, so the search
@@ -698,14 +702,7 @@ fn search_from(
     id: &ObjectId,
 ) -> Result<u32, u32> {
     use std::cmp::Ordering;
-    // A fixed-size copy is one load; a copy of a computed length was a call to memmove per
-    // probe (1% of a tldr checkout's cycles, on the scan's serial path). Every object id is
-    // longer than eight bytes.
-    let key = |bytes: &[u8]| {
-        bytes
-            .first_chunk::<8>()
-            .map_or(0, |k| u64::from_be_bytes(*k))
-    };
+    let key = prefix;
     let target = key(id.as_bytes());
     // The first eight bytes decide nearly every comparison without a call to memcmp.
     let at = |i: u32| {
@@ -758,13 +755,10 @@ fn search_from(
     Err(lo)
 }
 
-/// A pack's index and its data, as the scan reads them.
-type Indexed = (pack::index::File, pack::data::File);
-
 /// The packs under the object directories of `repo` (its own and its alternates'), each
 /// `pack/*.idx` whose pack exists and opens, most recent first as git prefers them: the
 /// indexes [`crate::stream`] finds for big blobs, each with its pack mapped.
-fn open_packs(repo: &gix::Repository) -> Vec<Indexed> {
+fn open_packs(repo: &gix::Repository) -> Vec<(pack::index::File, pack::data::File)> {
     let hash = repo.object_hash();
     crate::stream::open_indexes(&crate::stream::object_dirs(repo), hash)
         .into_iter()

@@ -235,8 +235,9 @@ pub(crate) fn read_for_refresh(
 /// whose offsets do not move) byte for byte, as git keeps them.
 ///
 /// `original` is that file's bytes and the entries (indices, ascending) whose stat data
-/// differs from them, with, when the caller measured them ([`entry_size`]), their offsets from
-/// the first entry and where the entries end. For versions 2 and 3 the file is written as it was with only those
+/// differs from them, with, when the refresh measured them ([`crate::refresh::Layout`]: a
+/// superset of those entries, each with its offset from the first entry, and where the entries
+/// end). For versions 2 and 3 the file is written as it was with only those
 /// entries re-encoded in place (by gix's [`gix::index::Entry::write_to`]; each one's object id,
 /// flags and path must be what the file holds at its offset, or nothing is patched); the
 /// checksum is computed on a second thread while the bytes are written. Otherwise the entries
@@ -248,7 +249,7 @@ pub(crate) fn commit_refreshed(
     repo: &gix::Repository,
     state: &State,
     index_path: &std::path::Path,
-    original: Option<(&[u8], &[usize], Option<Measured<'_>>)>,
+    original: Option<(&[u8], &[usize], Option<&crate::refresh::Layout>)>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
     let format = Format::of(repo, Some(state));
@@ -337,18 +338,6 @@ const STAT: usize = 40;
 /// New stat data for the index file: where in the file, and the bytes.
 type StatPatch = (usize, [u8; STAT]);
 
-/// Where the entries to patch lie in an index file, as measured while they were checked
-/// ([`crate::refresh::Layout`]): each entry's offset from the first entry, in the order of the
-/// entries `changed` that [`commit_refreshed`] is given (a superset of them, ascending), and
-/// where the last entry ends.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Measured<'a> {
-    /// Positions and offsets, ascending.
-    pub offsets: &'a [(usize, usize)],
-    /// The end of the entries, from the first.
-    pub end: usize,
-}
-
 /// The length of `entry` in a version 2 or 3 index file: gix's `write_to` length (stat data,
 /// object id, flags, extended flags, path and its NUL) padded with NULs to a multiple of 8, as
 /// git writes these versions. What [`commit_refreshed`] needs to find an entry's bytes.
@@ -372,7 +361,7 @@ fn stat_patches(
     state: &State,
     original: &[u8],
     changed: &[usize],
-    measured: Option<Measured<'_>>,
+    measured: Option<&crate::refresh::Layout>,
 ) -> Option<(usize, Vec<StatPatch>)> {
     let version = u32::from_be_bytes(original.get(4..8)?.try_into().ok()?);
     let count = u32::from_be_bytes(original.get(8..12)?.try_into().ok()?);

@@ -319,13 +319,9 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
         repo,
         &state,
         &path,
-        original.as_ref().map(|bytes| {
-            let measured = layout.as_ref().map(|layout| crate::record::Measured {
-                offsets: &layout.offsets,
-                end: layout.end,
-            });
-            (&bytes[..], restat.as_slice(), measured)
-        }),
+        original
+            .as_ref()
+            .map(|bytes| (&bytes[..], restat.as_slice(), layout.as_ref())),
     );
     // The old index is unlinked by the rename: unmapping it frees its blocks, which on the
     // bench's root ext4 (mounted with `discard`) waits about 10 ms for a synchronous discard
