@@ -387,6 +387,8 @@ pub(crate) const WORKTREE_ADD: &[Spec] = &[
     long("track", Arity::Optional),
     long("guess-remote", Arity::Flag),
     both("jobs", 'j', Arity::Value),
+    long("donor", Arity::Value),
+    long("reflink", Arity::Flag),
 ];
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ mod unborn;
 mod worktree;
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -112,6 +112,13 @@ pub(crate) struct CheckoutArgs {
     /// since `clone`, `restore` and `reset` have no such option in git.
     #[arg(skip)]
     pub(crate) preserve_ignored: bool,
+    /// `worktree add`'s donor work tree (`--donor`, or the work tree it runs in), whose clean
+    /// files the checkout clones where the filesystem can.
+    #[arg(skip)]
+    pub(crate) donor: Option<PathBuf>,
+    /// `worktree add --no-reflink`: write every file, clone none (`par.reflink=false`).
+    #[arg(skip)]
+    pub(crate) no_reflink: bool,
 }
 
 /// `git par refresh`'s options.
@@ -231,6 +238,10 @@ impl CheckoutArgs {
 pub(crate) fn engine_options(repo: &gix::Repository, args: &CheckoutArgs) -> gitpar::Options {
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.filter_meta = args.filter_meta.clone();
+    opts.donor = args.donor.clone();
+    if args.no_reflink {
+        opts.reflink = gitpar::donor::Reflink::Never;
+    }
     opts
 }
 
@@ -290,9 +301,39 @@ pub(crate) fn run_checkout(
                 "git-par: {} files, {} writers, {} blobs streamed",
                 outcome.entries, outcome.workers, outcome.streamed
             );
+            if let Some(donor) = &outcome.donor {
+                trace_donor(donor);
+            }
         }
     }
     result
+}
+
+/// `GIT_PAR_TRACE`: what the donor gave: files cloned, and why the others were written.
+fn trace_donor(donor: &gitpar::donor::Report) {
+    let path = donor.path.display();
+    if let Some(off) = &donor.off {
+        eprintln!("git-par: donor {path}: nothing cloned: {off}");
+        return;
+    }
+    let written: usize = donor.written.iter().map(|(_, n)| n).sum();
+    let why: Vec<String> = donor
+        .written
+        .iter()
+        .map(|(w, n)| format!("{n} {}", w.describe()))
+        .collect();
+    eprintln!(
+        "git-par: donor {path}: {} files cloned, {written} written{}",
+        donor.cloned,
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join(", "))
+        }
+    );
+    if let Some(failure) = &donor.failure {
+        eprintln!("git-par: donor {path}: a clone failed: {failure}");
+    }
 }
 
 /// The tree of `commit`, with the engine's error as text (`gitpar::switch::tree_of`).

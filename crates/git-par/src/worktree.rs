@@ -11,7 +11,9 @@
 //! (which git refuses together with `--no-checkout`), and a repository without any valid
 //! branch (where git may infer `--orphan` itself); and where the engine cannot check out yet
 //! (a repository gix cannot open, a partial clone, a sparse checkout). `-j N` is git-par's writer count (git's
-//! `worktree add` has no `-j`) and is not passed on.
+//! `worktree add` has no `-j`) and is not passed on, nor are `--donor PATH` and `--[no-]reflink`:
+//! the new work tree's clean files are cloned from a donor work tree where the filesystem can
+//! (`gitpar::donor`), by default from the work tree the command runs in.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,7 +41,18 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
                 })?,
         ),
     };
+    let cwd = std::env::current_dir()
+        .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
+    let no_reflink = parsed.flag("reflink") == Some(false);
+    let donor = match parsed.value("donor") {
+        Some(path) => Some(donor_of(&cwd.join(path))?),
+        None => current_work_tree(),
+    };
     let args = parsed.without(&args, "jobs");
+    let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
+    let args = parsed.without(&args, "donor");
+    let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
+    let args = parsed.without(&args, "reflink");
     let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
     let ours = parsed.flag("checkout") != Some(false)
         && parsed.flag("orphan") != Some(true)
@@ -74,8 +87,6 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let Some(path) = parsed.positionals.first() else {
         return Err(fatal("cannot tell where git added the work tree"));
     };
-    let cwd = std::env::current_dir()
-        .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
     let path = cwd.join(path);
     let quiet = parsed.verbosity() < 0;
     check_out(
@@ -84,10 +95,36 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
         CheckoutArgs {
             jobs,
             quiet,
+            donor,
+            no_reflink,
             ..CheckoutArgs::default()
         },
         planned,
     )
+}
+
+/// The top of the work tree `path` names (`--donor PATH`): any directory of a non-bare
+/// repository; the checkout checks that it is a work tree of this repository.
+fn donor_of(path: &Path) -> Result<PathBuf, u8> {
+    let repo = gix::discover(path).map_err(|_| {
+        fatal(format!(
+            "'{}' is not a git work tree (--donor)",
+            path.display()
+        ))
+    })?;
+    let Some(top) = repo.workdir() else {
+        return Err(fatal(format!(
+            "'{}' is a bare repository, not a work tree (--donor)",
+            path.display()
+        )));
+    };
+    Ok(top.to_owned())
+}
+
+/// The work tree the command runs in, the default donor; none in a bare repository.
+fn current_work_tree() -> Option<PathBuf> {
+    let repo = gix::discover_with_environment_overrides(".").ok()?;
+    repo.workdir().and_then(|w| std::fs::canonicalize(w).ok())
 }
 
 /// The plan of the commit `target` names in the repository of the current directory, made

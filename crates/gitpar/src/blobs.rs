@@ -345,6 +345,47 @@ impl Blobs {
         })
     }
 
+    /// The size of the blob at `located`: its entry header's for a whole blob, else the
+    /// result size at the head of its delta (its first bytes inflated, as git's
+    /// `packed_object_info` probes it); `None` if that cannot be read.
+    pub(crate) fn size(&self, reader: &mut Reader, located: &Located) -> Option<u64> {
+        if let Some(size) = located.whole {
+            return Some(size);
+        }
+        let n = self.nodes.get(located.node as usize)?;
+        let pack = self.packs.get(usize::from(n.pack))?;
+        let input = pack.entry_slice(n.data_offset..u64::try_from(pack.pack_end()).ok()?)?;
+        let mut head = [0u8; 20];
+        let want = usize::try_from(n.size).map_or(head.len(), |s| s.min(head.len()));
+        reader.inflate.reset();
+        let (_, _, out) = reader.inflate.once(input, &mut head[..want]).ok()?;
+        let head = &head[..out];
+        let (_, used) = pack::data::delta::decode_header_size(head).ok()?;
+        let (size, _) = pack::data::delta::decode_header_size(head.get(used..)?).ok()?;
+        Some(size)
+    }
+
+    /// Count the blob at `located` as written without being read (a file cloned from a
+    /// donor): its use goes, and where it was the last use of a node never decoded, that
+    /// node's use of its base, down the chain, so that bases kept for it are freed.
+    pub(crate) fn skip(&self, located: &Located) {
+        let mut cache = lock(&self.cache);
+        let mut node = located.node;
+        cache.used(node);
+        loop {
+            let n = self.nodes[node as usize];
+            if !n.is_delta()
+                || n.base == UNRESOLVED
+                || cache.pending[node as usize] > 0
+                || std::mem::replace(&mut cache.counted[node as usize], true)
+            {
+                break;
+            }
+            cache.used(n.base);
+            node = n.base;
+        }
+    }
+
     /// Decode the blob at `located` into the first bytes of `out` and return its length: `out`
     /// keeps a longer length from an earlier blob (its bytes are overwritten, not zero-filled
     /// first) and grows where this one is longer. Each node of its delta chain is decoded at

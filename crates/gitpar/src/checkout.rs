@@ -31,6 +31,9 @@ pub struct Outcome {
     /// Paths that collided with another entry (case-insensitive or normalising filesystems);
     /// the last one written wins, as with git, and the caller warns about them.
     pub collisions: Vec<BString>,
+    /// What the donor work tree gave ([`Options::donor`]): files cloned, and why the others
+    /// were written.
+    pub donor: Option<crate::donor::Report>,
 }
 
 /// Check out `tree` from `repo` into `worktree` and record it in the index at `index_path`.
@@ -117,6 +120,7 @@ pub fn checkout_planned(
         workers: executed.workers,
         streamed: executed.streamed,
         collisions: executed.collisions,
+        donor: executed.donor,
     };
     // Record: the index is made now, in index order, with the stat data the writers returned
     // (skip-worktree entries were not written: their stat data stays empty, as git's).
@@ -257,7 +261,20 @@ impl Full {
             gix::worktree::stack::state::attributes::Source::IdMapping,
         )?;
         crate::phase::mark("filters and work tree ready");
-        crate::execute::execute(
+        let donor = match (&opts.donor, opts.reflink) {
+            (Some(path), crate::donor::Reflink::Auto) => Some(
+                crate::donor::Donor::prepare(repo, plan, root, path, opts.clone_min_size).map_err(
+                    |off| crate::donor::Report {
+                        path: path.clone(),
+                        off: Some(off),
+                        ..crate::donor::Report::default()
+                    },
+                ),
+            ),
+            _ => None,
+        };
+        crate::phase::mark("donor read");
+        let mut executed = crate::execute::execute(
             repo,
             plan,
             &self.jobs,
@@ -274,7 +291,13 @@ impl Full {
             ctx.progress,
             ctx.interrupt,
             true,
-        )
+            donor.as_ref().and_then(|d| d.as_ref().ok()),
+        )?;
+        executed.donor = donor.map(|d| match d {
+            Ok(donor) => donor.report(),
+            Err(report) => report,
+        });
+        Ok(executed)
     }
 }
 

@@ -110,6 +110,20 @@ impl Eol {
     /// work tree: git's `convert_attrs` turns the attributes and the configuration into a
     /// `crlf_action`, and `crlf_to_worktree` converts only when `output_eol` of it is CRLF.
     pub(crate) fn converts_on_checkout(self, config: EolConfig) -> bool {
+        self.action(config).1
+    }
+
+    /// Returns true if and only if git may convert CRLF to LF when it reads the file into the
+    /// index (`git add`): its `crlf_action` is anything but binary. A work tree file recorded
+    /// clean under such attributes may hold CRLF where its blob holds LF (a donor's file that
+    /// was added, not checked out), so it equals its blob only where their sizes are equal.
+    pub(crate) fn converts_on_checkin(self, config: EolConfig) -> bool {
+        self.action(config).0
+    }
+
+    /// git's `crlf_action` of these attributes under `config`: whether it is anything but
+    /// binary (a conversion on check-in is possible), and whether it converts on checkout.
+    fn action(self, config: EolConfig) -> (bool, bool) {
         #[derive(PartialEq)]
         enum Action {
             Undefined,
@@ -155,11 +169,12 @@ impl Eol {
                 AutoCrlf::Input => Action::AutoInput,
             };
         }
-        match action {
+        let checkout = match action {
             Action::Binary | Action::TextInput | Action::AutoInput => false,
             Action::TextCrlf | Action::AutoCrlf | Action::Undefined => true,
             Action::Text | Action::Auto => config.text_eol_is_crlf(),
-        }
+        };
+        (action != Action::Binary, checkout)
     }
 }
 

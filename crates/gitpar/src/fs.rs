@@ -477,7 +477,6 @@ fn create_exclusive(dir: BorrowedFd<'_>, name: &[u8], executable: bool) -> io::R
 /// Why [`clone_file_at`] did not clone: the caller writes the file from the object database
 /// instead, except after [`CloneError::Create`], which is what [`create_file_at`] would have met.
 #[derive(Debug)]
-#[allow(dead_code)] // Its caller, the donor checkout of `worktree add` (issue 22), is to come.
 pub enum CloneError {
     /// The filesystem cannot share blocks between these two files (EXDEV: another mount;
     /// EOPNOTSUPP, EINVAL, ENOTTY: no reflink support, as on ext4 and tmpfs). Nothing was left
@@ -507,7 +506,6 @@ pub enum CloneError {
 /// inode changed meanwhile may have been cloned half old and half new, so the clone is
 /// unlinked and [`CloneError::Changed`] returned. The mode is 0777 for executables and 0666
 /// otherwise, before the umask, as [`create_file_at`]'s: the donor's mode is not copied.
-#[allow(dead_code)] // Its caller, the donor checkout of `worktree add` (issue 22), is to come.
 pub fn clone_file_at(
     donor_dir: BorrowedFd<'_>,
     donor_name: &BStr,
@@ -559,6 +557,31 @@ pub fn clone_file_at(
         let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
     }
     cloned
+}
+
+/// Whether the filesystem clones `donor_name` of the open directory `donor_dir` into the
+/// directory `dir`: the donor file (not followed if a symlink) cloned into an unnamed file of
+/// `dir` (`O_TMPFILE`), which is gone when closed, so nothing is named in `dir`. `Err` is what
+/// the clone met (EXDEV between mounts, EOPNOTSUPP without reflink, ...).
+pub fn clone_probe(
+    donor_dir: BorrowedFd<'_>,
+    donor_name: &BStr,
+    dir: BorrowedFd<'_>,
+) -> io::Result<()> {
+    let donor = rustix::fs::openat(
+        donor_dir,
+        <&[u8]>::from(donor_name),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let unnamed = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    rustix::fs::ioctl_ficlone(&unnamed, &donor)?;
+    Ok(())
 }
 
 /// Returns true if and only if `err` means that something already occupies the path, which a

@@ -24,6 +24,7 @@ pub(crate) mod budget;
 pub mod checkout;
 pub(crate) mod convert;
 pub mod create_branch;
+pub mod donor;
 pub(crate) mod execute;
 pub(crate) mod filter;
 pub(crate) mod fs;

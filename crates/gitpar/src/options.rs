@@ -70,6 +70,14 @@ pub struct Options {
     /// processes of one (`par.filterProcesses`; [`DEFAULT_FILTER_PROCESSES`], at most one per
     /// CPU, by default).
     pub filter_processes: usize,
+    /// The work tree a full checkout may clone clean files from ([`crate::donor`]): set by
+    /// `worktree add` (the work tree it runs in, or `--donor`).
+    pub donor: Option<std::path::PathBuf>,
+    /// Whether files may be cloned from the donor (`par.reflink`, `--no-reflink`).
+    pub reflink: crate::donor::Reflink,
+    /// Files smaller than this are written even where they could be cloned
+    /// (`par.reflinkMinSize`; [`crate::donor::DEFAULT_MIN_SIZE`]).
+    pub clone_min_size: u64,
 }
 
 impl Default for Options {
@@ -88,6 +96,9 @@ impl Default for Options {
             overwrite_ignore: true,
             filter_meta: crate::filter::Meta::default(),
             filter_processes: DEFAULT_FILTER_PROCESSES.min(online_cpus()),
+            donor: None,
+            reflink: crate::donor::Reflink::Auto,
+            clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
         }
     }
 }
@@ -155,6 +166,10 @@ impl Options {
         }
         if let Some(bytes) = config.integer("par.memoryBudget") {
             opts.budget = u64::try_from(bytes).unwrap_or(1).max(1);
+        }
+        opts.reflink = crate::donor::Reflink::from_config(config);
+        if let Some(bytes) = config.integer("par.reflinkMinSize") {
+            opts.clone_min_size = u64::try_from(bytes).unwrap_or(0);
         }
         opts
     }

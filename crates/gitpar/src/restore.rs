@@ -618,6 +618,7 @@ fn write(
         ctx.progress,
         ctx.interrupt,
         false,
+        None,
     )?;
     if executed.interrupted {
         return Err(CheckoutError::Interrupted.into());

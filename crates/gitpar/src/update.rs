@@ -398,6 +398,7 @@ fn run(
             ctx.progress,
             ctx.interrupt,
             false,
+            None,
         );
         if let (Err(CheckoutError::Filter { .. }), Some(original)) = (&executed, original) {
             lock.put_back(index_path, original.as_deref())

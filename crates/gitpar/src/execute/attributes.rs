@@ -79,6 +79,9 @@ pub(super) struct OwnAttributes<'d> {
     pub(super) driver: Option<&'d gix::filter::plumbing::Driver>,
     /// Any `working-tree-encoding` (gix-filter re-encodes those without `-BOM`).
     reencodes: bool,
+    /// A `filter` attribute with a value, whether or not a driver of that name is configured
+    /// (a clean-only driver converts on check-in alone).
+    filtered: bool,
     /// The attributes that decide the end-of-line conversion (`text`, `crlf`, `eol`).
     eol: crate::convert::Eol,
 }
@@ -91,6 +94,17 @@ impl OwnAttributes<'_> {
             && !self.reencodes
             && self.driver.is_none()
             && !self.eol.converts_on_checkout(config)
+    }
+
+    /// Whether a donor's clean copy of the file may be cloned instead of writing the blob
+    /// ([`crate::donor`]): `None` when a checkout converts it, or when the file the donor's
+    /// index trusts may differ from its blob in ways its size cannot tell (`ident`, an
+    /// encoding, a filter); else whether the sizes must be compared (an end-of-line
+    /// conversion on check-in: an added file with CRLF is clean against a blob with LF, and
+    /// only then longer than it).
+    pub(super) fn clonable(&self, config: crate::convert::EolConfig) -> Option<bool> {
+        (self.plain(config) && !self.reencodes && !self.filtered)
+            .then(|| self.eol.converts_on_checkin(config))
     }
 
     /// Returns true if and only if gix-filter's pipeline may change the blob: an `ident`, a
@@ -136,8 +150,11 @@ impl<'r> Worker<'r> {
                     own.reencodes = true;
                     own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
                 }
-                ("filter", gix::attrs::StateRef::Value(v)) if !runner.is_idle() => {
-                    own.driver = runner.driver(v.as_bstr());
+                ("filter", gix::attrs::StateRef::Value(v)) => {
+                    own.filtered = true;
+                    if !runner.is_idle() {
+                        own.driver = runner.driver(v.as_bstr());
+                    }
                 }
                 _ => {}
             }

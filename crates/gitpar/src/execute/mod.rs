@@ -83,6 +83,8 @@ pub struct Executed {
     pub bytes_written: u64,
     /// Blobs streamed into their files in pieces instead of read whole ([`crate::stream`]).
     pub streamed: usize,
+    /// What the donor gave, when the caller named one (set by the full checkout).
+    pub donor: Option<crate::donor::Report>,
 }
 
 /// Create `plan.dirs` that do not exist yet and write the entries of `plan` named by `jobs`
@@ -90,7 +92,9 @@ pub struct Executed {
 /// content conversion. Per-entry failures and an interruption are reported in the result, not
 /// as an error: the caller records what was written. `fresh` says the work tree was empty (a
 /// clone, a new work tree): a directory in the way of a file can then only be a case-folded
-/// leading directory of another entry, and is replaced as git's checkout replaces it.
+/// leading directory of another entry, and is replaced as git's checkout replaces it. With a
+/// `donor` (a fresh work tree only), the writers clone the files it can give
+/// ([`crate::donor`]).
 #[allow(clippy::too_many_arguments)]
 pub fn execute(
     repo: &gix::Repository,
@@ -102,6 +106,7 @@ pub fn execute(
     progress: &Progress,
     should_interrupt: &AtomicBool,
     fresh: bool,
+    donor: Option<&crate::donor::Donor>,
 ) -> Result<Executed, Error> {
     progress.total.store(jobs.len(), Ordering::Relaxed);
     // The directories are made on a thread of their own while this one scans the packs and the
@@ -198,6 +203,7 @@ pub fn execute(
             .command_context()
             .map_err(crate::run::repo_err("setting up filters"))?,
         meta: opts.filter_meta.clone(),
+        donor: donor.filter(|_| fresh),
         queues: [
             crate::filter::queue::Queue::new(),
             crate::filter::queue::Queue::new(),
@@ -236,6 +242,7 @@ pub fn execute(
         collisions: Vec::new(),
         bytes_written: 0,
         streamed: 0,
+        donor: None,
     };
     if !shared.halted() {
         let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
@@ -360,6 +367,8 @@ struct Shared<'a> {
     chunks: std::sync::OnceLock<Vec<usize>>,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`).
     meta: crate::filter::Meta,
+    /// The work tree whose clean files are cloned instead of written ([`crate::donor`]).
+    donor: Option<&'a crate::donor::Donor>,
     /// Filtered entries the writers handed over, for the filter threads: those of long-running
     /// filters ([`PROCESS`](filters::PROCESS)), and the others
     /// ([`ONESHOT`](filters::ONESHOT): a command per file, or no command).
@@ -480,6 +489,8 @@ struct Worker<'r> {
     signatures: Vec<(u64, attributes::OwnAttributes<'r>)>,
     /// The directory the last file went into, kept open for the next one.
     dirs: Dirs<'r>,
+    /// The donor's directory the last clone came from ([`Shared::donor`]).
+    donor_dirs: Option<Dirs<'r>>,
     symlinks: bool,
 }
 
@@ -531,6 +542,7 @@ impl<'r> Worker<'r> {
             chunk: Vec::new(),
             streamer,
             dirs: root.dirs(),
+            donor_dirs: shared.donor.map(|d| d.root().dirs()),
             symlinks: opts.symlinks,
         }
     }

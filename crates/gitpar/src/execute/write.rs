@@ -90,6 +90,17 @@ impl Worker<'_> {
         if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
             return Err(Failure::Queued(kind));
         }
+        if let Some(donor) = shared.donor.filter(|_| !job.replace) {
+            let parts = (
+                &mut self.reader,
+                &self.repo,
+                &mut self.donor_dirs,
+                &mut self.dirs,
+            );
+            if let Some(cloned) = Self::clone_from(parts, donor, entry, job, own, shared) {
+                return cloned;
+            }
+        }
         // The blob is read after the attributes, so that the budget can hold what a filter
         // needs from the start (no second request while holding the first). Its size comes
         // from its pack entry when it is stored whole, from its header in the object database
@@ -233,6 +244,89 @@ impl Worker<'_> {
             .bytes_written
             .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
         Ok(fs::index_stat(&st))
+    }
+
+    /// Clone `entry`'s file from the donor instead of writing it, where the donor's copy is
+    /// what the checkout would write ([`crate::donor`]): `None` when it is to be written (the
+    /// reason counted), else the clone's stat data or the failure to create it.
+    fn clone_from(
+        (reader, repo, donor_dirs, dirs): (
+            &mut crate::blobs::Reader,
+            &gix::Repository,
+            &mut Option<Dirs<'_>>,
+            &mut Dirs<'_>,
+        ),
+        donor: &crate::donor::Donor,
+        entry: &plan::Entry,
+        job: Job,
+        own: OwnAttributes<'_>,
+        shared: &Shared<'_>,
+    ) -> Option<Result<gix::index::entry::Stat, Failure>> {
+        use crate::donor::Written;
+        let written = |why| {
+            donor.count(why);
+            None
+        };
+        let expected = match donor.candidate(job.entry) {
+            Ok(stat) => *stat,
+            Err(why) => return written(why),
+        };
+        let Some(check_size) = own.clonable(shared.eol) else {
+            return written(Written::Converted);
+        };
+        let located = shared.blobs.located(job.entry);
+        // Where check-in converts line endings, the donor's file is the blob only if it is as
+        // long as the blob.
+        let size = if check_size {
+            match located.and_then(|l| shared.blobs.size(reader, &l)) {
+                Some(size) => Some(size),
+                None => match Self::header(repo, entry) {
+                    Ok(header) => Some(header.size),
+                    Err(_) => return written(Written::Failed),
+                },
+            }
+        } else {
+            None
+        };
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        let donor_dirs = donor_dirs.as_mut()?;
+        if !donor.attributes_clean(donor_dirs, dir) {
+            return written(Written::Attributes);
+        }
+        let Ok(donor_dir) = donor_dirs.dir(dir) else {
+            return written(Written::Modified);
+        };
+        let target_dir = match dirs.dir(dir) {
+            Ok(fd) => fd,
+            Err(err) => return Some(Err(create_failure(entry, fs::CreateError::Create(err)))),
+        };
+        let executable = entry.kind == Kind::Executable;
+        let expect = |st: &rustix::fs::Stat| {
+            crate::donor::matches(&expected, st)
+                && (st.st_mode & 0o100 != 0) == executable
+                && size.is_none_or(|s| u64::try_from(st.st_size).ok() == Some(s))
+        };
+        match fs::clone_file_at(donor_dir, name, expect, target_dir, name, executable) {
+            Ok(st) => {
+                donor.cloned();
+                if let Some(located) = located {
+                    shared.blobs.skip(&located);
+                }
+                Some(Ok(fs::index_stat(&st)))
+            }
+            Err(fs::CloneError::Unsupported(err)) => {
+                donor.failed(&err, true);
+                None
+            }
+            Err(fs::CloneError::Changed) => written(Written::Modified),
+            Err(fs::CloneError::Io(err)) => {
+                donor.failed(&err, false);
+                None
+            }
+            Err(fs::CloneError::Create(err)) => {
+                Some(Err(create_failure(entry, fs::CreateError::Create(err))))
+            }
+        }
     }
 
     /// Write a blob that needs no conversion straight from where it is stored whole

@@ -1,0 +1,476 @@
+//! A donor work tree: the clean files of another work tree of the same repository, cloned
+//! (copy-on-write: the two files share their blocks until one is written) instead of written
+//! from the object database, where the filesystem can clone and the donor's copy is exactly
+//! what the checkout would write.
+//!
+//! What is decided here, before the writers start ([`Donor::prepare`]): whether the donor can
+//! give anything at all (a work tree of the same repository, the same conversion
+//! configuration, the same `.gitattributes` as the tree checked out, all of them clean, no
+//! split index; the filesystem able to clone between the two work trees), and per plan entry
+//! whether its donor entry is trustworthy — the same path, object id and mode at stage 0,
+//! neither skip-worktree, assume-unchanged nor intent-to-add, older than the donor's index
+//! (not racily clean), and at least as big as the crossover. What is decided by the writer,
+//! file by file: whether the file's attributes convert it (then it is written), a donor
+//! directory with an untracked `.gitattributes` (its files are written), and, on the opened
+//! donor file, whether its stat data are still those of its index entry (and, where check-in
+//! converts line endings, whether its size is the blob's); after the clone, whether the donor
+//! changed meanwhile ([`crate::fs::clone_file_at`]). Any "no" writes the blob as without a
+//! donor: the result is, byte for byte and entry for entry, a plain checkout's.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use bstr::{BStr, BString, ByteSlice};
+
+use crate::fs::{self, Root};
+use crate::plan::{Kind, Plan};
+
+/// Whether a checkout may clone files from a donor (`par.reflink`, `--no-reflink`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reflink {
+    /// Clone where the filesystem can (`par.reflink=auto`, the default).
+    #[default]
+    Auto,
+    /// Never clone (`par.reflink=false`, `--no-reflink`).
+    Never,
+}
+
+impl Reflink {
+    /// `par.reflink` from the configuration: `false` (or `no`, `off`, `0`) turns cloning off;
+    /// `auto`, `true` and anything else leave it on where the filesystem can.
+    pub fn from_config(config: &gix::config::Snapshot<'_>) -> Reflink {
+        match config.string("par.reflink") {
+            Some(v) if v.eq_ignore_ascii_case(b"auto") => Reflink::Auto,
+            _ if config.boolean("par.reflink") == Some(false) => Reflink::Never,
+            _ => Reflink::Auto,
+        }
+    }
+}
+
+/// Files smaller than this are written, not cloned, unless `par.reflinkMinSize` says
+/// otherwise. A clone is a metadata transaction of its own; measured on a fresh reflink XFS
+/// image (see the commit that set it), cloning a tldr-sized tree of small files cost no more
+/// wall time than writing it, and saved its data blocks, so every size is cloned.
+pub const DEFAULT_MIN_SIZE: u64 = 0;
+
+/// Why a file was written rather than cloned, counted for `GIT_PAR_TRACE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The donor's index has no entry at the path with the same object id and mode at stage 0
+    /// (or it is skip-worktree, assume-unchanged or intent-to-add).
+    NotInDonor,
+    /// The donor's entry is racily clean: not older than the donor's index.
+    Racy,
+    /// Smaller than the crossover: writing costs less.
+    Small,
+    /// Its attributes convert it (or may have made the donor's copy differ from the blob).
+    Converted,
+    /// An untracked `.gitattributes` in the donor could have changed how it was written.
+    Attributes,
+    /// The donor's file did not match its index entry, or changed while it was cloned.
+    Modified,
+    /// The clone failed for another reason (the donor unreadable, say).
+    Failed,
+}
+
+impl Written {
+    const ALL: [Written; 7] = [
+        Written::NotInDonor,
+        Written::Racy,
+        Written::Small,
+        Written::Converted,
+        Written::Attributes,
+        Written::Modified,
+        Written::Failed,
+    ];
+
+    /// The reason in a few words, for the trace.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Written::NotInDonor => "not in the donor's index",
+            Written::Racy => "racily clean in the donor",
+            Written::Small => "below the clone size",
+            Written::Converted => "converted by attributes",
+            Written::Attributes => "untracked .gitattributes in the donor",
+            Written::Modified => "modified in the donor",
+            Written::Failed => "clone failed",
+        }
+    }
+}
+
+/// What a checkout did with its donor, for `GIT_PAR_TRACE`.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// The donor work tree.
+    pub path: PathBuf,
+    /// Why nothing was cloned at all, if so (not the same repository, the filesystem cannot
+    /// clone, `.gitattributes` differ, ...).
+    pub off: Option<String>,
+    /// Files cloned.
+    pub cloned: usize,
+    /// Files written instead, per reason.
+    pub written: Vec<(Written, usize)>,
+    /// The first error a clone met, if any (why cloning stopped, when the filesystem said it
+    /// cannot).
+    pub failure: Option<String>,
+}
+
+/// The donor of one checkout, shared by its writers.
+pub(crate) struct Donor {
+    root: Root,
+    /// Per plan entry: the donor index's stat data of a trustworthy entry, or why the file is
+    /// written ([`Donor::prepare`]).
+    entries: Vec<Result<gix::index::entry::Stat, Written>>,
+    /// The donor's tracked `.gitattributes` files (all of them clean).
+    attribute_files: std::collections::HashSet<BString>,
+    /// The plan's directories (sorted), and per directory whether the donor has no untracked
+    /// `.gitattributes` there nor above: decided by the first writer that needs it.
+    plan_dirs: Vec<BString>,
+    dirs: Vec<OnceLock<bool>>,
+    /// Whether the root has none.
+    top: OnceLock<bool>,
+    /// Set when a clone says the filesystem cannot: the writers stop trying.
+    unsupported: AtomicBool,
+    cloned: AtomicUsize,
+    written: [AtomicUsize; Written::ALL.len()],
+    failure: std::sync::Mutex<Option<String>>,
+    report: Report,
+}
+
+impl Donor {
+    /// The donor at `path` for the checkout of `plan` into `target` (the repository `repo`
+    /// opened on the new work tree): every plan entry the donor may give. `Err` says why the
+    /// donor gives nothing (the caller writes every file, and reports it).
+    pub(crate) fn prepare(
+        repo: &gix::Repository,
+        plan: &Plan,
+        target: &Root,
+        path: &Path,
+        min_size: u64,
+    ) -> Result<Donor, String> {
+        let donor = gix::open_opts(
+            path,
+            gix::open::Options::default().with(gix::sec::Trust::Full),
+        )
+        .map_err(|e| format!("not a git work tree: {e}"))?;
+        let workdir = donor
+            .workdir()
+            .ok_or_else(|| "a bare repository has no work tree".to_owned())?
+            .to_owned();
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+        if !same(donor.common_dir(), repo.common_dir()) {
+            return Err("a work tree of another repository".into());
+        }
+        if same(&workdir, target.path()) {
+            return Err("the work tree being checked out".into());
+        }
+        // The configuration that converts files may differ per work tree (config.worktree).
+        let (ours, theirs) = (repo.config_snapshot(), donor.config_snapshot());
+        if crate::convert::EolConfig::of(&ours) != crate::convert::EolConfig::of(&theirs)
+            || ours.string("core.attributesFile") != theirs.string("core.attributesFile")
+        {
+            return Err("its end-of-line or attributes configuration differs".into());
+        }
+        let root = Root::open(&workdir).map_err(|e| format!("cannot open it: {e}"))?;
+        // Only the same filesystem, of a kind that can clone, is worth reading the donor's
+        // index for (tmpfs and ext4 cannot: a plain checkout there pays one statfs).
+        can_clone(&root, target)?;
+        let index_path = donor.index_path();
+        // The index's time first: an entry not older than it is racily clean. Read before the
+        // index itself, so that an index rewritten meanwhile only makes more entries racy.
+        let stamp =
+            rustix::fs::stat(&index_path).map_err(|e| format!("cannot read its index: {e}"))?;
+        let index = gix::index::File::at(
+            &index_path,
+            donor.object_hash(),
+            crate::record::SKIP_HASH_ON_READ,
+            gix::index::decode::Options::default(),
+        )
+        .map_err(|e| format!("cannot read its index: {e}"))?;
+        if index.link().is_some() {
+            return Err("its index is split (core.splitIndex)".into());
+        }
+        let racy = |stat: &gix::index::entry::Stat| i64::from(stat.mtime.secs) >= stamp.st_mtime;
+        let trusted = |e: &gix::index::Entry| {
+            use gix::index::entry::Flags;
+            e.stage_raw() == 0
+                && !e
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+        };
+        // The attribute files: the same blobs at the same paths as the tree's, each clean in
+        // the donor.
+        let is_attributes = |p: &BStr| p == ".gitattributes" || p.ends_with(b"/.gitattributes");
+        let theirs: Vec<(&BStr, &gix::index::Entry)> = index
+            .entries()
+            .iter()
+            .map(|e| (e.path(&index), e))
+            .filter(|(p, e)| is_attributes(p) && e.stage_raw() == 0)
+            .collect();
+        let ours: Vec<(&BStr, gix::ObjectId)> = plan
+            .entries
+            .iter()
+            .filter(|e| is_attributes(e.path.as_bstr()))
+            .map(|e| (e.path.as_bstr(), e.id))
+            .collect();
+        if theirs.len() != ours.len()
+            || theirs
+                .iter()
+                .zip(&ours)
+                .any(|((p, e), (q, id))| p != q || e.id != *id)
+        {
+            return Err("its .gitattributes differ from the checkout's".into());
+        }
+        let mut dirs = root.dirs();
+        for (p, e) in &theirs {
+            let clean = dirs
+                .lstat(p)
+                .ok()
+                .flatten()
+                .is_some_and(|st| matches(&e.stat, &st) && !racy(&e.stat) && trusted(e));
+            if !clean {
+                return Err(format!("its {p} is modified"));
+            }
+        }
+        let attribute_files = theirs.iter().map(|(p, _)| (*p).to_owned()).collect();
+        // The plan and the index are both in index order: one merge of the two.
+        let mut entries = vec![Err(Written::NotInDonor); plan.entries.len()];
+        let donor_entries = index.entries();
+        let mut j = 0;
+        for (k, entry) in plan.entries.iter().enumerate() {
+            if !matches!(entry.kind, Kind::File | Kind::Executable) {
+                continue;
+            }
+            let path = entry.path.as_bstr();
+            while j < donor_entries.len() && donor_entries[j].path(&index) < path {
+                j += 1;
+            }
+            // Stage 0 sorts first among the stages of a path.
+            let Some(e) = donor_entries.get(j).filter(|e| e.path(&index) == path) else {
+                continue;
+            };
+            if e.id != entry.id || e.mode != entry.kind.index_mode() || !trusted(e) {
+                continue;
+            }
+            entries[k] = if racy(&e.stat) {
+                Err(Written::Racy)
+            } else if u64::from(e.stat.size) < min_size {
+                Err(Written::Small)
+            } else {
+                Ok(e.stat)
+            };
+        }
+        probe(&root, target, &entries, plan)?;
+        Ok(Donor {
+            root,
+            entries,
+            attribute_files,
+            plan_dirs: {
+                let mut dirs = plan.dirs.clone();
+                dirs.sort_unstable();
+                dirs
+            },
+            dirs: (0..plan.dirs.len()).map(|_| OnceLock::new()).collect(),
+            top: OnceLock::new(),
+            unsupported: AtomicBool::new(false),
+            cloned: AtomicUsize::new(0),
+            written: Default::default(),
+            failure: std::sync::Mutex::new(None),
+            report: Report {
+                path: path.to_owned(),
+                ..Report::default()
+            },
+        })
+    }
+
+    /// The donor's root, for the writers' directory caches.
+    pub(crate) fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The donor index's stat data for plan entry `entry`, if its file may be cloned, else
+    /// why it is written.
+    pub(crate) fn candidate(&self, entry: usize) -> Result<&gix::index::entry::Stat, Written> {
+        if self.unsupported.load(Ordering::Relaxed) {
+            return Err(Written::Failed);
+        }
+        match self.entries.get(entry) {
+            Some(Ok(stat)) => Ok(stat),
+            Some(Err(why)) => Err(*why),
+            None => Err(Written::NotInDonor),
+        }
+    }
+
+    /// Returns true if and only if no untracked `.gitattributes` of the donor applies to files
+    /// in `dir` (one of `plan.dirs`, or the root): decided once per directory, by the first
+    /// writer to ask, with an `lstat` in each directory from the root down.
+    pub(crate) fn attributes_clean(&self, dirs: &mut fs::Dirs<'_>, dir: &BStr) -> bool {
+        let top = || self.untracked_attributes_in(dirs, b"".as_bstr());
+        if !*self.top.get_or_init(top) {
+            return false;
+        }
+        self.dir_clean(dirs, dir)
+    }
+
+    fn dir_clean(&self, dirs: &mut fs::Dirs<'_>, dir: &BStr) -> bool {
+        if dir.is_empty() {
+            return true;
+        }
+        let Ok(k) = self.plan_dirs.binary_search_by(|d| d.as_bstr().cmp(dir)) else {
+            return false;
+        };
+        if let Some(done) = self.dirs[k].get() {
+            return *done;
+        }
+        let parent = fs::split_path(dir).0;
+        let clean = self.dir_clean(dirs, parent) && self.untracked_attributes_in(dirs, dir);
+        *self.dirs[k].get_or_init(|| clean)
+    }
+
+    /// Returns true if and only if `dir` of the donor holds no `.gitattributes` that its index
+    /// does not track (tracked ones were checked clean by [`Donor::prepare`]).
+    fn untracked_attributes_in(&self, dirs: &mut fs::Dirs<'_>, dir: &BStr) -> bool {
+        let mut path = BString::from(dir);
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(b".gitattributes");
+        match dirs.lstat(path.as_bstr()) {
+            Ok(None) => true,
+            Ok(Some(_)) => self.attribute_files.contains(&path),
+            Err(_) => false,
+        }
+    }
+
+    /// Count a file written for `why`.
+    pub(crate) fn count(&self, why: Written) {
+        let k = Written::ALL.iter().position(|w| *w == why).unwrap_or(0);
+        self.written[k].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count a file cloned.
+    pub(crate) fn cloned(&self) {
+        self.cloned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A clone failed with `err`: counted, the first error kept for the report; with
+    /// `unsupported` (the filesystem cannot clone), every file is written from now on.
+    pub(crate) fn failed(&self, err: &std::io::Error, unsupported: bool) {
+        if unsupported {
+            self.unsupported.store(true, Ordering::Relaxed);
+        }
+        self.count(Written::Failed);
+        let mut first = self
+            .failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.get_or_insert_with(|| fs::strerror(err));
+    }
+
+    /// What was cloned and written, and why.
+    pub(crate) fn report(&self) -> Report {
+        let mut report = self.report.clone();
+        report.cloned = self.cloned.load(Ordering::Relaxed);
+        report.failure = self
+            .failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        report.written = Written::ALL
+            .iter()
+            .zip(&self.written)
+            .map(|(w, n)| (*w, n.load(Ordering::Relaxed)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        report
+    }
+}
+
+/// Returns true if and only if the donor file's stat data `st` are those its index recorded
+/// (`entry`): size, times, inode and owner, as git's `ie_match_stat` compares them (and the
+/// device, which git leaves out: the clone's source is the same file all the same).
+pub(crate) fn matches(entry: &gix::index::entry::Stat, st: &rustix::fs::Stat) -> bool {
+    let now = fs::index_stat(st);
+    (now.mtime, now.ctime, now.ino, now.uid, now.gid, now.size)
+        == (
+            entry.mtime,
+            entry.ctime,
+            entry.ino,
+            entry.uid,
+            entry.gid,
+            entry.size,
+        )
+}
+
+/// Filesystems whose files may share blocks (`FICLONE`): XFS (when made with `reflink=1`,
+/// which only a clone tells), btrfs, bcachefs, OCFS2, ZFS 2.2 (block cloning), NFS 4.2 and SMB
+/// (the server clones, where it can).
+const CLONING: &[i64] = &[
+    0x5846_5342, // XFS
+    0x9123_683e, // btrfs
+    0xca45_1a4e, // bcachefs
+    0x7461_636f, // OCFS2
+    0x2fc1_2fc1, // ZFS
+    0x6969,      // NFS
+    0xfe53_4d42, // SMB2
+    0xff53_4d42, // CIFS
+];
+
+/// Whether the donor and the target are one filesystem of a kind that can clone.
+fn can_clone(donor: &Root, target: &Root) -> Result<(), String> {
+    let stat = |root: &Root| rustix::fs::fstat(root.fd()).map(|st| st.st_dev);
+    if stat(donor).ok() != stat(target).ok() {
+        return Err("it is on another filesystem".into());
+    }
+    let kind = rustix::fs::fstatfs(target.fd())
+        .map_err(|e| format!("cannot tell the filesystem: {e}"))?
+        .f_type;
+    // `f_type` is signed on some targets: the magic numbers are 32 bits.
+    #[allow(clippy::unnecessary_cast)]
+    let kind = (kind as i64) & 0xffff_ffff;
+    if CLONING.contains(&kind) {
+        Ok(())
+    } else {
+        Err(format!("the filesystem (type {kind:#x}) cannot clone"))
+    }
+}
+
+/// Whether the filesystem clones from the donor into `target`: a candidate's donor file
+/// (the first few that are there) cloned into an unnamed file of the target's root
+/// (`O_TMPFILE`, gone when closed). A donor with no candidate gives nothing either.
+fn probe(
+    donor: &Root,
+    target: &Root,
+    entries: &[Result<gix::index::entry::Stat, Written>],
+    plan: &Plan,
+) -> Result<(), String> {
+    let mut dirs = donor.dirs();
+    let mut last = None;
+    for k in (0..entries.len())
+        .filter(|&k| entries[k].is_ok())
+        .take(PROBES)
+    {
+        let (dir, name) = fs::split_path(plan.entries[k].path.as_bstr());
+        let probed = dirs
+            .dir(dir)
+            .and_then(|fd| fs::clone_probe(fd, name, target.fd()));
+        match probed {
+            Ok(()) => return Ok(()),
+            Err(err) if fs::is_not_there(&err) => last = Some(err),
+            Err(err) => {
+                return Err(format!(
+                    "the filesystem cannot clone between the two work trees ({})",
+                    fs::strerror(&err)
+                ))
+            }
+        }
+    }
+    Err(match last {
+        Some(_) => "its files are not there".into(),
+        None => "none of its files is clean and the same as the checkout's".into(),
+    })
+}
+
+/// How many donor files the probe tries before it concludes they are gone.
+const PROBES: usize = 16;
