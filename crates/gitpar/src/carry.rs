@@ -1,0 +1,575 @@
+//! `.worktreeinclude`: the donor's ignored files a new work tree starts with (issue 22).
+//!
+//! `git par worktree add` checks a new work tree out and then carries over, from an existing work
+//! tree of the same repository (the donor), the ignored files that the donor's top-level
+//! `.worktreeinclude` names: build caches such as `target/` or `node_modules/`, which would
+//! otherwise be rebuilt from nothing. The file has gitignore syntax and is the one agent tools use
+//! for the same purpose. A path is carried if and only if it is ignored in the donor (git's rules:
+//! `.gitignore` files, `info/exclude`, `core.excludesFile`; tracked paths are never ignored) and
+//! the last `.worktreeinclude` pattern matching it (or one of its directories) is not a negation.
+//! As in gitignore, a matched directory brings everything below it, and a negation cannot take a
+//! path back out of a matched directory (`target/*` with `!target/tmp/` can, `target/` cannot).
+//!
+//! Two steps, as everywhere in the engine: [`plan`] walks the donor through the path-safe layer
+//! (`crate::fs`: no symlink is followed, nothing outside the donor is read, a nested repository is
+//! not entered, directories no pattern can reach are not read) and decides; then the directories
+//! are made, in order, and the files and symlinks are carried by a few threads, each over a
+//! contiguous part of the sorted list with its own directory caches. A regular file is cloned
+//! (`fs::clone_file_at`) where the filesystem can share blocks, copied otherwise; a symlink is
+//! made again with the donor's target, never followed. Nothing in the new work tree is
+//! overwritten: a path that is tracked there, or that exists there, is reported in
+//! [`Carried::skipped`] with why, and the walk and the other paths go on.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use bstr::{BStr, BString, ByteSlice};
+use gix::glob::pattern::Case;
+use gix::index::entry::Mode;
+use rustix::fs::FileType;
+
+use crate::fs::{self, CloneError, CreateError, Dirs, Root};
+use crate::run::Error;
+
+/// The file at the donor's top that says what to carry.
+const INCLUDE_FILE: &str = ".worktreeinclude";
+
+/// What carry did.
+#[derive(Debug, Default)]
+pub struct Carried {
+    /// Regular files cloned (their blocks shared with the donor's).
+    pub cloned: usize,
+    /// Regular files copied (the filesystem cannot clone, or `reflink` was false).
+    pub copied: usize,
+    /// Symlinks made with the donor's targets.
+    pub symlinks: usize,
+    /// Directories made in the new work tree.
+    pub dirs: usize,
+    /// Paths not carried, with why (already exists in the new work tree, tracked there,
+    /// unreadable...).
+    pub skipped: Vec<(BString, String)>,
+}
+
+/// Carry the donor's ignored files that `.worktreeinclude` (at the donor's top) matches into
+/// `target`.
+///
+/// `donor` is the donor work tree's repository (gix, opened on the donor work tree), `target` the
+/// new work tree's directory, `tracked` the new work tree's index (paths never overwritten),
+/// `reflink` whether cloning may be tried (false: copy only), `threads` the parallelism.
+/// Without `.worktreeinclude` it returns `Ok(Carried::default())` having read nothing else.
+///
+/// Only a failure to open either work tree or to read the donor's ignore rules is an error; a
+/// path that cannot be carried is reported in [`Carried::skipped`].
+pub fn carry(
+    donor: &gix::Repository,
+    target: &Path,
+    tracked: &gix::index::State,
+    reflink: bool,
+    threads: usize,
+) -> Result<Carried, Error> {
+    let workdir = donor.workdir().ok_or_else(|| Error::Repository {
+        context: "the donor has no work tree",
+        source: Box::new(io::Error::other("a bare repository cannot be a donor")),
+    })?;
+    let donor_root = Root::open(workdir).map_err(dir_error(workdir))?;
+    let mut carried = Carried::default();
+    let case = if donor.config_snapshot().boolean("core.ignoreCase") == Some(true) {
+        Case::Fold
+    } else {
+        Case::Sensitive
+    };
+    let Some(include) =
+        Include::read(&donor_root, case, &mut carried.skipped).map_err(|source| {
+            Error::Directory {
+                path: INCLUDE_FILE.into(),
+                source,
+            }
+        })?
+    else {
+        return Ok(carried);
+    };
+    let target_root = Root::open(target).map_err(dir_error(target))?;
+    let plan = plan(donor, &donor_root, &include, tracked, &mut carried.skipped)?;
+    let items = make_dirs(&target_root, plan, &mut carried);
+    let done = carry_items(&donor_root, &target_root, &items, reflink, threads);
+    carried.cloned = done.cloned;
+    carried.copied = done.copied;
+    carried.symlinks = done.symlinks;
+    carried.skipped.extend(done.skipped);
+    carried.skipped.sort();
+    Ok(carried)
+}
+
+/// The error of opening the work tree at `path`.
+fn dir_error(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
+    move |source| Error::Directory {
+        path: path.as_os_str().as_bytes().into(),
+        source,
+    }
+}
+
+/// The patterns of `.worktreeinclude`, relative to the donor's top.
+struct Include {
+    list: gix::glob::search::pattern::List<gix::ignore::search::Ignore>,
+    case: Case,
+}
+
+impl Include {
+    /// Read `.worktreeinclude` from the donor's top as a regular file; `None` when there is none.
+    /// Something else in its place (a symlink, a fifo) is not read: it is reported in `skipped`
+    /// and nothing is carried.
+    fn read(
+        root: &Root,
+        case: Case,
+        skipped: &mut Vec<(BString, String)>,
+    ) -> io::Result<Option<Include>> {
+        use std::io::Read;
+        let mut dirs = root.dirs();
+        let name = INCLUDE_FILE.as_bytes().as_bstr();
+        let Some((mut file, _)) = dirs.open_regular(name)? else {
+            if dirs.lstat(name)?.is_some() {
+                skipped.push((name.into(), "not a regular file, not read".into()));
+            }
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let parse = gix::ignore::search::Ignore::default();
+        let list =
+            gix::glob::search::pattern::List::from_bytes(&bytes, INCLUDE_FILE.into(), None, parse)?;
+        Ok(Some(Include { list, case }))
+    }
+
+    /// Returns true if and only if the last pattern matching `path` is not a negation.
+    fn matches(&self, path: &BStr, is_dir: bool) -> bool {
+        let basename = path.rfind_byte(b'/').map(|p| p + 1);
+        gix::ignore::search::pattern_matching_relative_path(
+            &self.list,
+            path,
+            basename,
+            Some(is_dir),
+            self.case,
+        )
+        .is_some_and(|m| !m.pattern.is_negative())
+    }
+
+    /// Returns true if and only if a pattern could match something below the directory `dir`:
+    /// one that matches a name at any depth (no slash), or whose literal beginning (up to its
+    /// first wildcard) agrees with `dir/`. A directory for which this is false is not read.
+    fn could_match_below(&self, dir: &BStr) -> bool {
+        use gix::glob::pattern::Mode as P;
+        let mut below = BString::from(dir);
+        below.push(b'/');
+        let same = |a: &[u8], b: &[u8]| match self.case {
+            Case::Sensitive => a == b,
+            Case::Fold => a.eq_ignore_ascii_case(b),
+        };
+        self.list.patterns.iter().any(|m| {
+            let p = &m.pattern;
+            if p.is_negative() {
+                return false;
+            }
+            if p.mode.contains(P::NO_SUB_DIR) && !p.mode.contains(P::ABSOLUTE) {
+                return true;
+            }
+            let literal = &p.text[..p.first_wildcard_pos.unwrap_or(p.text.len())];
+            let n = literal.len().min(below.len());
+            same(&literal[..n], &below[..n])
+        })
+    }
+}
+
+/// What to carry, as the walk of the donor decided it.
+#[derive(Debug, Default)]
+struct Plan {
+    /// Directories to make in the new work tree (carried ones and the leading directories of
+    /// carried paths); sorted, so a parent comes before what it holds.
+    dirs: BTreeSet<BString>,
+    /// Files and symlinks to carry, sorted by path.
+    items: Vec<Item>,
+}
+
+/// One file or symlink to carry.
+#[derive(Debug)]
+struct Item {
+    path: BString,
+    symlink: bool,
+}
+
+/// A directory of the donor still to read, with what holds for everything in it.
+struct Pending {
+    dir: BString,
+    /// The directory is ignored, so everything below it is.
+    ignored: bool,
+    /// `.worktreeinclude` matched the directory, so everything below it is included.
+    included: bool,
+}
+
+/// The walk of the donor: which paths are ignored there and included.
+struct Walk<'a> {
+    dirs: Dirs<'a>,
+    excludes: gix::AttributeStack<'a>,
+    /// The donor's index: its tracked paths are not ignored.
+    index: &'a gix::index::State,
+    /// The new work tree's index: its tracked paths are never carried.
+    tracked: &'a gix::index::State,
+    include: &'a Include,
+    plan: Plan,
+    skipped: &'a mut Vec<(BString, String)>,
+}
+
+/// Walk the donor and decide what to carry.
+fn plan(
+    donor: &gix::Repository,
+    root: &Root,
+    include: &Include,
+    tracked: &gix::index::State,
+    skipped: &mut Vec<(BString, String)>,
+) -> Result<Plan, Error> {
+    let index = donor.index_or_empty().map_err(|e| Error::Repository {
+        context: "reading the donor's index",
+        source: Box::new(e),
+    })?;
+    let excludes = donor
+        .excludes(
+            &index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Repository {
+            context: "reading the donor's ignore rules",
+            source: Box::new(e),
+        })?;
+    let mut walk = Walk {
+        dirs: root.dirs(),
+        excludes,
+        index: &index,
+        tracked,
+        include,
+        plan: Plan::default(),
+        skipped,
+    };
+    let mut pending = vec![Pending {
+        dir: BString::default(),
+        ignored: false,
+        included: false,
+    }];
+    while let Some(dir) = pending.pop() {
+        walk.read_dir(&dir, &mut pending);
+    }
+    let mut plan = walk.plan;
+    plan.items.sort_by(|a, b| a.path.cmp(&b.path));
+    for item in &plan.items {
+        plan.dirs
+            .extend(fs::leading_dirs(item.path.as_bstr()).map(BString::from));
+    }
+    Ok(plan)
+}
+
+impl Walk<'_> {
+    /// Decide about every entry of the directory `at`; push the directories to read next.
+    fn read_dir(&mut self, at: &Pending, pending: &mut Vec<Pending>) {
+        let entries = match self.dirs.entries(at.dir.as_bstr()) {
+            Ok(entries) => entries,
+            Err(err) => {
+                if at.ignored && at.included {
+                    self.skipped.push((at.dir.clone(), fs::strerror(&err)));
+                }
+                return;
+            }
+        };
+        for (name, kind) in entries {
+            if at.dir.is_empty() && name == ".git" {
+                continue;
+            }
+            let mut path = at.dir.clone();
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&name);
+            if self.index.entry_index_by_path(path.as_bstr()).is_ok() {
+                continue; // Tracked in the donor: the checkout wrote it, it is not ignored.
+            }
+            let is_dir = kind == FileType::Directory;
+            let included = at.included || self.include.matches(path.as_bstr(), is_dir);
+            let worth_it = included || is_dir && self.include.could_match_below(path.as_bstr());
+            if !worth_it {
+                continue;
+            }
+            let ignored = at.ignored || self.is_ignored(path.as_bstr(), kind);
+            if is_dir {
+                self.directory(path, ignored, included, pending);
+            } else if ignored && included {
+                self.file(path, kind);
+            }
+        }
+    }
+
+    /// Returns true if and only if the untracked `path` is ignored by the donor's rules.
+    fn is_ignored(&mut self, path: &BStr, kind: FileType) -> bool {
+        let mode = match kind {
+            FileType::Directory => Mode::DIR,
+            FileType::Symlink => Mode::SYMLINK,
+            _ => Mode::FILE,
+        };
+        match self.excludes.at_entry(path, Some(mode)) {
+            Ok(platform) => platform.is_excluded(),
+            Err(err) => {
+                self.skipped.push((path.into(), err.to_string()));
+                false
+            }
+        }
+    }
+
+    /// A directory worth entering: carried itself when ignored and included, never entered when
+    /// it is a nested repository or tracked as a file in the new work tree.
+    fn directory(
+        &mut self,
+        path: BString,
+        ignored: bool,
+        included: bool,
+        pending: &mut Vec<Pending>,
+    ) {
+        let carried = ignored && included;
+        let mut dot_git = path.clone();
+        dot_git.extend_from_slice(b"/.git");
+        if matches!(self.dirs.lstat(dot_git.as_bstr()), Ok(Some(_))) {
+            if carried {
+                self.skipped
+                    .push((path, "a nested repository, not entered".into()));
+            }
+            return;
+        }
+        if carried {
+            if self.tracked.entry_index_by_path(path.as_bstr()).is_ok() {
+                self.skipped
+                    .push((path, "tracked in the new work tree".into()));
+                return;
+            }
+            self.plan.dirs.insert(path.clone());
+        }
+        pending.push(Pending {
+            dir: path,
+            ignored,
+            included,
+        });
+    }
+
+    /// A file, symlink or special file that is ignored and included.
+    fn file(&mut self, path: BString, kind: FileType) {
+        let tracked = self.tracked.entry_index_by_path(path.as_bstr()).is_ok()
+            || self.tracked.path_is_directory(path.as_bstr());
+        let why = match kind {
+            _ if tracked => "tracked in the new work tree",
+            FileType::RegularFile | FileType::Symlink => {
+                let symlink = kind == FileType::Symlink;
+                self.plan.items.push(Item { path, symlink });
+                return;
+            }
+            _ => "not a regular file, symlink or directory",
+        };
+        self.skipped.push((path, why.into()));
+    }
+}
+
+/// Make the plan's directories in the new work tree, parents first, and return the items whose
+/// directories are there. A directory that cannot be made is reported once, and nothing below it
+/// is tried.
+fn make_dirs(root: &Root, plan: Plan, carried: &mut Carried) -> Vec<Item> {
+    let mut dirs = root.dirs();
+    let mut failed: BTreeSet<BString> = BTreeSet::new();
+    let under_failed = |failed: &BTreeSet<BString>, path: &BStr| {
+        fs::leading_dirs(path).any(|dir| failed.contains(dir))
+    };
+    for dir in plan.dirs {
+        if under_failed(&failed, dir.as_bstr()) {
+            continue;
+        }
+        let made = match dirs.file_type(dir.as_bstr()) {
+            Ok(Some(FileType::Directory)) => Ok(false),
+            Ok(Some(_)) => Err("already exists in the new work tree".to_owned()),
+            Ok(None) => dirs
+                .mkdir(dir.as_bstr(), false)
+                .map(|()| true)
+                .map_err(|e| in_the_way(&e)),
+            Err(err) => Err(fs::strerror(&err)),
+        };
+        match made {
+            Ok(made) => carried.dirs += usize::from(made),
+            Err(why) => {
+                carried.skipped.push((dir.clone(), why));
+                failed.insert(dir);
+            }
+        }
+    }
+    let mut items = plan.items;
+    if !failed.is_empty() {
+        items.retain(|item| !under_failed(&failed, item.path.as_bstr()));
+    }
+    items
+}
+
+/// Why a path of the new work tree could not be created.
+fn in_the_way(err: &io::Error) -> String {
+    if fs::is_collision(err) {
+        "already exists in the new work tree".into()
+    } else {
+        fs::strerror(err)
+    }
+}
+
+/// Carry `items` with up to `threads` threads, each over a contiguous part of the list.
+fn carry_items(
+    donor: &Root,
+    target: &Root,
+    items: &[Item],
+    reflink: bool,
+    threads: usize,
+) -> Carried {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return Worker::new(donor, target, reflink).run(items);
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || Worker::new(donor, target, reflink).run(part)))
+            .collect();
+        let mut total = Carried::default();
+        for worker in workers {
+            let done = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            total.cloned += done.cloned;
+            total.copied += done.copied;
+            total.symlinks += done.symlinks;
+            total.skipped.extend(done.skipped);
+        }
+        total
+    })
+}
+
+/// How one item was carried.
+enum How {
+    Cloned,
+    Copied,
+    Symlink,
+}
+
+/// One thread's share of the carrying: both work trees' directory caches, and whether cloning
+/// is still worth trying (a filesystem that cannot clone one file cannot clone the next).
+struct Worker<'a> {
+    donor: Dirs<'a>,
+    target: Dirs<'a>,
+    reflink: bool,
+}
+
+/// The reason given for a donor file that changed between the walk and its carrying.
+const CHANGED: &str = "changed in the donor while it was carried";
+
+impl<'a> Worker<'a> {
+    fn new(donor: &'a Root, target: &'a Root, reflink: bool) -> Worker<'a> {
+        Worker {
+            donor: donor.dirs(),
+            target: target.dirs(),
+            reflink,
+        }
+    }
+
+    /// Carry `items`, counting what was done and reporting what was not.
+    fn run(mut self, items: &[Item]) -> Carried {
+        let mut done = Carried::default();
+        for item in items {
+            let path = item.path.as_bstr();
+            let how = if item.symlink {
+                self.symlink(path)
+            } else {
+                self.file(path)
+            };
+            match how {
+                Ok(How::Cloned) => done.cloned += 1,
+                Ok(How::Copied) => done.copied += 1,
+                Ok(How::Symlink) => done.symlinks += 1,
+                Err(why) => done.skipped.push((item.path.clone(), why)),
+            }
+        }
+        done
+    }
+
+    /// Make the symlink `path` again with the donor's target; the target is never followed.
+    fn symlink(&mut self, path: &BStr) -> Result<How, String> {
+        let link = self
+            .donor
+            .read_link(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EINVAL) => CHANGED.to_owned(),
+                _ => fs::strerror(&e),
+            })?;
+        self.target
+            .symlink(&link, path)
+            .map_err(|e| in_the_way(&e))?;
+        Ok(How::Symlink)
+    }
+
+    /// Clone or copy the regular file `path`, with the donor's executable bit.
+    fn file(&mut self, path: &BStr) -> Result<How, String> {
+        let st = match self.donor.lstat(path) {
+            Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => st,
+            Ok(_) => return Err(CHANGED.into()),
+            Err(err) => return Err(fs::strerror(&err)),
+        };
+        let executable = st.st_mode & 0o100 != 0;
+        let (dir, name) = fs::split_path(path);
+        if self.reflink {
+            let donor_dir = self.donor.dir(dir).map_err(|e| fs::strerror(&e))?;
+            let target_dir = self.target.dir(dir).map_err(|e| fs::strerror(&e))?;
+            let same = |s: &rustix::fs::Stat| (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino);
+            match fs::clone_file_at(donor_dir, name, same, target_dir, name, executable) {
+                Ok(_) => return Ok(How::Cloned),
+                Err(CloneError::Unsupported(_)) => self.reflink = false,
+                Err(CloneError::Changed) => return Err(CHANGED.into()),
+                Err(CloneError::Create(e)) => return Err(in_the_way(&e)),
+                Err(CloneError::Io(e)) => return Err(fs::strerror(&e)),
+            }
+        }
+        self.copy(path, &st, executable)
+    }
+
+    /// Copy the regular file `path` (stat-ed as `st` by the caller) into a file created
+    /// exclusively; a donor that changes meanwhile leaves no copy behind.
+    fn copy(
+        &mut self,
+        path: &BStr,
+        st: &rustix::fs::Stat,
+        executable: bool,
+    ) -> Result<How, String> {
+        let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
+            (a.st_dev, a.st_ino, a.st_size) == (b.st_dev, b.st_ino, b.st_size)
+                && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
+        };
+        let (mut from, opened) = match self.donor.open_regular(path) {
+            Ok(Some((file, opened))) if same(&opened, st) => (file, opened),
+            Ok(_) => return Err(CHANGED.into()),
+            Err(err) => return Err(fs::strerror(&err)),
+        };
+        let (dir, name) = fs::split_path(path);
+        let target_dir = self.target.dir(dir).map_err(|e| fs::strerror(&e))?;
+        let written = fs::create_file_with(target_dir, name, executable, |to| {
+            io::copy(&mut from, to)?;
+            let after = rustix::fs::fstat(&from)?;
+            if same(&after, &opened) && after.st_ctime == opened.st_ctime {
+                Ok(())
+            } else {
+                Err(io::Error::other(CHANGED))
+            }
+        });
+        match written {
+            Ok(_) => Ok(How::Copied),
+            Err(CreateError::Create(e)) => Err(in_the_way(&e)),
+            Err(e) => Err(fs::strerror(e.io())),
+        }
+    }
+}
