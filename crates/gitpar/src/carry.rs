@@ -157,7 +157,7 @@ impl Include {
 
     /// Returns true if and only if a pattern could match something below the directory `dir`:
     /// one that matches a name at any depth (no slash), or whose literal beginning (up to its
-    /// first wildcard) agrees with `dir/`. A directory for which this is false is not read.
+    /// first wildcard; the whole pattern and a slash when it has none) agrees with `dir/`. A directory for which this is false is not read.
     fn could_match_below(&self, dir: &BStr) -> bool {
         use gix::glob::pattern::Mode as P;
         let mut below = BString::from(dir);
@@ -174,7 +174,15 @@ impl Include {
             if p.mode.contains(P::NO_SUB_DIR) && !p.mode.contains(P::ABSOLUTE) {
                 return true;
             }
-            let literal = &p.text[..p.first_wildcard_pos.unwrap_or(p.text.len())];
+            let literal = match p.first_wildcard_pos {
+                Some(pos) => BString::from(&p.text[..pos]),
+                // All literal: it names one path, which is below `dir` or is `dir` itself.
+                None => {
+                    let mut whole = p.text.clone();
+                    whole.push(b'/');
+                    whole
+                }
+            };
             let n = literal.len().min(below.len());
             same(&literal[..n], &below[..n])
         })
@@ -571,5 +579,261 @@ impl<'a> Worker<'a> {
             Err(CreateError::Create(e)) => Err(in_the_way(&e)),
             Err(e) => Err(fs::strerror(e.io())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use super::*;
+
+    /// What a test sees at a path: a file's bytes and executable bit, a symlink's target, a
+    /// directory, or something else (a fifo).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    enum Node {
+        File(Vec<u8>, bool),
+        Link(PathBuf),
+        Dir,
+        Other,
+    }
+
+    /// Everything below `dir` but its top-level `.git`, never following a symlink.
+    fn tree(dir: &Path) -> BTreeMap<String, Node> {
+        fn walk(top: &Path, dir: &Path, out: &mut BTreeMap<String, Node>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let rela = path.strip_prefix(top).unwrap().to_str().unwrap().to_owned();
+                if rela == ".git" {
+                    continue;
+                }
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let node = if meta.is_symlink() {
+                    Node::Link(std::fs::read_link(&path).unwrap())
+                } else if meta.is_dir() {
+                    walk(top, &path, out);
+                    Node::Dir
+                } else if meta.is_file() {
+                    let exec = meta.permissions().mode() & 0o100 != 0;
+                    Node::File(std::fs::read(&path).unwrap(), exec)
+                } else {
+                    Node::Other
+                };
+                out.insert(rela, node);
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    /// `tests/fixtures/make_carry.sh` run into `dest`: `dest/donor` and `dest/outside`.
+    fn fixture(dest: &Path) {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make_carry.sh");
+        let out = Command::new("bash")
+            .arg(script)
+            .arg(dest)
+            .output()
+            .expect("run bash");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `git worktree add --detach new other` in the donor: a work tree of branch `other`, where
+    /// `.env` is tracked.
+    fn add_worktree(dest: &Path) -> PathBuf {
+        let new = dest.join("new");
+        let out = Command::new("git")
+            .current_dir(dest.join("donor"))
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["worktree", "add", "-q", "--detach"])
+            .arg(&new)
+            .arg("other")
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        new
+    }
+
+    fn run(dest: &Path, new: &Path, reflink: bool, threads: usize) -> Carried {
+        let donor = gix::open(dest.join("donor")).expect("open the donor");
+        let index = gix::open(new)
+            .expect("open the new work tree")
+            .index()
+            .expect("its index");
+        carry(&donor, new, &index, reflink, threads).expect("carry")
+    }
+
+    /// What `make_carry.sh`'s `.worktreeinclude` carries: ignored in the donor, included, not a
+    /// nested repository, not a fifo, not tracked in a work tree of `other` (`.env`).
+    const CARRIED: &[&str] = &[
+        "app.log",
+        "node_modules",
+        "node_modules/pkg",
+        "node_modules/pkg/index.js",
+        "src/gen.log",
+        "target",
+        "target/debug",
+        "target/debug/app",
+        "target/debug/deps",
+        "target/debug/deps/libx.rlib",
+        "target/dirlink",
+        "target/empty",
+        "target/link",
+    ];
+
+    /// Carry from the fixture's donor into a new work tree of `other` in which `in_the_way` was
+    /// written first; check that exactly the expected paths appeared, with the donor's bytes,
+    /// executable bits and symlink targets, that nothing was overwritten and that the canary
+    /// beside the donor is untouched. Returns what carry said.
+    fn carries_exactly(dest: &Path, in_the_way: &str, reflink: bool, threads: usize) -> Carried {
+        fixture(dest);
+        let new = add_worktree(dest);
+        std::fs::write(new.join(in_the_way), "mine\n").unwrap();
+        let (donor, before, outside) = (
+            tree(&dest.join("donor")),
+            tree(&new),
+            tree(&dest.join("outside")),
+        );
+        let carried = run(dest, &new, reflink, threads);
+        let mut expected = before.clone();
+        for path in CARRIED.iter().filter(|p| **p != in_the_way) {
+            assert!(
+                expected
+                    .insert((*path).to_owned(), donor[*path].clone())
+                    .is_none(),
+                "{path}"
+            );
+        }
+        assert_eq!(tree(&new), expected, "{carried:?}");
+        assert_eq!(tree(&dest.join("outside")), outside);
+        assert_eq!(before[".env"], Node::File(b"tracked env\n".to_vec(), false));
+        assert_eq!(
+            donor["target/debug/app"],
+            Node::File(b"#!/bin/sh\necho app\n".to_vec(), true)
+        );
+        let skipped: Vec<(&str, &str)> = carried
+            .skipped
+            .iter()
+            .map(|(p, why)| (p.to_str().unwrap(), why.as_str()))
+            .collect();
+        let mut want = vec![
+            (".env", "tracked in the new work tree"),
+            ("node_modules/nested", "a nested repository, not entered"),
+            (in_the_way, "already exists in the new work tree"),
+            ("target/fifo", "not a regular file, symlink or directory"),
+        ];
+        want.sort_unstable();
+        assert_eq!(skipped, want);
+        assert_eq!((carried.symlinks, carried.dirs), (2, 6), "{carried:?}");
+        carried
+    }
+
+    #[test]
+    fn carry_brings_the_included_ignored_files_and_nothing_else() {
+        for threads in [1, 4] {
+            let tmp = tempfile::tempdir().unwrap();
+            let carried = carries_exactly(tmp.path(), "src/gen.log", false, threads);
+            assert_eq!((carried.cloned, carried.copied), (0, 4), "{carried:?}");
+        }
+    }
+
+    /// With cloning allowed where the filesystem cannot clone (or can: whichever the temporary
+    /// directory's is), every file is carried one way or the other.
+    #[test]
+    fn carry_falls_back_to_copying() {
+        let tmp = tempfile::tempdir().unwrap();
+        let carried = carries_exactly(tmp.path(), "app.log", true, 2);
+        assert_eq!(carried.cloned + carried.copied, 4, "{carried:?}");
+    }
+
+    #[test]
+    fn carry_clones_on_reflink_xfs() {
+        let Some(fs) =
+            crate::fs::tests::LoopMount::new(&["mkfs.xfs", "-q", "-f", "-m", "reflink=1"])
+        else {
+            return;
+        };
+        let carried = carries_exactly(&fs.mnt, "app.log", true, 2);
+        assert_eq!((carried.cloned, carried.copied), (4, 0), "{carried:?}");
+    }
+
+    #[test]
+    fn carry_without_worktreeinclude_carries_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        std::fs::remove_file(tmp.path().join("donor/.worktreeinclude")).unwrap();
+        let new = add_worktree(tmp.path());
+        let before = tree(&new);
+        let carried = run(tmp.path(), &new, true, 2);
+        assert_eq!(format!("{carried:?}"), format!("{:?}", Carried::default()));
+        assert_eq!(tree(&new), before);
+    }
+
+    /// `.worktreeinclude` is read only as a regular file: a symlink in its place is reported
+    /// and not followed (here it points out of the donor, to a file that would carry everything).
+    #[test]
+    fn carry_does_not_follow_a_symlinked_worktreeinclude() {
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let include = tmp.path().join("donor/.worktreeinclude");
+        std::fs::remove_file(&include).unwrap();
+        std::fs::write(tmp.path().join("outside/include"), "*\n").unwrap();
+        std::os::unix::fs::symlink("../outside/include", &include).unwrap();
+        let new = add_worktree(tmp.path());
+        let before = tree(&new);
+        let carried = run(tmp.path(), &new, false, 1);
+        assert_eq!(carried.copied + carried.dirs + carried.symlinks, 0);
+        assert_eq!(carried.skipped.len(), 1, "{carried:?}");
+        assert_eq!(carried.skipped[0].0, ".worktreeinclude");
+        assert_eq!(tree(&new), before);
+    }
+
+    /// Directories are entered only when a pattern could reach below them.
+    #[test]
+    fn include_could_match_below_only_where_a_pattern_reaches() {
+        let parse = |text: &str| Include {
+            list: gix::glob::search::pattern::List::from_bytes(
+                text.as_bytes(),
+                INCLUDE_FILE.into(),
+                None,
+                gix::ignore::search::Ignore::default(),
+            )
+            .unwrap(),
+            case: Case::Sensitive,
+        };
+        let b = |s: &'static str| s.as_bytes().as_bstr();
+        let anchored = parse("/target/\nweb/node_modules/\n!other/\nsub/*.o\n");
+        for dir in ["target", "web", "web/node_modules", "sub"] {
+            assert!(anchored.could_match_below(b(dir)), "{dir}");
+        }
+        for dir in ["src", "other", "web/src", "targets", "sub/deeper"] {
+            let reaches = anchored.could_match_below(b(dir));
+            // `sub/*.o` cannot match below `sub/deeper`; the check is a cheap over-estimate.
+            assert_eq!(reaches, dir == "sub/deeper", "{dir}");
+        }
+        let anywhere = parse("node_modules/\n");
+        assert!(anywhere.could_match_below(b("a/b/c")));
+        assert!(anchored.matches(b("target"), true));
+        assert!(
+            !anchored.matches(b("target"), false),
+            "a file named like a directory pattern"
+        );
+        assert!(
+            !parse("*\n!x\n").matches(b("x"), false),
+            "the last match decides"
+        );
     }
 }
