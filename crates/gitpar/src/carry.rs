@@ -22,7 +22,6 @@
 
 use std::collections::BTreeSet;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use bstr::{BStr, BString, ByteSlice};
@@ -73,24 +72,19 @@ pub fn carry(
         context: "the donor has no work tree",
         source: Box::new(io::Error::other("a bare repository cannot be a donor")),
     })?;
-    let donor_root = Root::open(workdir).map_err(dir_error(workdir))?;
+    let donor_root = Root::open(workdir).map_err(io_error("opening the donor work tree"))?;
     let mut carried = Carried::default();
     let case = if donor.config_snapshot().boolean("core.ignoreCase") == Some(true) {
         Case::Fold
     } else {
         Case::Sensitive
     };
-    let Some(include) =
-        Include::read(&donor_root, case, &mut carried.skipped).map_err(|source| {
-            Error::Directory {
-                path: INCLUDE_FILE.into(),
-                source,
-            }
-        })?
+    let Some(include) = Include::read(&donor_root, case, &mut carried.skipped)
+        .map_err(io_error("reading the donor's .worktreeinclude"))?
     else {
         return Ok(carried);
     };
-    let target_root = Root::open(target).map_err(dir_error(target))?;
+    let target_root = Root::open(target).map_err(io_error("opening the new work tree"))?;
     let plan = plan(donor, &donor_root, &include, tracked, &mut carried.skipped)?;
     let items = make_dirs(&target_root, plan, &mut carried);
     let done = carry_items(&donor_root, &target_root, &items, reflink, threads);
@@ -102,11 +96,12 @@ pub fn carry(
     Ok(carried)
 }
 
-/// The error of opening the work tree at `path`.
-fn dir_error(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
-    move |source| Error::Directory {
-        path: path.as_os_str().as_bytes().into(),
-        source,
+/// The `map_err` of a system call that carrying cannot go on without: the error says which step
+/// failed, since the system's message names no path.
+fn io_error(context: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |source| Error::Repository {
+        context,
+        source: Box::new(source),
     }
 }
 
@@ -676,6 +671,34 @@ mod tests {
         carry(&donor, new, &index, reflink, threads).expect("carry")
     }
 
+    /// git's answer to what carry should take from the donor: the untracked files it ignores
+    /// (`--exclude-standard`) that `.worktreeinclude`'s patterns also exclude (git's own reading of
+    /// gitignore syntax, negations and directories included); a nested repository as `dir/`.
+    fn git_oracle(donor: &Path) -> BTreeSet<String> {
+        let list = |exclude: &str| -> BTreeSet<String> {
+            let out = Command::new("git")
+                .current_dir(donor)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .args(["ls-files", "-z", "--others", "--ignored", exclude])
+                .output()
+                .expect("run git");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .split_terminator('\0')
+                .map(str::to_owned)
+                .collect()
+        };
+        let ignored = list("--exclude-standard");
+        let included = list("--exclude-from=.worktreeinclude");
+        ignored.intersection(&included).cloned().collect()
+    }
+
     /// What `make_carry.sh`'s `.worktreeinclude` carries: ignored in the donor, included, not a
     /// nested repository, not a fifo, not tracked in a work tree of `other` (`.env`).
     const CARRIED: &[&str] = &[
@@ -708,6 +731,13 @@ mod tests {
             tree(&dest.join("outside")),
         );
         let carried = run(dest, &new, reflink, threads);
+        let files: BTreeSet<String> = CARRIED
+            .iter()
+            .filter(|p| donor[**p] != Node::Dir)
+            .map(|p| (*p).to_owned())
+            .chain([".env".to_owned(), "node_modules/nested/".to_owned()])
+            .collect();
+        assert_eq!(git_oracle(&dest.join("donor")), files, "git disagrees");
         let mut expected = before.clone();
         for path in CARRIED.iter().filter(|p| **p != in_the_way) {
             assert!(
@@ -799,6 +829,48 @@ mod tests {
         assert_eq!(carried.skipped.len(), 1, "{carried:?}");
         assert_eq!(carried.skipped[0].0, ".worktreeinclude");
         assert_eq!(tree(&new), before);
+    }
+
+    /// A new work tree inside the donor (`git worktree add .worktrees/new`, ignored there) is a
+    /// nested repository to the donor's walk: never carried into itself, even by `*`.
+    #[test]
+    fn carry_does_not_carry_a_new_work_tree_inside_the_donor_into_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let donor = tmp.path().join("donor");
+        std::fs::write(donor.join(".git/info/exclude"), ".worktrees/\n").unwrap();
+        std::fs::write(donor.join(".worktreeinclude"), "*\n").unwrap();
+        let out = Command::new("git")
+            .current_dir(&donor)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args([
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                ".worktrees/new",
+                "other",
+            ])
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let new = donor.join(".worktrees/new");
+        let carried = run(tmp.path(), &new, false, 2);
+        let nested: Vec<&BString> = carried
+            .skipped
+            .iter()
+            .filter(|(_, why)| why.contains("nested repository"))
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(nested, [".worktrees/new", "node_modules/nested"]);
+        assert!(!new.join(".worktrees/new").exists());
+        // `*` takes every ignored file, `build/` and `debug.log` too.
+        assert!(new.join("build/out.o").is_file() && new.join("debug.log").is_file());
     }
 
     /// Directories are entered only when a pattern could reach below them.
