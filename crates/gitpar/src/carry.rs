@@ -57,7 +57,9 @@ pub struct Carried {
 /// `donor` is the donor work tree's repository (gix, opened on the donor work tree), `target` the
 /// new work tree's directory, `tracked` the new work tree's index (paths never overwritten),
 /// `reflink` whether cloning may be tried (false: copy only), `threads` the parallelism.
-/// Without `.worktreeinclude` it returns `Ok(Carried::default())` having read nothing else.
+/// Without `.worktreeinclude` it returns `Ok(Carried::default())` having read nothing else; with
+/// something other than a regular file in its place (a symlink is not followed) it returns that
+/// path in [`Carried::skipped`] and carries nothing.
 ///
 /// Only a failure to open either work tree or to read the donor's ignore rules is an error; a
 /// path that cannot be carried is reported in [`Carried::skipped`].
