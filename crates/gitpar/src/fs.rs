@@ -848,6 +848,53 @@ pub(crate) mod tests {
         assert_eq!(std::fs::read(outside.join("b/c")).unwrap(), b"precious");
     }
 
+    /// `open_regular` opens only a regular file: a symlink (to a file outside) and a fifo are
+    /// `None`, the fifo without blocking on a writer that never comes; `entries` sees them as
+    /// what they are.
+    #[test]
+    fn open_regular_refuses_symlinks_and_fifos_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        std::fs::write(tmp.path().join("outside"), "outside").unwrap();
+        std::fs::write(wt.join("file"), "inside").unwrap();
+        std::os::unix::fs::symlink("../outside", wt.join("link")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            wt.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let root = Root::open(&wt).unwrap();
+        let mut dirs = root.dirs();
+        let (mut file, st) = dirs
+            .open_regular(b("file"))
+            .unwrap()
+            .expect("a regular file");
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+        assert_eq!((text.as_str(), st.st_size), ("inside", 6));
+        for name in ["link", "fifo", "gone"] {
+            assert!(dirs.open_regular(b(name)).unwrap().is_none(), "{name}");
+        }
+        let mut entries = dirs.entries(b("")).unwrap();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let kinds: Vec<(&str, FileType)> = entries
+            .iter()
+            .map(|(n, k)| (n.to_str().unwrap(), *k))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("fifo", FileType::Fifo),
+                ("file", FileType::RegularFile),
+                ("link", FileType::Symlink)
+            ]
+        );
+    }
+
     #[test]
     fn mkdir_all_replaces_a_symlink_only_when_asked() {
         let tmp = tempfile::tempdir().unwrap();
