@@ -356,11 +356,21 @@ impl<'r> Dirs<'r> {
     /// The names in the directory `path`, each with whether it is a real directory. Empty when
     /// the directory is not there.
     pub fn read_dir(&mut self, path: &BStr) -> io::Result<Vec<(BString, bool)>> {
-        let fd = match self.root.open_dir(path) {
-            Ok(fd) => fd,
-            Err(err) if is_not_there(&err) => return Ok(Vec::new()),
-            Err(err) => return Err(err),
-        };
+        match self.entries(path) {
+            Ok(entries) => Ok(entries
+                .into_iter()
+                .map(|(name, kind)| (name, kind == FileType::Directory))
+                .collect()),
+            Err(err) if is_not_there(&err) => Ok(Vec::new()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The names in the directory `path` with their file types (as `lstat` sees them: a symlink
+    /// is a symlink), unsorted. Unlike [`Dirs::read_dir`], a directory that is not there is an
+    /// error, so that a caller walking a tree can tell an unreadable directory from an empty one.
+    pub fn entries(&mut self, path: &BStr) -> io::Result<Vec<(BString, FileType)>> {
+        let fd = self.root.open_dir(path)?;
         let mut out = Vec::new();
         for entry in rustix::fs::Dir::read_from(&fd)? {
             let entry = entry?;
@@ -368,14 +378,43 @@ impl<'r> Dirs<'r> {
             if name == b"." || name == b".." {
                 continue;
             }
-            let is_dir = match entry.file_type() {
+            let kind = match entry.file_type() {
+                // Gone since the readdir: left unknown, as it may not be there for the caller.
                 FileType::Unknown => rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
-                t => t == FileType::Directory,
+                    .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+                kind => kind,
             };
-            out.push((BString::from(name), is_dir));
+            out.push((BString::from(name), kind));
         }
         Ok(out)
+    }
+
+    /// Open the regular file at `path` for reading and return it with its stat data; `None`
+    /// when it is not there or not a regular file. Neither a symlink in its place is followed
+    /// nor does a fifo in its place block the open (`O_NONBLOCK`, checked on the open file).
+    pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, rustix::fs::Stat)>> {
+        let (fd, name) = self.parent(path)?;
+        let fd = match rustix::fs::openat(
+            fd,
+            <&[u8]>::from(name),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(err) => {
+                let err = io::Error::from(err);
+                return if is_not_there(&err) {
+                    Ok(None)
+                } else {
+                    Err(err)
+                };
+            }
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Ok(None);
+        }
+        Ok(Some((File::from(fd), st)))
     }
 }
 
@@ -617,19 +656,21 @@ pub fn index_stat(st: &rustix::fs::Stat) -> gix::index::entry::Stat {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A filesystem image made by `mkfs` in a temporary directory and loop-mounted there,
     /// unmounted on drop (also on panic); `None`, said loudly, when this process may not mount
-    /// (not root). `scripts/setup` installs xfsprogs and btrfs-progs.
-    struct LoopMount {
+    /// (not root). `scripts/setup` installs xfsprogs and btrfs-progs. Other modules' tests use
+    /// it too (`carry.rs`: cloning on reflink XFS).
+    pub(crate) struct LoopMount {
         _dir: tempfile::TempDir,
-        mnt: PathBuf,
+        /// The mount point.
+        pub(crate) mnt: PathBuf,
     }
 
     impl LoopMount {
-        fn new(mkfs: &[&str]) -> Option<LoopMount> {
+        pub(crate) fn new(mkfs: &[&str]) -> Option<LoopMount> {
             use std::process::Command;
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } != 0 {
@@ -828,6 +869,53 @@ mod tests {
         assert!(dirs.lstat(b("a")).unwrap().is_some());
         assert!(dirs.remove_all(b("a")).unwrap());
         assert_eq!(std::fs::read(outside.join("b/c")).unwrap(), b"precious");
+    }
+
+    /// `open_regular` opens only a regular file: a symlink (to a file outside) and a fifo are
+    /// `None`, the fifo without blocking on a writer that never comes; `entries` sees them as
+    /// what they are.
+    #[test]
+    fn open_regular_refuses_symlinks_and_fifos_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        std::fs::write(tmp.path().join("outside"), "outside").unwrap();
+        std::fs::write(wt.join("file"), "inside").unwrap();
+        std::os::unix::fs::symlink("../outside", wt.join("link")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            wt.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let root = Root::open(&wt).unwrap();
+        let mut dirs = root.dirs();
+        let (mut file, st) = dirs
+            .open_regular(b("file"))
+            .unwrap()
+            .expect("a regular file");
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+        assert_eq!((text.as_str(), st.st_size), ("inside", 6));
+        for name in ["link", "fifo", "gone"] {
+            assert!(dirs.open_regular(b(name)).unwrap().is_none(), "{name}");
+        }
+        let mut entries = dirs.entries(b("")).unwrap();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let kinds: Vec<(&str, FileType)> = entries
+            .iter()
+            .map(|(n, k)| (n.to_str().unwrap(), *k))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("fifo", FileType::Fifo),
+                ("file", FileType::RegularFile),
+                ("link", FileType::Symlink)
+            ]
+        );
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub(crate) mod attr_view;
 pub(crate) mod blobs;
 pub mod branch;
 pub(crate) mod budget;
+/// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
+pub mod carry;
 pub mod checkout;
 pub(crate) mod convert;
 pub mod create_branch;
