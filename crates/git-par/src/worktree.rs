@@ -231,6 +231,9 @@ fn check_out(
     if !checkout.quiet {
         crate::state::print_new_head_line(&wt_repo, commit);
     }
+    if let Some(donor) = &checkout.donor {
+        carry_included(donor, &wt_repo, &workdir, &checkout);
+    }
     // git runs the hook (which `--no-checkout` made it skip) from the new work tree, with the
     // repository it ran in.
     let main = crate::repo::open(overrides)?;
@@ -240,6 +243,47 @@ fn check_out(
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
     let rc = hooks::after_worktree_add(&main.repo, git_cwd, path, commit);
     hooks::combine(Ok(()), rc)
+}
+
+/// The donor's ignored files that its `.worktreeinclude` names (build caches), carried into
+/// the new work tree (`gitpar::carry`): cloned where the filesystem can, copied otherwise.
+/// The work tree is made by then, so a failure is a warning; `GIT_PAR_TRACE` says what was
+/// carried and what was not.
+fn carry_included(donor: &Path, wt_repo: &gix::Repository, workdir: &Path, args: &CheckoutArgs) {
+    let trace = std::env::var_os("GIT_PAR_TRACE").is_some();
+    let opened = gix::open_opts(
+        donor,
+        gix::open::Options::default().with(gix::sec::Trust::Full),
+    );
+    let (Ok(donor_repo), Ok(index)) = (opened, wt_repo.index_or_empty()) else {
+        return;
+    };
+    let reflink = !args.no_reflink
+        && gitpar::donor::Reflink::from_config(&wt_repo.config_snapshot())
+            == gitpar::donor::Reflink::Auto;
+    let threads = args
+        .jobs
+        .and_then(|j| usize::try_from(j).ok())
+        .filter(|&j| j > 0)
+        .unwrap_or_else(|| gitpar::options::online_cpus() * 2);
+    match gitpar::carry::carry(&donor_repo, workdir, &index, reflink, threads) {
+        Ok(carried) => {
+            if trace {
+                eprintln!(
+                    "git-par: .worktreeinclude: {} files cloned, {} copied, {} symlinks, {} directories, {} not carried",
+                    carried.cloned,
+                    carried.copied,
+                    carried.symlinks,
+                    carried.dirs,
+                    carried.skipped.len()
+                );
+                for (path, why) in &carried.skipped {
+                    eprintln!("git-par: .worktreeinclude: not carried: {path}: {why}");
+                }
+            }
+        }
+        Err(err) => eprintln!("warning: files named by .worktreeinclude not carried: {err}"),
+    }
 }
 
 /// git's `remove_junk` after a failed `add_worktree`: the new work tree and
