@@ -222,14 +222,23 @@ impl Donor {
         {
             return Err("its .gitattributes differ from the checkout's".into());
         }
+        // Their content is compared, not their stat data: a racily clean attribute file (a
+        // donor checked out a moment ago) is as good as any once read.
         let mut dirs = root.dirs();
         for (p, e) in &theirs {
-            let clean = dirs
-                .lstat(p)
-                .ok()
-                .flatten()
-                .is_some_and(|st| matches(&e.stat, &st) && !racy(&e.stat) && trusted(e));
-            if !clean {
+            let same = trusted(e)
+                && dirs
+                    .open_regular(p)
+                    .ok()
+                    .flatten()
+                    .and_then(|(mut file, _)| {
+                        let mut bytes = Vec::new();
+                        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+                        let blob = repo.find_object(e.id).ok()?;
+                        Some(blob.data == bytes)
+                    })
+                    == Some(true);
+            if !same {
                 return Err(format!("its {p} is modified"));
             }
         }
@@ -388,8 +397,11 @@ impl Donor {
 }
 
 /// Returns true if and only if the donor file's stat data `st` are those its index recorded
-/// (`entry`): size, times, inode and owner, as git's `ie_match_stat` compares them (and the
-/// device, which git leaves out: the clone's source is the same file all the same).
+/// (`entry`): size, inode, owner, and times to the nanosecond. git built without `USE_NSEC`
+/// compares the times in seconds only, and so calls clean a file rewritten to the same size
+/// within a second of its refresh with its mtime put back; its ctime's nanoseconds tell, and
+/// such a file is written. (The price: where git left an entry's nanoseconds stale, a `touch`
+/// within the second of a refresh, the file is written rather than cloned.)
 pub(crate) fn matches(entry: &gix::index::entry::Stat, st: &rustix::fs::Stat) -> bool {
     let now = fs::index_stat(st);
     (now.mtime, now.ctime, now.ino, now.uid, now.gid, now.size)
@@ -438,13 +450,17 @@ fn can_clone(donor: &Root, target: &Root) -> Result<(), String> {
 
 /// Whether the filesystem clones from the donor into `target`: a candidate's donor file
 /// (the first few that are there) cloned into an unnamed file of the target's root
-/// (`O_TMPFILE`, gone when closed). A donor with no candidate gives nothing either.
+/// (`O_TMPFILE`, gone when closed). Without a candidate there is nothing to probe.
 fn probe(
     donor: &Root,
     target: &Root,
     entries: &[Result<gix::index::entry::Stat, Written>],
     plan: &Plan,
 ) -> Result<(), String> {
+    if !entries.iter().any(Result::is_ok) {
+        // Nothing to clone: the counts say why (racily clean, modified, ...).
+        return Ok(());
+    }
     let mut dirs = donor.dirs();
     let mut last = None;
     for k in (0..entries.len())
@@ -466,10 +482,10 @@ fn probe(
             }
         }
     }
-    Err(match last {
-        Some(_) => "its files are not there".into(),
-        None => "none of its files is clean and the same as the checkout's".into(),
-    })
+    match last {
+        Some(_) => Err("its files are not there".into()),
+        None => Ok(()),
+    }
 }
 
 /// How many donor files the probe tries before it concludes they are gone.
