@@ -27,9 +27,9 @@ pub struct BenchArgs {
     /// Warm-up runs per contender and case, not measured.
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: usize,
-    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K, gix,
-    /// gix=PATH, cmd:TEMPLATE or cmd(NAME):TEMPLATE (see below). May be repeated [default:
-    /// git,git-workers=4,git-par,gix].
+    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K,
+    /// git-par-donor (worktree add from a donor work tree), gix, gix=PATH, cmd:TEMPLATE or
+    /// cmd(NAME):TEMPLATE (see below). May be repeated [default: git,git-workers=4,git-par,gix].
     #[arg(long, value_name = "LIST", action = clap::ArgAction::Append)]
     contenders: Vec<String>,
     /// Operations to measure, comma-separated [default: switch,worktree-add,clone].

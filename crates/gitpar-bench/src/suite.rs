@@ -101,14 +101,23 @@ a default run of a few minutes. On a disk, a file create costs far more; measure
 care about with --dir (scripts/bench-ext4 and scripts/bench-testfs make a fresh ext4 or a FUSE mount
 with latency).
 
+git-par-donor is `git par worktree add --donor DONOR`: it clones (copy-on-write, where the filesystem
+can: XFS with reflink, Btrfs) the clean files of a donor work tree of main, which the bench makes once
+on the --dir filesystem, untimed, and removes at the end (scripts/bench-xfs makes such a filesystem).
+Every worktree add and clone run also reads the blocks used on the --dir filesystem before and after
+the timed command, each after a sync (untimed): the disk table gives the median MiB a run allocated
+and, with the times, its ratio to git-par's. Only a filesystem nothing else writes to gives exact
+figures.
+
 gix is gitoxide's full checkout (`cargo install gitoxide`): gix=PATH, else $GITPAR_BENCH_GIX, else gix
 on PATH; absent, it is left out with a note. It is measured on worktree add only.
 
 A cmd: TEMPLATE is split like a shell line (quote it) and may use the placeholders {op} (switch,
 worktree-add, clone), {N} (the N of the case), {src} (the source repository), {dst} (the work tree to switch
 in, or the directory to create), {rev} (the branch to check out), {tmp} (a scratch path, removed after
-the run) and {git_par} (this program). Switches run in the work tree, worktree adds in the source
-repository, clones in the checkouts directory. Example:
+the run), {git_par} (this program) and {donor} (the donor work tree of main, made when a template
+uses it). Switches run in the work tree, worktree adds in the source repository, clones in the
+checkouts directory. Example:
   --contenders 'git,git-par,cmd(gix):gix clone {src} {dst}' --operations clone
 
 The synthetic repository is cached under $GITPAR_BENCH_CACHE, else $XDG_CACHE_HOME/git-par/bench,
