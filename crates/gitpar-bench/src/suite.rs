@@ -57,6 +57,10 @@ pub struct Options {
     pub files: Option<usize>,
     /// `--diffs`: sizes of the switches.
     pub diffs: Vec<usize>,
+    /// `--big-files`: bench a repository of this many files of random bytes instead.
+    pub big_files: Option<usize>,
+    /// `--big-size`: the size of each of those files, in bytes.
+    pub big_size: Option<u64>,
     /// `--export-json`.
     pub export_json: Option<PathBuf>,
     /// `--export-csv`.
@@ -127,6 +131,7 @@ else ~/.cache/git-par/bench.";
 /// than after minutes of generating and measuring.
 struct Settings {
     repo: Option<PathBuf>,
+    big: Option<synth::BigSpec>,
     dir: Option<PathBuf>,
     plan: Plan,
     contenders: Vec<Spec>,
@@ -208,6 +213,24 @@ impl Settings {
         if runs == 0 {
             bail!("--runs: at least one run is measured");
         }
+        let big = match (args.big_files, args.big_size) {
+            (Some(files), size) => Some(synth::BigSpec {
+                files,
+                size: size.unwrap_or(synth::BigSpec::DEFAULT_SIZE),
+            }),
+            (None, Some(_)) => {
+                bail!("--big-size sizes the files of --big-files, which is not given")
+            }
+            (None, None) => None,
+        };
+        if let Some(big) = big {
+            if args.repo.is_some() {
+                bail!("--big-files makes the repository to bench: drop --repo");
+            }
+            if big.files == 0 || big.size == 0 {
+                bail!("--big-files and --big-size: at least one file of at least one byte");
+            }
+        }
         let cache = synth::cache_dir();
         let results_dir = args.results_dir.unwrap_or_else(|| cache.join("results"));
         let stem = format!(
@@ -227,6 +250,7 @@ impl Settings {
         )?;
         Ok(Self {
             repo: args.repo,
+            big,
             dir: args.dir,
             plan: Plan {
                 runs,
@@ -255,12 +279,21 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
     let mut console = Console::new(&settings.exports, settings.plan, settings.quiet);
 
     let started = Instant::now();
-    let source = match &settings.repo {
-        Some(repo) => {
+    let source = match (&settings.repo, settings.big) {
+        (_, Some(big)) => {
+            console.say(&format!(
+                "preparing the big-files repository ({} files of {} bytes) under {} ...",
+                big.files,
+                big.size,
+                settings.cache.display()
+            ));
+            source::big(&settings.cache, big)?
+        }
+        (Some(repo), None) => {
             console.say(&format!("preparing a clone of {} ...", repo.display()));
             source::real(repo, &settings.cache, &settings.spec.diffs)?
         }
-        None => {
+        (None, None) => {
             console.say(&format!(
                 "preparing the synthetic repository ({} files) under {} ...",
                 settings.spec.files,
