@@ -282,14 +282,14 @@ pub fn format_mib(bytes: f64) -> String {
     format!("{:.*} MiB", decimals as usize, rounded)
 }
 
-/// Formats a ratio: `0.98x`, or three decimals below 0.1 (`0.004x`), where a goal like "1% of the disk"
-/// needs them.
+/// Formats a ratio: `0.98x` from 0.1 up, two significant digits below (`0.042x`, `0.00013x`), where
+/// a goal like "1% of the disk" needs them.
 pub fn format_ratio(r: f64) -> String {
-    if r.abs() < 0.1 {
-        format!("{r:.3}x")
-    } else {
-        format!("{r:.2}x")
+    if r.abs() >= 0.1 || r == 0.0 || !r.is_finite() {
+        return format!("{r:.2}x");
     }
+    let decimals = (1.0 - r.abs().log10().floor()) as usize;
+    format!("{r:.decimals$}x")
 }
 
 /// Returns the disk table of `operation`, or `None` if no run of it measured its allocation: per N and
@@ -628,6 +628,17 @@ pub fn mass_deletion_warning(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_keep_two_significant_digits_below_a_tenth() {
+        assert_eq!(format_ratio(0.98), "0.98x");
+        assert_eq!(format_ratio(2.0), "2.00x");
+        assert_eq!(format_ratio(0.042), "0.042x");
+        assert_eq!(format_ratio(0.000125), "0.00013x");
+        assert_eq!(format_ratio(0.0), "0.00x");
+        assert_eq!(format_mib(0.4 * 1048576.0), "0.40 MiB");
+        assert_eq!(format_mib(320.0 * 1048576.0), "320.0 MiB");
+    }
 
     #[test]
     fn scales_round_like_the_write_ups() {

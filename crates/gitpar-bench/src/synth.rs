@@ -832,7 +832,7 @@ impl BigSpec {
 }
 
 /// The version of what [`generate_big`] writes, in the cached repository's name.
-const BIG_VERSION: u32 = 1;
+const BIG_VERSION: u32 = 2;
 
 /// Label of the stream of a big file's bytes (plus its number).
 const BIG_STREAM: u64 = 0x5000_0000_0000;
@@ -854,10 +854,14 @@ pub fn generate_big(dest: &Path, spec: BigSpec) -> Result<String, Error> {
     for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
         git_output(dest, &["config", key, value].map(OsStr::new))?;
     }
-    // Random bytes do not compress: zlib at level 1 stores them as fast as it can.
+    // Random bytes do not compress: zlib at level 1 stores them as fast as it can. A pack of fewer than
+    // 100 objects would be unpacked into loose objects (fastimport.unpackLimit); a repository keeps its
+    // big files in a pack.
     let args = [
         "-c",
         "pack.compression=1",
+        "-c",
+        "fastimport.unpackLimit=0",
         "fast-import",
         "--quiet",
         "--done",
