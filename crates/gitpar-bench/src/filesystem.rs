@@ -157,6 +157,29 @@ pub fn used_bytes(path: &Path) -> io::Result<u64> {
     Ok(blocks.saturating_sub(free) * size)
 }
 
+/// Like [`used_bytes`], read until two readings [`SETTLE_PAUSE`] apart agree (at most
+/// [`SETTLE_READINGS`] readings): a filesystem may free the blocks of deleted files in the background
+/// after the sync (XFS inactivates deleted inodes in a worker), and a reading taken meanwhile would
+/// charge the next command with a share of the previous run's frees. Returns the last reading.
+pub fn used_bytes_settled(path: &Path) -> io::Result<u64> {
+    let mut last = used_bytes(path)?;
+    for _ in 1..SETTLE_READINGS {
+        std::thread::sleep(SETTLE_PAUSE);
+        let now = used_bytes(path)?;
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    Ok(last)
+}
+
+/// The pause between two readings of [`used_bytes_settled`].
+pub const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The most readings [`used_bytes_settled`] takes: half a second of pauses.
+pub const SETTLE_READINGS: usize = 25;
+
 /// Without `statvfs` the allocation is unknown.
 #[cfg(not(unix))]
 pub fn used_bytes(_path: &Path) -> io::Result<u64> {

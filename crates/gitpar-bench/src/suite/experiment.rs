@@ -685,11 +685,12 @@ impl Fixture for CheckoutFixture<'_, '_> {
         not_listed(&status, &format!("`git status` in {}", dst.display()))
     }
 
-    /// The blocks used on the checkouts' filesystem, for the full checkouts (worktree add, clone).
+    /// The blocks used on the checkouts' filesystem, for the full checkouts (worktree add, clone), once
+    /// the filesystem has finished freeing what the previous run's cleanup deleted.
     fn disk_used(&mut self, _run: &Run<'_>, _prepared: &Prepared) -> Result<Option<u64>, BoxError> {
         match self.operation {
             Operation::WorktreeAdd | Operation::Clone => {
-                Ok(Some(crate::filesystem::used_bytes(self.root)?))
+                Ok(Some(crate::filesystem::used_bytes_settled(self.root)?))
             }
             _ => Ok(None),
         }
