@@ -27,9 +27,9 @@ pub struct BenchArgs {
     /// Warm-up runs per contender and case, not measured.
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: usize,
-    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K, gix,
-    /// gix=PATH, cmd:TEMPLATE or cmd(NAME):TEMPLATE (see below). May be repeated [default:
-    /// git,git-workers=4,git-par,gix].
+    /// Contenders, comma-separated, the baseline first: git, git-workers=K, git-par, git-par-j=K,
+    /// git-par-donor (worktree add from a donor work tree), gix, gix=PATH, cmd:TEMPLATE or
+    /// cmd(NAME):TEMPLATE (see below). May be repeated [default: git,git-workers=4,git-par,gix].
     #[arg(long, value_name = "LIST", action = clap::ArgAction::Append)]
     contenders: Vec<String>,
     /// Operations to measure, comma-separated [default: switch,worktree-add,clone].
@@ -41,6 +41,14 @@ pub struct BenchArgs {
     /// Files of the synthetic repository [default: 40000, or 2000 with --quick].
     #[arg(long, value_name = "N", conflicts_with = "repo")]
     files: Option<usize>,
+    /// Bench a repository of N files of random bytes (one commit, generated and cached like the
+    /// synthetic one) instead: the shape where a checkout from a donor saves the most.
+    #[arg(long, value_name = "N", conflicts_with_all = ["repo", "files"])]
+    big_files: Option<usize>,
+    /// Size of each file of --big-files, in bytes, or with a suffix K, M or G (KiB, MiB, GiB)
+    /// [default: 8M].
+    #[arg(long, value_name = "BYTES", requires = "big_files", value_parser = parse_size)]
+    big_size: Option<u64>,
     /// Sizes of the switches, in files changed [default: 250,500,1000,2000, or 25,50 with --quick].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     diffs: Vec<usize>,
@@ -79,6 +87,22 @@ fn parse_operation(s: &str) -> Result<Operation, String> {
     s.parse()
 }
 
+/// Parses a size in bytes: a number, or a number followed by K, M or G (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.as_bytes().last() {
+        Some(b'K' | b'k') => (&s[..s.len() - 1], 10),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 20),
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("`{s}` is not a size in bytes (e.g. 8388608 or 8M)"))
+}
+
 /// Runs the benchmark; returns git's exit code on failure. A contender that fails is not a failure of
 /// the bench: it is reported in the warnings, and the others are measured.
 pub fn run(args: BenchArgs) -> Result<(), u8> {
@@ -98,6 +122,8 @@ pub fn run(args: BenchArgs) -> Result<(), u8> {
         quick: args.quick,
         files: args.files,
         diffs: args.diffs,
+        big_files: args.big_files,
+        big_size: args.big_size,
         export_json: args.export_json,
         export_csv: args.export_csv,
         export_markdown: args.export_markdown,
@@ -113,5 +139,21 @@ pub fn run(args: BenchArgs) -> Result<(), u8> {
             eprintln!("fatal: {err:#}");
             Err(crate::FATAL)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("8M"), Ok(8 << 20));
+        assert_eq!(parse_size("100003"), Ok(100_003));
+        assert_eq!(parse_size("2k"), Ok(2048));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("8 MiB").is_err());
     }
 }

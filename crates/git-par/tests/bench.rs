@@ -10,7 +10,7 @@ use gitpar_bench::run::{CaseResult, Results};
 /// The CSV header the exporter writes; a change here is a change of the file format.
 const CSV_HEADER: &str =
     "operation,n,contender,baseline,runs,median_s,mean_s,stddev_s,min_s,max_s,\
-median_lo_s,median_hi_s,saved_s,saved_lo_s,saved_hi_s,max_rss_kib,outliers,failure";
+median_lo_s,median_hi_s,saved_s,saved_lo_s,saved_hi_s,max_rss_kib,allocated_bytes,allocated_ratio,outliers,failure";
 
 /// A scratch directory with the bench's cache and checkouts directory inside.
 struct Scratch {

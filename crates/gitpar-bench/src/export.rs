@@ -96,7 +96,8 @@ pub fn read_json(bytes: &[u8]) -> Result<Results, serde_json::Error> {
 }
 
 /// One row per (operation, N, contender) with the summary, the time saved and its interval (seconds),
-/// the peak RSS (KiB), the outlier count and the failure, if any. Empty cells stand for "not applicable".
+/// the peak RSS (KiB), the median bytes a run allocated on disk and its ratio to git-par's (see
+/// [`report::disk_table`]), the outlier count and the failure, if any. Empty cells stand for "not applicable".
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CsvExporter;
 
@@ -121,7 +122,7 @@ impl Exporter for CsvExporter {
     fn export(&self, results: &Results) -> Result<Vec<u8>, Error> {
         let mut out = String::from(
             "operation,n,contender,baseline,runs,median_s,mean_s,stddev_s,min_s,max_s,median_lo_s,median_hi_s,\
-             saved_s,saved_lo_s,saved_hi_s,max_rss_kib,outliers,failure\n",
+             saved_s,saved_lo_s,saved_hi_s,max_rss_kib,allocated_bytes,allocated_ratio,outliers,failure\n",
         );
         for case in &results.cases {
             let baseline = case.baseline().map_or("", |b| b.name.as_str());
@@ -145,6 +146,8 @@ impl Exporter for CsvExporter {
                     opt(saved_interval.map(|i| i.lo)),
                     opt(saved_interval.map(|i| i.hi)),
                     opt(c.max_rss_kib),
+                    opt(c.allocated_median),
+                    opt(report::allocated_ratio(case, c)),
                     c.outliers.len().to_string(),
                     c.failure.as_ref().map_or_else(String::new, |f| {
                         csv_field(&format!("{}: {}", f.round, f.message))
@@ -190,6 +193,9 @@ impl Exporter for MarkdownExporter {
                  with its 95% bootstrap interval.\n\n{}",
                 report::time_table(results, op).to_markdown()
             );
+            if let Some(t) = report::disk_table(results, op) {
+                let _ = write!(out, "\n{}\n\n{}", t.title, t.to_markdown());
+            }
         }
         if let Some(t) = report::memory_table(results) {
             let _ = write!(out, "\n### {}\n\n{}", t.title, t.to_markdown());

@@ -243,6 +243,118 @@ pub fn format_kib(kib: u64) -> String {
     }
 }
 
+/// The name of the contender that disk allocations and times are compared with in [`disk_table`]:
+/// git-par with its defaults, the plain checkout that a checkout from a donor is measured against.
+pub const REFERENCE: &str = "git-par";
+
+/// Returns the contender of `case` that ratios are taken against: [`REFERENCE`] if the case has it,
+/// else the baseline.
+pub fn reference(case: &CaseResult) -> Option<&ContenderResult> {
+    case.contenders
+        .iter()
+        .find(|c| c.name == REFERENCE)
+        .or_else(|| case.baseline())
+}
+
+/// Returns `c`'s median allocation as a fraction of the [`reference`]'s, if both were measured and the
+/// reference allocated anything.
+pub fn allocated_ratio(case: &CaseResult, c: &ContenderResult) -> Option<f64> {
+    let base = reference(case)?.allocated_median.filter(|&b| b > 0.0)?;
+    Some(c.allocated_median? / base)
+}
+
+/// Returns `c`'s median time as a fraction of the [`reference`]'s.
+pub fn time_ratio(case: &CaseResult, c: &ContenderResult) -> Option<f64> {
+    let base = reference(case)?.summary?.median;
+    (base > 0.0).then_some(c.summary?.median / base)
+}
+
+/// Formats a number of bytes as MiB, with two decimals below 10 MiB (a small tree, or what clones
+/// allocate), one above.
+pub fn format_mib(bytes: f64) -> String {
+    let mib = bytes / (1024.0 * 1024.0);
+    let decimals = if mib.abs() < 10.0 { 2 } else { 1 };
+    let p = 10f64.powi(decimals);
+    let mut rounded = (mib * p).round() / p;
+    if rounded == 0.0 {
+        rounded = 0.0; // no "-0"
+    }
+    format!("{:.*} MiB", decimals as usize, rounded)
+}
+
+/// Formats a ratio: `0.98x` from 0.1 up, two significant digits below (`0.042x`, `0.00013x`), where
+/// a goal like "1% of the disk" needs them.
+pub fn format_ratio(r: f64) -> String {
+    if r.abs() >= 0.1 || r == 0.0 || !r.is_finite() {
+        return format!("{r:.2}x");
+    }
+    let decimals = (1.0 - r.abs().log10().floor()) as usize;
+    format!("{r:.decimals$}x")
+}
+
+/// Returns the disk table of `operation`, or `None` if no run of it measured its allocation: per N and
+/// contender, the median bytes a run allocated, and for every contender other than the [`reference`]
+/// its allocation and its median time as ratios to the reference's, e.g. `0.41 MiB (0.042x, time
+/// 0.98x)`.
+pub fn disk_table(results: &Results, operation: &str) -> Option<Table> {
+    let cases = cases_of(results, operation);
+    if !cases
+        .iter()
+        .flat_map(|c| &c.contenders)
+        .any(|c| !c.allocated.is_empty())
+    {
+        return None;
+    }
+    let names = contender_names(&cases);
+    let mut header = vec!["N files".to_owned()];
+    header.extend(names.iter().cloned());
+    let rows = cases
+        .iter()
+        .map(|case| {
+            let reference = reference(case).map(|r| r.name.as_str());
+            let mut row = vec![case.n.to_string()];
+            for name in &names {
+                let cell = match case.contenders.iter().find(|c| &c.name == name) {
+                    None => "-".to_owned(),
+                    Some(c) if c.failure.is_some() => "failed".to_owned(),
+                    Some(c) => match c.allocated_median {
+                        None => "-".to_owned(),
+                        Some(bytes) if reference == Some(name.as_str()) => format_mib(bytes),
+                        Some(bytes) => {
+                            let ratios: Vec<String> = [
+                                allocated_ratio(case, c).map(format_ratio),
+                                time_ratio(case, c).map(|r| format!("time {}", format_ratio(r))),
+                            ]
+                            .into_iter()
+                            .flatten()
+                            .collect();
+                            if ratios.is_empty() {
+                                format_mib(bytes)
+                            } else {
+                                format!("{} ({})", format_mib(bytes), ratios.join(", "))
+                            }
+                        }
+                    },
+                };
+                row.push(cell);
+            }
+            row
+        })
+        .collect();
+    let reference = cases
+        .first()
+        .and_then(|c| reference(c))
+        .map_or(REFERENCE, |r| r.name.as_str());
+    Some(Table {
+        title: format!(
+            "{operation}: disk allocated per run (median; blocks used after less before, each read after \
+             a sync); in brackets the allocation and the median time as ratios to {reference}'s"
+        ),
+        header,
+        rows,
+    })
+}
+
 /// Returns the peak-memory table of every case, or `None` if no run reported its memory.
 ///
 /// The numbers are the peak RSS of the largest single process of each command (what `wait4` reports),
@@ -299,6 +411,9 @@ pub fn render(results: &Results, warnings: &[Warning]) -> String {
             "\n{op}: medians of {runs} interleaved rounds; saved = median paired difference [95% bootstrap interval]\n"
         ));
         out.push_str(&time_table(results, op).to_text());
+        if let Some(t) = disk_table(results, op) {
+            out.push_str(&format!("\n{}\n{}", t.title, t.to_text()));
+        }
     }
     if let Some(t) = memory_table(results) {
         out.push_str(&format!("\n{}\n{}", t.title, t.to_text()));
@@ -513,6 +628,17 @@ pub fn mass_deletion_warning(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_keep_two_significant_digits_below_a_tenth() {
+        assert_eq!(format_ratio(0.98), "0.98x");
+        assert_eq!(format_ratio(2.0), "2.00x");
+        assert_eq!(format_ratio(0.042), "0.042x");
+        assert_eq!(format_ratio(0.000125), "0.00013x");
+        assert_eq!(format_ratio(0.0), "0.00x");
+        assert_eq!(format_mib(0.4 * 1048576.0), "0.40 MiB");
+        assert_eq!(format_mib(320.0 * 1048576.0), "320.0 MiB");
+    }
 
     #[test]
     fn scales_round_like_the_write_ups() {

@@ -524,6 +524,15 @@ pub trait Fixture {
         let _ = (run, prepared);
         Ok(())
     }
+
+    /// Returns the bytes allocated on the disk the run writes to (see
+    /// [`crate::filesystem::used_bytes`]), or `None` if the fixture does not measure it, which is the
+    /// default. Called just before and just after the timed command, untimed: the difference is what the
+    /// command allocated, reported per round in [`ContenderResult::allocated`].
+    fn disk_used(&mut self, run: &Run<'_>, prepared: &Prepared) -> Result<Option<u64>, BoxError> {
+        let _ = (run, prepared);
+        Ok(None)
+    }
 }
 
 /// A [`Fixture`] made of two closures, for fixtures too small to deserve a type.
@@ -623,6 +632,22 @@ pub enum Error {
         /// The fixture's error.
         cause: BoxError,
     },
+    /// The fixture could not measure the disk used around a run.
+    #[error(
+        "measuring the disk used by {round} of {contender} for {operation} (N = {n}): {cause}"
+    )]
+    Disk {
+        /// The case's operation.
+        operation: String,
+        /// The case's N.
+        n: usize,
+        /// The contender's name.
+        contender: String,
+        /// Which run.
+        round: Round,
+        /// The fixture's error.
+        cause: BoxError,
+    },
     /// The fixture could not clean up after a run; going on could measure on a polluted state.
     #[error("cleaning up after {round} of {contender} for {operation} (N = {n}): {cause}")]
     Cleanup {
@@ -688,6 +713,15 @@ pub struct ContenderResult {
     pub outliers: Vec<usize>,
     /// Why the contender has no result, if it failed.
     pub failure: Option<Failure>,
+    /// Bytes each measured round allocated on the checkouts' filesystem (blocks used after the command
+    /// less blocks used before it, both read after a sync; negative if the filesystem freed more than it
+    /// allocated meanwhile), in round order; empty where the fixture does not measure it
+    /// ([`Fixture::disk_used`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocated: Vec<i64>,
+    /// Median of `allocated` in bytes, if the contender did not fail and it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocated_median: Option<f64>,
 }
 
 /// The outcome of one case: every contender's times and statistics, the baseline first.
@@ -737,6 +771,7 @@ pub struct Runner<'e> {
 #[derive(Default)]
 struct Tally {
     times: Vec<f64>,
+    allocated: Vec<i64>,
     max_rss_kib: Option<u64>,
     failure: Option<Failure>,
 }
@@ -785,10 +820,11 @@ impl<'e> Runner<'e> {
                     round,
                 };
                 match self.one(&run, fixture, observer)? {
-                    Ok(m) => {
+                    Ok((m, allocated)) => {
                         if let Round::Measured(_) = round {
                             tally.times.push(m.wall.as_secs_f64());
                             tally.max_rss_kib = tally.max_rss_kib.max(m.max_rss_kib);
+                            tally.allocated.extend(allocated);
                         }
                     }
                     Err(message) => tally.failure = Some(Failure { round, message }),
@@ -798,13 +834,15 @@ impl<'e> Runner<'e> {
         Ok(self.result(case, contenders, tallies))
     }
 
-    /// One prepared, timed and cleaned-up run. The outer `Result` is the case's, the inner the contender's.
+    /// One prepared, timed and cleaned-up run, with the bytes it allocated if the fixture measures them.
+    /// The outer `Result` is the case's, the inner the contender's.
+    #[allow(clippy::type_complexity)]
     fn one(
         &mut self,
         run: &Run<'_>,
         fixture: &mut dyn Fixture,
         observer: &mut dyn FnMut(&Event<'_>),
-    ) -> Result<Result<Measurement, String>, Error> {
+    ) -> Result<Result<(Measurement, Option<i64>), String>, Error> {
         let prepared = fixture.prepare(run).map_err(|cause| Error::Prepare {
             operation: run.case.operation.clone(),
             n: run.case.n,
@@ -827,16 +865,36 @@ impl<'e> Runner<'e> {
             argv: &argv,
             dir: &prepared.dir,
         };
-        let outcome = match self.executor.execute(&invocation) {
+        let disk_error = |cause| Error::Disk {
+            operation: run.case.operation.clone(),
+            n: run.case.n,
+            contender: run.contender.name.clone(),
+            round: run.round,
+            cause,
+        };
+        let before = fixture.disk_used(run, &prepared).map_err(disk_error)?;
+        let executed = self.executor.execute(&invocation);
+        // Read right after the command, before `verify` (whose `git status` may rewrite an index).
+        let allocated = match before {
+            Some(before) => fixture
+                .disk_used(run, &prepared)
+                .map_err(disk_error)?
+                .map(|after| after as i64 - before as i64),
+            None => None,
+        };
+        let outcome = match executed {
             Ok(m) => {
                 observer(&Event::Measured {
                     run,
                     measurement: &m,
                 });
                 if m.exit.success() {
-                    fixture.verify(run, &prepared).map(|()| m).map_err(|wrong| {
-                        format!("exited with code 0 but left a wrong result: {wrong}")
-                    })
+                    fixture
+                        .verify(run, &prepared)
+                        .map(|()| (m, allocated))
+                        .map_err(|wrong| {
+                            format!("exited with code 0 but left a wrong result: {wrong}")
+                        })
                 } else if m.stderr.is_empty() {
                     Err(m.exit.to_string())
                 } else {
@@ -899,6 +957,13 @@ impl<'e> Runner<'e> {
                     },
                     failure: t.failure,
                     times: t.times,
+                    allocated_median: if ok {
+                        let bytes: Vec<f64> = t.allocated.iter().map(|&b| b as f64).collect();
+                        stats::median(&bytes)
+                    } else {
+                        None
+                    },
+                    allocated: t.allocated,
                 }
             })
             .collect();

@@ -57,6 +57,10 @@ pub struct Options {
     pub files: Option<usize>,
     /// `--diffs`: sizes of the switches.
     pub diffs: Vec<usize>,
+    /// `--big-files`: bench a repository of this many files of random bytes instead.
+    pub big_files: Option<usize>,
+    /// `--big-size`: the size of each of those files, in bytes.
+    pub big_size: Option<u64>,
     /// `--export-json`.
     pub export_json: Option<PathBuf>,
     /// `--export-csv`.
@@ -101,14 +105,23 @@ a default run of a few minutes. On a disk, a file create costs far more; measure
 care about with --dir (scripts/bench-ext4 and scripts/bench-testfs make a fresh ext4 or a FUSE mount
 with latency).
 
+git-par-donor is `git par worktree add --donor DONOR`: it clones (copy-on-write, where the filesystem
+can: XFS with reflink, Btrfs) the clean files of a donor work tree of main, which the bench makes once
+on the --dir filesystem, untimed, and removes at the end (scripts/bench-xfs makes such a filesystem).
+Every worktree add and clone run also reads the blocks used on the --dir filesystem before and after
+the timed command, each after a sync (untimed): the disk table gives the median MiB a run allocated
+and, with the times, its ratio to git-par's. Only a filesystem nothing else writes to gives exact
+figures.
+
 gix is gitoxide's full checkout (`cargo install gitoxide`): gix=PATH, else $GITPAR_BENCH_GIX, else gix
 on PATH; absent, it is left out with a note. It is measured on worktree add only.
 
 A cmd: TEMPLATE is split like a shell line (quote it) and may use the placeholders {op} (switch,
 worktree-add, clone), {N} (the N of the case), {src} (the source repository), {dst} (the work tree to switch
 in, or the directory to create), {rev} (the branch to check out), {tmp} (a scratch path, removed after
-the run) and {git_par} (this program). Switches run in the work tree, worktree adds in the source
-repository, clones in the checkouts directory. Example:
+the run), {git_par} (this program) and {donor} (the donor work tree of main, made when a template
+uses it). Switches run in the work tree, worktree adds in the source repository, clones in the
+checkouts directory. Example:
   --contenders 'git,git-par,cmd(gix):gix clone {src} {dst}' --operations clone
 
 The synthetic repository is cached under $GITPAR_BENCH_CACHE, else $XDG_CACHE_HOME/git-par/bench,
@@ -118,6 +131,7 @@ else ~/.cache/git-par/bench.";
 /// than after minutes of generating and measuring.
 struct Settings {
     repo: Option<PathBuf>,
+    big: Option<synth::BigSpec>,
     dir: Option<PathBuf>,
     plan: Plan,
     contenders: Vec<Spec>,
@@ -199,6 +213,24 @@ impl Settings {
         if runs == 0 {
             bail!("--runs: at least one run is measured");
         }
+        let big = match (args.big_files, args.big_size) {
+            (Some(files), size) => Some(synth::BigSpec {
+                files,
+                size: size.unwrap_or(synth::BigSpec::DEFAULT_SIZE),
+            }),
+            (None, Some(_)) => {
+                bail!("--big-size sizes the files of --big-files, which is not given")
+            }
+            (None, None) => None,
+        };
+        if let Some(big) = big {
+            if args.repo.is_some() {
+                bail!("--big-files makes the repository to bench: drop --repo");
+            }
+            if big.files == 0 || big.size == 0 {
+                bail!("--big-files and --big-size: at least one file of at least one byte");
+            }
+        }
         let cache = synth::cache_dir();
         let results_dir = args.results_dir.unwrap_or_else(|| cache.join("results"));
         let stem = format!(
@@ -218,6 +250,7 @@ impl Settings {
         )?;
         Ok(Self {
             repo: args.repo,
+            big,
             dir: args.dir,
             plan: Plan {
                 runs,
@@ -246,12 +279,21 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
     let mut console = Console::new(&settings.exports, settings.plan, settings.quiet);
 
     let started = Instant::now();
-    let source = match &settings.repo {
-        Some(repo) => {
+    let source = match (&settings.repo, settings.big) {
+        (_, Some(big)) => {
+            console.say(&format!(
+                "preparing the big-files repository ({} files of {} bytes) under {} ...",
+                big.files,
+                big.size,
+                settings.cache.display()
+            ));
+            source::big(&settings.cache, big)?
+        }
+        (Some(repo), None) => {
             console.say(&format!("preparing a clone of {} ...", repo.display()));
             source::real(repo, &settings.cache, &settings.spec.diffs)?
         }
-        None => {
+        (None, None) => {
             console.say(&format!(
                 "preparing the synthetic repository ({} files) under {} ...",
                 settings.spec.files,

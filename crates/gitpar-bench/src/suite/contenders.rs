@@ -17,7 +17,7 @@ use super::experiment::Operation;
 pub const DEFAULT: &str = "git,git-workers=4,git-par,gix";
 
 /// The placeholders a `cmd:` template may use, for `--help` and error messages.
-pub const PLACEHOLDERS: &str = "{op} {n} (or {N}) {src} {dst} {rev} {tmp} {git_par}";
+pub const PLACEHOLDERS: &str = "{op} {n} (or {N}) {src} {dst} {rev} {tmp} {git_par} {donor}";
 
 /// The variable that names gitoxide's `gix` program when it is not on `PATH` (`gix=PATH` in
 /// `--contenders` wins over it).
@@ -35,6 +35,11 @@ pub enum Spec {
     GitPar,
     /// `git-par-j=K`: this executable with K writer threads (`-j K`).
     GitParJobs(usize),
+    /// `git-par-donor`: this executable's `worktree add --donor DONOR`, which clones (copy-on-write) the
+    /// clean files of a donor work tree of `main` on the checkouts' filesystem instead of writing them
+    /// (issue 22). The donor is made once per series, untimed, and kept for all runs (the `{donor}`
+    /// placeholder); measured on `worktree add` only.
+    GitParDonor,
     /// `gix` or `gix=PATH`: gitoxide's full checkout of a commit into a new directory, `gix index
     /// from-tree` then `gix free index checkout-exclusive` (see [`Spec::contender`]); measured on
     /// `worktree add` only. `None` until [`resolve_gix`] finds the program.
@@ -110,13 +115,14 @@ fn parse_one(item: &str) -> Result<Spec, ParseError> {
     match item.split_once('=') {
         None if item == "git" => Ok(Spec::Git),
         None if item == "git-par" => Ok(Spec::GitPar),
+        None if item == "git-par-donor" => Ok(Spec::GitParDonor),
         None if item == "gix" => Ok(Spec::Gix(None)),
         Some(("gix", path)) if !path.is_empty() => Ok(Spec::Gix(Some(PathBuf::from(path)))),
         Some(("git-workers", k)) => Ok(Spec::GitWorkers(count(k)?)),
         Some(("git-par-j", k)) => Ok(Spec::GitParJobs(count(k)?)),
         _ => Err(ParseError(format!(
-            "unknown contender `{item}`: choose among git, git-workers=K, git-par, git-par-j=K, gix, \
-             gix=PATH and cmd:TEMPLATE (placeholders {PLACEHOLDERS})"
+            "unknown contender `{item}`: choose among git, git-workers=K, git-par, git-par-j=K, \
+             git-par-donor, gix, gix=PATH and cmd:TEMPLATE (placeholders {PLACEHOLDERS})"
         ))),
     }
 }
@@ -203,6 +209,7 @@ impl Spec {
             Self::GitWorkers(k) => format!("git workers={k}"),
             Self::GitPar => "git-par".to_owned(),
             Self::GitParJobs(k) => format!("git-par -j {k}"),
+            Self::GitParDonor => "git-par --donor".to_owned(),
             Self::Gix(_) => "gix".to_owned(),
             Self::Command { name, .. } => name.clone(),
         }
@@ -215,11 +222,22 @@ impl Spec {
         !matches!(self, Self::Gix(_))
     }
 
+    /// Returns true if and only if the contender needs the donor work tree (`{donor}`): `git-par-donor`,
+    /// or a command whose template names it.
+    pub fn uses_donor(&self) -> bool {
+        match self {
+            Self::GitParDonor => true,
+            Self::Command { template, .. } => template.iter().any(|w| w.contains("{donor}")),
+            _ => false,
+        }
+    }
+
     /// Returns the contender's argv template for `operation`, or `None` if it does not do that operation
     /// (gitoxide has no switch, and its clone is another program than its checkout). The placeholders are
     /// those the experiment's fixture fills: `{rev}` the commit to check out, `{dst}` the directory to
     /// create (worktree add, clone), `{src}` the repository to clone, `{tmp}` a path for the run's scratch
-    /// file (removed after the run), and `{git_par}` this executable. Switches run inside the prepared work
+    /// file (removed after the run), `{git_par}` this executable, and `{donor}` the donor work tree of
+    /// `main` (made once per series, on the checkouts' filesystem, when a contender uses it). Switches run inside the prepared work
     /// tree, worktree adds inside the source repository, clones in the checkouts directory.
     ///
     /// gitoxide's `worktree add` is two commands in one `sh -c` (a shell start, about a millisecond, is
@@ -247,6 +265,12 @@ impl Spec {
                 "checkout.thresholdForParallelism=0".to_owned(),
             ]),
             Self::GitPar | Self::GitParJobs(_) => vec!["{git_par}".to_owned()],
+            Self::GitParDonor => {
+                if operation != Operation::WorktreeAdd {
+                    return None;
+                }
+                vec!["{git_par}".to_owned()]
+            }
             Self::Command { name, template } => {
                 return Some(Contender::new(name, template.clone()))
             }
@@ -269,6 +293,7 @@ impl Spec {
         };
         let jobs: Vec<String> = match self {
             Self::GitParJobs(k) => vec!["-j".to_owned(), k.to_string()],
+            Self::GitParDonor => vec!["--donor".to_owned(), "{donor}".to_owned()],
             _ => Vec::new(),
         };
         let words = |ws: &[&str]| ws.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
@@ -393,6 +418,28 @@ mod tests {
         assert!(list("hg").unwrap_err().0.contains("unknown contender `hg`"));
         assert!(list("").is_err());
         assert!(list("git,git").unwrap_err().0.contains("twice"));
+    }
+
+    #[test]
+    fn the_donor_contender() {
+        let specs = list("git,git-par,git-par-donor").unwrap();
+        assert_eq!(specs, [Spec::Git, Spec::GitPar, Spec::GitParDonor]);
+        assert_eq!(specs[2].name(), "git-par --donor");
+        assert!(list("git-par-donor=x").is_err());
+        assert!(list("git-par-donor,git-par-donor").is_err());
+        assert!(list("x").unwrap_err().0.contains("git-par-donor"));
+        let c = Spec::GitParDonor.contender(Operation::WorktreeAdd).unwrap();
+        assert_eq!(
+            c.command.join(" "),
+            "{git_par} worktree add -q --donor {donor} --detach {dst} {rev}"
+        );
+        for op in [Operation::Switch, Operation::Clone, Operation::Status] {
+            assert!(Spec::GitParDonor.contender(op).is_none());
+        }
+        assert!(Spec::GitParDonor.uses_donor() && Spec::GitParDonor.makes_git_work_tree());
+        assert!(!Spec::GitPar.uses_donor());
+        assert!(list("cmd:x --from {donor}").unwrap()[0].uses_donor());
+        assert!(!list("cmd:x {dst}").unwrap()[0].uses_donor());
     }
 
     #[test]

@@ -9,6 +9,14 @@
 //! - `worktree add`: the timed command creates a work tree of `main` at a path that does not exist yet;
 //!   it is removed after the run.
 //! - `clone`: the timed command clones the source repository (a local clone) into such a path.
+//!
+//! A contender that checks out from a donor (`git-par-donor`, or a command using `{donor}`) gets one
+//! work tree of `main` made by git in the checkouts directory (so on the filesystem measured) before
+//! the first case that runs it, untimed, kept for every run and removed when the series ends.
+//!
+//! Every worktree add and clone run also reads the blocks used on the checkouts' filesystem just before
+//! and just after the timed command, each after a sync, untimed ([`crate::filesystem::used_bytes`]):
+//! the disk the checkout allocated, which a donor's copy-on-write clones save.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -271,6 +279,7 @@ impl Experiment<'_> {
                     return None;
                 }
                 let why = match spec {
+                    Spec::GitParDonor => ": it measures worktree add from a donor work tree",
                     Spec::Gix(_) => {
                         ": its contender is a full checkout of a commit into a new directory \
                          (gix index from-tree, then gix free index checkout-exclusive), measured as \
@@ -373,10 +382,18 @@ impl Experiment<'_> {
             None
         };
         let mut switch_trees = SwitchTrees::new(self.source, &self.checkouts.root);
+        let mut donor: Option<PathBuf> = None;
         let mut deleted = 0;
         for (index, planned) in cases.iter().enumerate() {
             let (specs, contenders): (Vec<&Spec>, Vec<Contender>) =
                 self.contenders_for(planned.operation).into_iter().unzip();
+            if donor.is_none() && specs.iter().any(|s| s.uses_donor()) {
+                observer.setup(
+                    "preparing the donor work tree of main, kept for every run (untimed)",
+                    1,
+                );
+                donor = Some(make_donor(self.source, &self.checkouts.root)?);
+            }
             if planned.operation == Operation::Switch && switch_trees.is_empty() {
                 observer.setup(
                     &format!(
@@ -415,6 +432,7 @@ impl Experiment<'_> {
                 git_par: &self.git_par,
                 makes_git_work_tree: specs.iter().map(|s| s.makes_git_work_tree()).collect(),
                 switch_trees: &mut switch_trees,
+                donor: donor.clone(),
                 deleted: 0,
             };
             let result = Runner::new(&mut executor, self.plan).run_observed(
@@ -434,8 +452,34 @@ impl Experiment<'_> {
                 deleted += switch_trees.remove_all()?;
             }
         }
+        if let Some(donor) = donor {
+            std::fs::remove_dir_all(&donor)
+                .with_context(|| format!("could not remove {}", donor.display()))?;
+            git::output(&self.source.path, &["worktree", "prune"])?;
+            deleted += self.source.files as u64;
+        }
         Ok(deleted)
     }
+}
+
+/// Makes the donor work tree: `main` checked out by git into `root` (the filesystem measured), its index
+/// settled (see [`settle`]) so that its entries are not racily clean, as in a work tree that has sat for
+/// a while: a checkout from a donor clones only the files whose index entries it can trust.
+fn make_donor(source: &Source, root: &Path) -> anyhow::Result<PathBuf> {
+    let dir = root.join("donor-main");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("could not remove {}", dir.display()))?;
+        git::output(&source.path, &["worktree", "prune"])?;
+    }
+    git::worktree_of_main(&source.path, &dir)?;
+    let index = git::line(
+        &dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )?;
+    settle(Path::new(&index))
+        .map_err(|e| anyhow::anyhow!("could not settle the donor's index {index}: {e}"))?;
+    Ok(dir)
 }
 
 /// The switch cases' work trees of `main`, one per contender, made once and brought back to `main` by git
@@ -531,6 +575,8 @@ struct CheckoutFixture<'a, 't> {
     /// Per contender index: whether it leaves a work tree git knows ([`Spec::makes_git_work_tree`]).
     makes_git_work_tree: Vec<bool>,
     switch_trees: &'t mut SwitchTrees<'a>,
+    /// The donor work tree (`{donor}`), if a contender of the series uses it.
+    donor: Option<PathBuf>,
     /// Files removed so far (estimated as the files of `main` per checkout removed).
     deleted: u64,
 }
@@ -585,9 +631,13 @@ impl Fixture for CheckoutFixture<'_, '_> {
             }
         };
         let rev = self.target.map_or("main", |t| t.branch.as_str());
+        let mut vars = Vars::new();
+        if let Some(donor) = &self.donor {
+            vars = vars.set("donor", donor);
+        }
         Ok(Prepared {
             dir,
-            vars: Vars::new()
+            vars: vars
                 .set("op", self.operation.cli_name())
                 .set("n", run.case.n.to_string())
                 // `{N}` too: clap turns `{n}` into a line break in `--help`, which documents `{N}`.
@@ -633,6 +683,17 @@ impl Fixture for CheckoutFixture<'_, '_> {
         let status = git::output(&dst, &["status", "--porcelain", "--untracked-files=all"])
             .map_err(|e| e.to_string())?;
         not_listed(&status, &format!("`git status` in {}", dst.display()))
+    }
+
+    /// The blocks used on the checkouts' filesystem, for the full checkouts (worktree add, clone), once
+    /// the filesystem has finished freeing what the previous run's cleanup deleted.
+    fn disk_used(&mut self, _run: &Run<'_>, _prepared: &Prepared) -> Result<Option<u64>, BoxError> {
+        match self.operation {
+            Operation::WorktreeAdd | Operation::Clone => {
+                Ok(Some(crate::filesystem::used_bytes_settled(self.root)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn cleanup(&mut self, run: &Run<'_>, _prepared: Prepared) -> Result<(), BoxError> {

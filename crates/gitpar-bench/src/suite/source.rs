@@ -74,6 +74,32 @@ pub fn synthetic(cache: &Path, spec: &SynthSpec) -> anyhow::Result<Source> {
     })
 }
 
+/// Returns the big-files repository of `spec` under `cache` (`--big-files`), generating it on first
+/// use: one commit, so there is no switch to measure.
+pub fn big(cache: &Path, spec: synth::BigSpec) -> anyhow::Result<Source> {
+    let (path, main) = synth::ensure_big_cached(cache, spec).with_context(|| {
+        format!(
+            "could not generate the big-files repository under {}",
+            cache.display()
+        )
+    })?;
+    Ok(Source {
+        description: format!(
+            "big files: {} files of {} bytes of random data ({:.1} MiB), one commit",
+            spec.files,
+            spec.size,
+            (spec.files as u64 * spec.size) as f64 / (1024.0 * 1024.0)
+        ),
+        path,
+        main,
+        files: spec.files,
+        targets: Vec::new(),
+        notes: vec![
+            "the big-files repository has one commit: there is no switch to measure".into(),
+        ],
+    })
+}
+
 /// How far back the first-parent history of `HEAD` is searched for commit pairs.
 const MAX_HISTORY: usize = 20_000;
 

@@ -28,6 +28,8 @@ fn contender(name: &str, median: f64, saved: Option<(f64, f64, f64)>) -> Contend
         max_rss_kib: Some(10 * 1024),
         outliers: Vec::new(),
         failure: None,
+        allocated: Vec::new(),
+        allocated_median: None,
     }
 }
 
@@ -236,4 +238,85 @@ fn files_are_written_atomically() {
         4,
         "no temporary file left"
     );
+}
+
+/// A worktree add measured with its disk allocation: git writes 9.5 MiB, git-par as much, git-par from a
+/// donor 0.4 MiB in 98% of git-par's time.
+fn with_disk() -> Results {
+    let mut case = CaseResult {
+        operation: "worktree add".to_owned(),
+        n: 2000,
+        plan: Plan::default(),
+        contenders: vec![
+            contender("git (sequential)", 0.200, None),
+            contender("git-par", 0.100, Some((0.1, 0.09, 0.11))),
+            contender("git-par --donor", 0.098, Some((0.102, 0.09, 0.11))),
+        ],
+    };
+    let mib = |x: f64| x * 1024.0 * 1024.0;
+    for (c, bytes) in case.contenders.iter_mut().zip([9.5, 9.6, 0.4]) {
+        c.allocated = vec![mib(bytes) as i64; 13];
+        c.allocated_median = Some(mib(bytes));
+    }
+    Results {
+        cases: vec![case],
+        ..Results::default()
+    }
+}
+
+#[test]
+fn disk_is_reported_with_ratios_to_git_par() {
+    let r = with_disk();
+    assert_eq!(report::disk_table(&results(), "switch"), None);
+    let table = report::disk_table(&r, "worktree add").unwrap();
+    assert!(
+        table.title.contains("ratios to git-par's"),
+        "{}",
+        table.title
+    );
+    assert_eq!(
+        table.to_text(),
+        "\
+N files   git (sequential)               git-par    git-par --donor
+2000      9.50 MiB (0.99x, time 2.00x)   9.60 MiB   0.40 MiB (0.042x, time 0.98x)
+"
+    );
+    let text = report::render(&r, &[]);
+    assert!(text.contains(&table.to_text()), "{text}");
+    let md = String::from_utf8(MarkdownExporter.export(&r).unwrap()).unwrap();
+    assert!(
+        md.contains(
+            "| 2000 | 9.50 MiB (0.99x, time 2.00x) | 9.60 MiB | 0.40 MiB (0.042x, time 0.98x) |"
+        ),
+        "{md}"
+    );
+
+    let csv = String::from_utf8(CsvExporter.export(&r).unwrap()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let field = |line: usize, name: &str| {
+        lines[line]
+            .split(',')
+            .nth(header.iter().position(|h| *h == name).unwrap())
+            .unwrap()
+    };
+    assert_eq!(field(2, "allocated_bytes"), "10066329.6");
+    assert_eq!(field(2, "allocated_ratio"), "1");
+    assert_eq!(field(3, "allocated_bytes"), "419430.4");
+    assert_eq!(
+        field(3, "allocated_ratio").parse::<f64>().unwrap(),
+        0.4 / 9.6
+    );
+    // Without a disk measurement the columns are empty.
+    let csv = String::from_utf8(CsvExporter.export(&results()).unwrap()).unwrap();
+    assert!(csv.lines().nth(1).unwrap().ends_with(",10240,,,0,"));
+
+    let bytes = JsonExporter.export(&r).unwrap();
+    assert_eq!(export::read_json(&bytes).unwrap(), r);
+    let json = String::from_utf8(bytes).unwrap();
+    assert!(json.contains("\"allocated_median\": 419430.4"), "{json}");
+    // Results written before the disk was measured still read.
+    let old = String::from_utf8(JsonExporter.export(&results()).unwrap()).unwrap();
+    assert!(!old.contains("allocated"));
+    assert_eq!(export::read_json(old.as_bytes()).unwrap(), results());
 }

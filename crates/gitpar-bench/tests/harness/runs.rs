@@ -449,3 +449,66 @@ fn process_executor_sets_and_removes_variables() {
         .unwrap();
     assert!(m.exit.success(), "{m:?}");
 }
+
+/// A fixture whose disk grows by what each contender "writes": 40 MiB for git, 1 MiB for git-par, read
+/// before and after every timed command.
+struct DiskFixture {
+    used: u64,
+    readings: Vec<(String, u64)>,
+}
+
+impl Fixture for DiskFixture {
+    fn prepare(&mut self, _run: &Run<'_>) -> Result<Prepared, BoxError> {
+        Ok(Prepared {
+            dir: PathBuf::from("/"),
+            vars: Vars::new().set("dst", "/d").set("branch", "b"),
+        })
+    }
+
+    fn disk_used(&mut self, run: &Run<'_>, _prepared: &Prepared) -> Result<Option<u64>, BoxError> {
+        let reading = self.used;
+        self.readings.push((run.contender.name.clone(), reading));
+        // Every second reading (after the command) sees what it allocated; cleanup would free it.
+        if self.readings.len() % 2 == 1 {
+            self.used += if run.index == 0 { 40 << 20 } else { 1 << 20 };
+        } else {
+            self.used = 1 << 30;
+        }
+        Ok(Some(reading))
+    }
+}
+
+#[test]
+fn disk_allocated_is_read_around_every_timed_command() {
+    let mut mock = scripted();
+    let mut fixture = DiskFixture {
+        used: 1 << 30,
+        readings: Vec::new(),
+    };
+    let case = Runner::new(&mut mock, plan(3))
+        .run(
+            &Case::new("worktree add", 1000),
+            &contenders(),
+            &mut fixture,
+        )
+        .unwrap();
+    // Two readings per run, warm-ups included; only the measured rounds are recorded.
+    assert_eq!(fixture.readings.len(), 2 * 2 * 4);
+    let (git, par) = (&case.contenders[0], &case.contenders[1]);
+    assert_eq!(git.allocated, [40 << 20; 3]);
+    assert_eq!(par.allocated, [1 << 20; 3]);
+    assert_eq!(par.allocated_median, Some(f64::from(1 << 20)));
+
+    // A fixture that does not measure leaves the results without it.
+    let mut mock = scripted();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let case = Runner::new(&mut mock, plan(3))
+        .run(
+            &Case::new("switch", 250),
+            &contenders(),
+            &mut logging_fixture(log),
+        )
+        .unwrap();
+    assert!(case.contenders[1].allocated.is_empty());
+    assert_eq!(case.contenders[1].allocated_median, None);
+}

@@ -237,3 +237,32 @@ fn generate_default_repository() {
         40_000
     );
 }
+
+#[test]
+fn big_files_repository_is_random_bytes_of_the_asked_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = synth::BigSpec {
+        files: 3,
+        size: 100_003,
+    };
+    let (path, main) = synth::ensure_big_cached(tmp.path(), spec).unwrap();
+    let listing = git(&path, &["ls-tree", "-r", "-l", "main"]);
+    let sizes: Vec<&str> = listing
+        .lines()
+        .map(|l| l.split_whitespace().nth(3).unwrap())
+        .collect();
+    assert_eq!(sizes, ["100003"; 3], "{listing}");
+    assert!(listing.contains("\tbig/file-0002.bin"), "{listing}");
+    // Cached: the second call finds it; and the same everywhere.
+    assert_eq!(
+        synth::ensure_big_cached(tmp.path(), spec).unwrap(),
+        (path.clone(), main.clone())
+    );
+    let again = synth::generate_big(&tmp.path().join("again"), spec).unwrap();
+    assert_eq!(again, main);
+    assert!(synth::generate_big(
+        &tmp.path().join("none"),
+        synth::BigSpec { files: 0, size: 1 }
+    )
+    .is_err());
+}
