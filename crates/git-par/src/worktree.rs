@@ -251,6 +251,10 @@ fn check_out(
 /// carried and what was not.
 fn carry_included(donor: &Path, wt_repo: &gix::Repository, workdir: &Path, args: &CheckoutArgs) {
     let trace = std::env::var_os("GIT_PAR_TRACE").is_some();
+    // Most donors have none: no repository opened for nothing (`carry` reads it safely).
+    if std::fs::symlink_metadata(donor.join(".worktreeinclude")).is_err() {
+        return;
+    }
     let opened = gix::open_opts(
         donor,
         gix::open::Options::default().with(gix::sec::Trust::Full),

@@ -208,8 +208,8 @@ fn add_both(repo: &Path, rev: &str, config: &[&str], extra: &[&str]) -> Traced {
 fn clones_everything_clean(fs: &LoopMount) {
     let repo = donor_repo(&fs.mnt);
     let said = add_both(&repo, "main", &[], &[]);
-    // 11 regular files in main, x.flt (filtered) written.
-    assert_eq!(said.cloned, 10, "{}", said.line);
+    // 12 regular files in main, x.flt (filtered) written.
+    assert_eq!(said.cloned, 11, "{}", said.line);
     assert!(
         said.line.contains("1 converted by attributes"),
         "{}",
@@ -270,7 +270,7 @@ fn donor_with_local_changes() {
     std::fs::write(repo.join("part/two.txt"), "staged\n").unwrap();
     git_ok(&repo, ["add", "part/two.txt"]);
     let said = add_both(&repo, "main", &[], &[]);
-    assert_eq!(said.cloned, 5, "{}", said.line);
+    assert_eq!(said.cloned, 6, "{}", said.line);
 }
 
 /// A freshly checked-out donor: its files are as new as its index (racily clean), so none is
@@ -309,7 +309,7 @@ fn an_added_file_that_checkout_would_convert_is_written() {
     assert_eq!(git_str(&repo, ["status", "--porcelain"]), "");
     settle(&repo);
     let said = add_both(&repo, "main", &[], &[]);
-    assert_eq!(said.cloned, 9, "{}", said.line);
+    assert_eq!(said.cloned, 10, "{}", said.line);
     assert!(said.line.contains("modified in the donor"), "{}", said.line);
 }
 
@@ -337,7 +337,7 @@ fn an_untracked_attributes_file_in_the_donor_is_respected() {
         "{}",
         said.line
     );
-    assert_eq!(said.cloned, 8, "{}", said.line);
+    assert_eq!(said.cloned, 9, "{}", said.line);
 }
 
 /// skip-worktree and assume-unchanged entries are never trusted (their files may be anything),
@@ -351,7 +351,7 @@ fn skip_worktree_assume_unchanged_and_sparse_donors() {
     git_ok(&repo, ["update-index", "--assume-unchanged", "dir/a.txt"]);
     std::fs::write(repo.join("dir/a.txt"), "neither\n").unwrap();
     let said = add_both(&repo, "main", &[], &[]);
-    assert_eq!(said.cloned, 8, "{}", said.line);
+    assert_eq!(said.cloned, 9, "{}", said.line);
 
     let fs2 = LoopMount::xfs().unwrap();
     let repo = donor_repo(&fs2.mnt);
@@ -362,7 +362,7 @@ fn skip_worktree_assume_unchanged_and_sparse_donors() {
     settle(&repo);
     // The new work tree is sparse too (git copies the patterns); compare with git's.
     let said = add_both(&repo, "main", &[], &[]);
-    assert_eq!(said.cloned, 8, "{}", said.line);
+    assert_eq!(said.cloned, 9, "{}", said.line);
 }
 
 /// Where the filesystem cannot clone (this machine's disk, tmpfs), every file is written and
@@ -415,7 +415,7 @@ fn donor_named_on_the_command_line() {
     settle(&other);
     let other_s = other.display().to_string();
     let said = add_both(&repo, "main", &[], &["--donor", &other_s]);
-    assert_eq!(said.cloned, 10, "{}", said.line);
+    assert_eq!(said.cloned, 11, "{}", said.line);
     assert!(said.line.contains(&other_s), "{}", said.line);
     let nowhere = fs.mnt.join("nowhere");
     std::fs::create_dir(&nowhere).unwrap();
@@ -435,4 +435,60 @@ fn donor_named_on_the_command_line() {
         run.stderr_str()
     );
     assert!(!fs.mnt.join("x").exists());
+}
+
+/// A donor file edited while the checkout runs: x.flt's smudge filter rewrites the donor's
+/// zz.txt (same size, new content) before zz.txt, last in index order, is reached by the
+/// sequential run (12 files: below the parallel threshold). Its stat data no longer match its
+/// index entry, so it is written from the object database: the result is still git's.
+#[test]
+fn a_donor_file_edited_during_the_run_is_written() {
+    let Some(fs) = LoopMount::xfs() else { return };
+    let repo = donor_repo(&fs.mnt);
+    let plain = fs.mnt.join("plain");
+    git_ok(
+        &repo,
+        [
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            plain.to_str().unwrap(),
+            "main",
+        ],
+    );
+    let zz = repo.join("zz.txt");
+    let script = fs.mnt.join("edit.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf 'LAST\\n' > '{}'\nexec cat\n",
+            zz.display()
+        ),
+    )
+    .unwrap();
+    run("chmod", &fs.mnt, ["+x", "edit.sh"]).assert_success();
+    let edit = format!("filter.cat.smudge={}", script.display());
+    let new = fs.mnt.join("new");
+    let run = par_add(
+        &repo,
+        &[&edit],
+        &["-q", "--detach", new.to_str().unwrap(), "main"],
+    )
+    .assert_success();
+    let said = traced(&run.stderr_str());
+    assert_eq!(
+        std::fs::read(&zz).unwrap(),
+        b"LAST\n",
+        "the filter did not edit the donor"
+    );
+    assert_eq!(said.cloned, 10, "{}", said.line);
+    assert!(
+        said.line.contains("1 modified in the donor"),
+        "{}",
+        said.line
+    );
+    compare_worktrees(&plain, &new);
+    compare_indexes(&plain, &new, &[]);
+    assert_clean(&new, &[]);
 }

@@ -127,7 +127,15 @@ pub fn execute(
     };
     let pooled = pooled_jobs(plan, jobs, opts);
     let kind = tune::Kind::of(root.fd());
-    let choice = opts.choice(kind, pooled.len());
+    let mut choice = opts.choice(kind, pooled.len());
+    // Clones scale worse than writes: a run the donor gives most of takes its own count.
+    if let Some(most) = donor
+        .filter(|_| fresh && choice.source == tune::Source::Auto)
+        .and_then(|d| d.writers(pooled.len()))
+    {
+        choice.workers = choice.workers.min(most);
+        choice.max = choice.workers;
+    }
     let cache = (opts.budget / 4).min(DELTA_CACHE);
     // Each writer may decode objects of up to `allowance` bytes before their size is known (and
     // then counted): that much per writer is carved out of the budget, as the cache is.
