@@ -322,7 +322,7 @@ fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
 
 /// `git ARGS` in `dir`, its standard output (trimmed) when it succeeds.
 fn git_output(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new("git")
+    let out = gitpar::git_command()
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -522,7 +522,7 @@ fn update_submodules(
 /// command ("Submodule path 'x': 'true <id>'") is not what happened; [`clone_submodules`] says
 /// what the engine did instead. Standard error (cloning progress, errors) passes through.
 fn run_git_quiet_stdout(args: &[OsString], dir: &Path, git_dir: &Path) -> Result<u8, u8> {
-    let out = std::process::Command::new("git")
+    let out = gitpar::git_command()
         .args(args)
         .current_dir(dir)
         .env("GIT_DIR", git_dir)

@@ -21,6 +21,7 @@ mod revision;
 mod state;
 mod status;
 mod switch;
+mod transparent;
 mod unborn;
 mod worktree;
 
@@ -82,6 +83,18 @@ enum Command {
     Refresh(RefreshArgs),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
     Bench(bench::BenchArgs),
+    /// Make git-par stand in for git: a link named `git` in DIR, and the PATH line to use.
+    #[command(
+        long_about = "Make a link named `git` to git-par in DIR (created if missing) and print the \
+                      line that puts DIR first on PATH. Invoked as `git`, git-par runs the \
+                      commands it owns (checkout, switch, restore, reset --hard, clone, worktree \
+                      add, status, update-index --refresh) and hands every other call to the real \
+                      git ($GIT_PAR_REAL_GIT, else the next git on PATH) unchanged."
+    )]
+    Shim {
+        /// The directory for the link.
+        dir: PathBuf,
+    },
 }
 
 /// Options every checkout-running command shares.
@@ -174,16 +187,23 @@ fn fixed_mmap_threshold() {
 fn main() -> ExitCode {
     // The clock of GIT_PAR_TRACE_PERF starts here.
     gitpar::phase::mark("main");
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // Run as `git` (a link first on PATH): what git-par does not own goes to git by exec.
+    let transparent = transparent::invoked_as_git(&argv0);
+    if transparent {
+        match transparent::route(args) {
+            Ok(ours) => args = ours,
+            Err(code) => return ExitCode::from(code),
+        }
+    }
     fixed_mmap_threshold();
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(git_args) = patch::delegated(&args) {
         let err = patch::exec_git(&git_args);
         return ExitCode::from(fatal(format!("cannot run git: {err}")));
     }
-    let program = std::env::args_os()
-        .next()
-        .unwrap_or_else(|| "git-par".into());
+    let program = if transparent { "git-par".into() } else { argv0 };
     let args = patch::end_of_options(args);
     let cli = Cli::parse_from(std::iter::once(program).chain(args));
     interrupt::install();
@@ -203,6 +223,7 @@ fn main() -> ExitCode {
         Command::Status(args) => status::status(args.args, &overrides),
         Command::Refresh(args) => status::refresh(args.quiet, &overrides),
         Command::Bench(args) => bench::run(args),
+        Command::Shim { dir } => transparent::shim(&dir),
     };
     // git waits for its long-running filters when it exits.
     gitpar::finish_filters();
@@ -349,7 +370,7 @@ pub(crate) fn tree_of(
 /// Returns git's exit code (128 + the signal for a killed git); `Err` when git cannot start.
 pub(crate) fn run_git(args: &[OsString], at: Option<(&Path, &Path)>) -> Result<u8, u8> {
     use std::os::unix::process::ExitStatusExt;
-    let mut cmd = std::process::Command::new("git");
+    let mut cmd = gitpar::git_command();
     cmd.args(args);
     if let Some((dir, git_dir)) = at {
         cmd.current_dir(dir).env("GIT_DIR", git_dir);

@@ -66,7 +66,7 @@ pub fn end_of_options(mut args: Vec<OsString>) -> Vec<OsString> {
 
 /// Replace this process by `git ARGS`; returns only if git could not be started.
 pub fn exec_git(args: &[OsString]) -> std::io::Error {
-    std::process::Command::new("git").args(args).exec()
+    gitpar::git_command().args(args).exec()
 }
 
 #[cfg(test)]

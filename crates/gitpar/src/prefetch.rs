@@ -9,7 +9,7 @@
 //! the fetch is git's own subprocess, with the arguments git gives it.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use gix::hash::ObjectId;
 
@@ -91,7 +91,7 @@ fn fetch(repo: &gix::Repository, remote: &str, ids: &[ObjectId]) -> std::io::Res
         .config_snapshot()
         .boolean("promisor.quiet")
         .unwrap_or(false);
-    let mut cmd = Command::new("git");
+    let mut cmd = crate::git_command();
     cmd.arg("--git-dir")
         .arg(repo.git_dir())
         .args(["-c", "fetch.negotiationAlgorithm=noop", "fetch", remote])

@@ -1146,7 +1146,7 @@ fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> Submodule
     if !dir.join(".git").exists() {
         return state;
     }
-    let output = std::process::Command::new("git")
+    let output = crate::git_command()
         .args(["status", "--porcelain=2"])
         .args((!untracked).then_some("-uno"))
         .current_dir(&dir)

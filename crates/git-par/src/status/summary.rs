@@ -9,7 +9,7 @@
 //! commits and the submodules' `ignore` settings are git's own.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The section for the staged submodule changes (`staged`, against HEAD) or the unstaged ones
 /// (the index against the work tree), empty when `git submodule summary` prints nothing.
@@ -20,7 +20,7 @@ pub(super) fn section(
     limit: i64,
     staged: bool,
 ) -> Vec<u8> {
-    let mut cmd = Command::new("git");
+    let mut cmd = gitpar::git_command();
     cmd.args(["submodule", "summary"])
         .arg(if staged { "--cached" } else { "--files" })
         .args(["--for-status", "--summary-limit", &limit.to_string()]);

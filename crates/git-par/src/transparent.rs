@@ -1,0 +1,358 @@
+//! git-par as `git`: invoked under the name `git` (a link named `git` first on `PATH`, made by
+//! `git par shim DIR`), git-par runs the commands it owns and hands everything else to the real
+//! git by `exec`, with the same arguments, environment and standard streams, so that tools and
+//! CI that call `git` get the parallel checkout without knowing of it (as ccache's links do).
+//!
+//! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
+//! `status`, `update-index [-q] --refresh` (exactly), and `par ...` (git-par's own commands).
+//! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
+//! `-P`, `--no-optional-locks`, `--no-advice` and the `--*-pathspecs` are honoured (the rest
+//! hand the call to git). A call git-par's own parser refuses (an option it does not take, a
+//! form it does not support, `-h`) is git's too, before anything has happened. The real git is
+//! `$GIT_PAR_REAL_GIT`, else the first `git` on `PATH` that is not git-par itself; git-par sets
+//! `GIT_PAR_REAL_GIT` for the commands it runs itself, so that every git it starts is the real
+//! one and it never runs itself in a loop. `GIT_PAR_TRACE=1` says which way each call went.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+/// Returns true if and only if this process was started under the name `git`.
+pub(crate) fn invoked_as_git(argv0: &OsStr) -> bool {
+    Path::new(argv0).file_name() == Some(OsStr::new("git"))
+}
+
+/// Decide where `git ARGS` goes. Returns the arguments for git-par's own parser (after the
+/// program name) when git-par runs it, with the global options applied (directory changed,
+/// environment set); otherwise replaces this process by the real git and returns only the exit
+/// code of a failure to start it.
+pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
+    let trace = std::env::var_os("GIT_PAR_TRACE").is_some();
+    let git = match real_git() {
+        Ok(git) => git,
+        Err(why) => {
+            eprintln!("fatal: git-par runs as git, but {why}");
+            return Err(crate::FATAL);
+        }
+    };
+    let Some(plan) = plan(&args).filter(|plan| parses(&plan.args)) else {
+        return Err(hand_to_git(&git, &args, trace));
+    };
+    let cwd = std::env::current_dir().ok();
+    for dir in &plan.chdir {
+        if std::env::set_current_dir(dir).is_err() {
+            // git says why; it starts from where the call started.
+            if let Some(cwd) = &cwd {
+                let _ = std::env::set_current_dir(cwd);
+            }
+            return Err(hand_to_git(&git, &args, trace));
+        }
+    }
+    for (name, value) in &plan.env {
+        std::env::set_var(name, value);
+    }
+    std::env::set_var(gitpar::REAL_GIT, &git);
+    if trace {
+        eprintln!(
+            "git-par: as git: {} -> git-par",
+            plan.command.to_string_lossy()
+        );
+    }
+    Ok(plan.args)
+}
+
+/// Replace this process by the real `git` with `args`, unchanged; returns the exit code of a
+/// failure to start it.
+fn hand_to_git(git: &Path, args: &[OsString], trace: bool) -> u8 {
+    if trace {
+        let command = args
+            .iter()
+            .find(|a| !a.to_string_lossy().starts_with('-'))
+            .map_or_else(String::new, |a| a.to_string_lossy().into_owned());
+        eprintln!("git-par: as git: {command} -> {}", git.display());
+    }
+    let err = std::process::Command::new(git)
+        .arg0("git")
+        .args(args)
+        .exec();
+    eprintln!("fatal: cannot run {}: {err}", git.display());
+    crate::FATAL
+}
+
+/// The real git: `$GIT_PAR_REAL_GIT`, else the first executable `git` on `PATH` that is not
+/// this program (by its resolved path).
+fn real_git() -> Result<PathBuf, String> {
+    let me = std::fs::canonicalize("/proc/self/exe")
+        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
+        .ok();
+    let is_me = |p: &Path| me.is_some() && std::fs::canonicalize(p).ok() == me;
+    if let Some(git) = std::env::var_os(gitpar::REAL_GIT).filter(|g| !g.is_empty()) {
+        let git = PathBuf::from(git);
+        return if is_me(&git) {
+            Err(format!("{} names git-par itself", gitpar::REAL_GIT))
+        } else {
+            Ok(git)
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join("git");
+        if is_executable(&candidate) && !is_me(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(format!(
+        "no real git is on PATH besides git-par (set {} to it)",
+        gitpar::REAL_GIT
+    ))
+}
+
+/// Returns true if and only if `path` is a file someone may execute.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// How git-par runs a call it owns.
+#[derive(Debug, PartialEq, Eq)]
+struct Plan {
+    /// `-C` directories, in order.
+    chdir: Vec<OsString>,
+    /// Environment the global options set, as git sets it for itself.
+    env: Vec<(&'static str, OsString)>,
+    /// The command's name as given (for the trace).
+    command: OsString,
+    /// git-par's arguments: `-c` values, then its subcommand and arguments.
+    args: Vec<OsString>,
+}
+
+/// The plan for `git ARGS`, or `None` when git runs it.
+fn plan(args: &[OsString]) -> Option<Plan> {
+    let mut chdir = Vec::new();
+    let mut env = Vec::new();
+    let mut config = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(text) = arg.to_str() else {
+            break;
+        };
+        if !text.starts_with('-') {
+            break;
+        }
+        let value = |i: usize| args.get(i + 1).cloned();
+        match text {
+            "-C" => {
+                let dir = value(i)?;
+                if !dir.is_empty() {
+                    chdir.push(dir);
+                }
+                i += 1;
+            }
+            "-c" => {
+                config.push(value(i)?);
+                i += 1;
+            }
+            "--no-pager" | "-P" => {}
+            "--no-optional-locks" => env.push(("GIT_OPTIONAL_LOCKS", "0".into())),
+            "--no-advice" => env.push(("GIT_ADVICE", "0".into())),
+            "--literal-pathspecs" => env.push(("GIT_LITERAL_PATHSPECS", "1".into())),
+            "--glob-pathspecs" => env.push(("GIT_GLOB_PATHSPECS", "1".into())),
+            "--noglob-pathspecs" => env.push(("GIT_NOGLOB_PATHSPECS", "1".into())),
+            "--icase-pathspecs" => env.push(("GIT_ICASE_PATHSPECS", "1".into())),
+            "--git-dir" => {
+                env.push(("GIT_DIR", value(i)?));
+                i += 1;
+            }
+            "--work-tree" => {
+                env.push(("GIT_WORK_TREE", value(i)?));
+                i += 1;
+            }
+            _ => {
+                if let Some(dir) = text.strip_prefix("--git-dir=") {
+                    env.push(("GIT_DIR", dir.into()));
+                } else if let Some(dir) = text.strip_prefix("--work-tree=") {
+                    env.push(("GIT_WORK_TREE", dir.into()));
+                } else {
+                    return None;
+                }
+            }
+        }
+        i += 1;
+    }
+    let command = args.get(i)?.clone();
+    let rest = &args[i + 1..];
+    let before_dashdash = || rest.iter().take_while(|a| a.as_os_str() != "--");
+    let ours: Vec<OsString> = match command.to_str()? {
+        "checkout" | "switch" | "restore" | "clone" | "status" => {
+            let call: Vec<OsString> = std::iter::once(command.clone())
+                .chain(rest.iter().cloned())
+                .collect();
+            // `-p/--patch` is git's interactive loop (git-par hands it over too).
+            if crate::patch::delegated(&call).is_some() {
+                return None;
+            }
+            call
+        }
+        "reset" if before_dashdash().any(|a| a == "--hard") => std::iter::once(command.clone())
+            .chain(rest.iter().cloned())
+            .collect(),
+        "worktree" if rest.first().is_some_and(|a| a == "add") => std::iter::once(command.clone())
+            .chain(rest.iter().cloned())
+            .collect(),
+        "update-index" => {
+            let quiet = rest.iter().filter(|a| *a == "-q").count();
+            let refresh = rest.iter().filter(|a| *a == "--refresh").count();
+            if refresh != 1 || quiet > 1 || rest.len() != refresh + quiet {
+                return None;
+            }
+            let mut ours = vec![OsString::from("refresh")];
+            if quiet == 1 {
+                ours.push("-q".into());
+            }
+            ours
+        }
+        "par" => rest.to_vec(),
+        _ => return None,
+    };
+    let mut par_args = Vec::new();
+    for c in config {
+        par_args.push(OsString::from("-c"));
+        par_args.push(c);
+    }
+    par_args.extend(ours);
+    Some(Plan {
+        chdir,
+        env,
+        command,
+        args: par_args,
+    })
+}
+
+/// Returns true if and only if git-par's own parser takes `args`: anything it refuses (an
+/// option it does not know, `-h`) is git's call, before git-par has done anything.
+fn parses(args: &[OsString]) -> bool {
+    use clap::Parser;
+    let args = crate::patch::end_of_options(args.to_vec());
+    crate::Cli::try_parse_from(std::iter::once(OsString::from("git-par")).chain(args)).is_ok()
+}
+
+/// `git par shim DIR`: a link named `git` in `DIR` to this program, and the `PATH` line that
+/// puts it first. An existing `DIR/git` that is not such a link is left alone (an error).
+pub(crate) fn shim(dir: &Path) -> Result<(), u8> {
+    let me = std::fs::canonicalize("/proc/self/exe")
+        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
+        .map_err(|e| crate::fatal(format!("cannot tell where git-par is: {e}")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| crate::fatal(format!("cannot create '{}': {e}", dir.display())))?;
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| crate::fatal(format!("cannot resolve '{}': {e}", dir.display())))?;
+    let link = dir.join("git");
+    match std::fs::symlink_metadata(&link) {
+        Ok(_) if std::fs::canonicalize(&link).ok().as_ref() == Some(&me) => {}
+        Ok(_) => {
+            return Err(crate::fatal(format!(
+                "'{}' exists and is not a link to git-par",
+                link.display()
+            )))
+        }
+        Err(_) => std::os::unix::fs::symlink(&me, &link).map_err(|e| {
+            crate::fatal(format!("cannot create the link '{}': {e}", link.display()))
+        })?,
+    }
+    println!("export PATH=\"{}:$PATH\"", dir.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<OsString> {
+        w.iter().map(OsString::from).collect()
+    }
+
+    fn ours(w: &[&str]) -> Option<Vec<String>> {
+        plan(&words(w)).map(|p| {
+            p.args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        })
+    }
+
+    #[test]
+    fn owned_commands_go_to_git_par_the_rest_to_git() {
+        assert_eq!(ours(&["checkout", "main"]).unwrap(), ["checkout", "main"]);
+        assert_eq!(ours(&["switch", "-c", "x"]).unwrap(), ["switch", "-c", "x"]);
+        assert_eq!(
+            ours(&["reset", "--hard", "HEAD~"]).unwrap(),
+            ["reset", "--hard", "HEAD~"]
+        );
+        assert_eq!(ours(&["reset", "HEAD~"]), None);
+        assert_eq!(ours(&["reset", "--", "--hard"]), None);
+        assert_eq!(
+            ours(&["worktree", "add", "../x"]).unwrap(),
+            ["worktree", "add", "../x"]
+        );
+        assert_eq!(ours(&["worktree", "list"]), None);
+        assert_eq!(ours(&["update-index", "--refresh"]).unwrap(), ["refresh"]);
+        assert_eq!(
+            ours(&["update-index", "-q", "--refresh"]).unwrap(),
+            ["refresh", "-q"]
+        );
+        assert_eq!(
+            ours(&["update-index", "--refresh", "--really-refresh"]),
+            None
+        );
+        assert_eq!(ours(&["update-index", "--add", "x"]), None);
+        assert_eq!(ours(&["par", "status"]).unwrap(), ["status"]);
+        assert_eq!(ours(&["log", "-1"]), None);
+        assert_eq!(ours(&["checkout", "-p"]), None);
+        assert_eq!(ours(&[]), None);
+        assert_eq!(ours(&["--version"]), None);
+    }
+
+    #[test]
+    fn global_options_are_honoured_or_handed_over() {
+        let p = plan(&words(&[
+            "-C",
+            "a",
+            "-C",
+            "",
+            "-c",
+            "x.y=1",
+            "--no-pager",
+            "--git-dir=g",
+            "--work-tree",
+            "w",
+            "--no-optional-locks",
+            "--literal-pathspecs",
+            "status",
+            "-s",
+        ]))
+        .unwrap();
+        assert_eq!(p.chdir, words(&["a"]));
+        assert_eq!(p.args, words(&["-c", "x.y=1", "status", "-s"]));
+        assert_eq!(
+            p.env,
+            vec![
+                ("GIT_DIR", OsString::from("g")),
+                ("GIT_WORK_TREE", "w".into()),
+                ("GIT_OPTIONAL_LOCKS", "0".into()),
+                ("GIT_LITERAL_PATHSPECS", "1".into()),
+            ]
+        );
+        assert_eq!(ours(&["--bare", "status"]), None);
+        assert_eq!(ours(&["--namespace=x", "checkout", "main"]), None);
+        assert_eq!(ours(&["-p", "status"]), None);
+        assert_eq!(ours(&["-C"]), None);
+    }
+
+    #[test]
+    fn git_pars_parser_decides_the_rest() {
+        let args = |w: &[&str]| plan(&words(w)).map(|p| parses(&p.args));
+        assert_eq!(args(&["checkout", "main"]), Some(true));
+        assert_eq!(args(&["switch", "--no-such-option"]), Some(false));
+        assert_eq!(args(&["restore", "-h"]), Some(false));
+    }
+}
