@@ -197,6 +197,7 @@ fn main() -> ExitCode {
             Err(code) => return ExitCode::from(code),
         }
     }
+    let _ = OWN_ARGS.set(args.clone());
     fixed_mmap_threshold();
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
     if let Some(git_args) = patch::delegated(&args) {
@@ -234,6 +235,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// git-par's own arguments (after the program name): the command line, or, run as `git`, what
+/// the routing made of it (`transparent::route`: git's global options applied and taken out).
+static OWN_ARGS: std::sync::OnceLock<Vec<OsString>> = std::sync::OnceLock::new();
+
+/// The arguments git-par runs with (see [`OWN_ARGS`]): what a command handed whole to git passes
+/// on, from the directory and environment git-par runs in.
+pub(crate) fn own_args() -> Vec<OsString> {
+    OWN_ARGS
+        .get()
+        .cloned()
+        .unwrap_or_else(|| std::env::args_os().skip(1).collect())
+}
+
 /// Print `fatal: <msg>` and return git's exit code for it.
 pub(crate) fn fatal(msg: impl std::fmt::Display) -> u8 {
     eprintln!("fatal: {msg}");
@@ -260,6 +274,18 @@ pub(crate) fn engine_options(repo: &gix::Repository, args: &CheckoutArgs) -> git
     let mut opts = gitpar::Options::from_config(&repo.config_snapshot(), jobs(args));
     opts.filter_meta = args.filter_meta.clone();
     opts.donor = args.donor.clone();
+    // git's `startup_info->original_cwd`: where the command runs, below the top of the work tree.
+    opts.cwd = repo
+        .workdir()
+        .and_then(|top| {
+            let cwd = std::env::current_dir().ok()?;
+            let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
+            cwd.strip_prefix(top)
+                .ok()
+                .and_then(|p| gix::path::into_bstr(p).ok())
+                .map(|p| p.into_owned())
+        })
+        .filter(|p| !p.is_empty());
     if args.no_reflink {
         opts.reflink = gitpar::donor::Reflink::Never;
     }

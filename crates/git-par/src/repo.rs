@@ -62,7 +62,7 @@ fn unreadable_by_gix(git_dir: &Path) -> Option<&'static str> {
 /// `-p/--patch`, where git does the whole command, because git-par cannot read the repository
 /// at all (see [`unreadable_by_gix`]). Set `GIT_PAR_TRACE` to see it happen.
 fn hand_to_git(why: &str) -> ! {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let args = crate::own_args();
     if std::env::var_os("GIT_PAR_TRACE").is_some() {
         eprintln!("git-par: handing the command to git: {why}");
     }

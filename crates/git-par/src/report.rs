@@ -191,6 +191,11 @@ pub(crate) fn update_error(err: UpdateError) -> u8 {
             }
             FATAL
         }
+        UpdateError::CwdInTheWay(path) => {
+            eprintln!("error: Refusing to remove the current working directory:\n\t{path}\n");
+            eprintln!("Aborting");
+            1
+        }
         UpdateError::Checkout(CheckoutError::Entries(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");

@@ -140,7 +140,12 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
 /// implement, or settings such as `column.status` that change the output where it does not).
 fn hand_to_git() -> u8 {
     let mut git = vec![OsString::from("status")];
-    git.extend(std::env::args_os().skip_while(|a| a != "status").skip(1));
+    git.extend(
+        crate::own_args()
+            .into_iter()
+            .skip_while(|a| a != "status")
+            .skip(1),
+    );
     let err = crate::patch::exec_git(&git);
     fatal(format!("cannot run git: {err}"))
 }

@@ -543,7 +543,18 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     let outcome = with_progress(&args.checkout, |ctx| {
         gitpar::reset::hard(repo, env, &request, ctx)
     })
-    .map_err(|e| report::switch_error(repo, e))?;
+    .map_err(|e| match e {
+        // reset's own words (git's plumbing message), then its fatal line.
+        gitpar::switch::Error::Update(gitpar::update::Error::CwdInTheWay(path)) => {
+            eprintln!(
+                "error: Refusing to remove '{path}' since it is the current working directory."
+            );
+            fatal(format!(
+                "Could not reset index file to revision '{target}'."
+            ))
+        }
+        e => report::switch_error(repo, e),
+    })?;
     report::update_outcome(&outcome);
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);

@@ -78,6 +78,11 @@ pub struct Options {
     /// Files smaller than this are written even where they could be cloned
     /// (`par.reflinkMinSize`; [`crate::donor::DEFAULT_MIN_SIZE`]).
     pub clone_min_size: u64,
+    /// The process's current directory relative to the top of the work tree, when it is below
+    /// it (git's `startup_info->original_cwd`): an update never removes it. Emptied, it stays;
+    /// an update that would put a file in its place refuses
+    /// ([`crate::update::Error::CwdInTheWay`]), as git 2.35 and later do.
+    pub cwd: Option<bstr::BString>,
 }
 
 impl Default for Options {
@@ -99,6 +104,7 @@ impl Default for Options {
             donor: None,
             reflink: crate::donor::Reflink::Auto,
             clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
+            cwd: None,
         }
     }
 }

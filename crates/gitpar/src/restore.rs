@@ -595,7 +595,8 @@ fn write(
         source,
     })?;
     let clean = up_to_date(repo, &root, index, plan, opts)?;
-    let (jobs, removed) = make_room(&root, plan, &selection.vanished, &clean)?;
+    let cwd = opts.cwd.as_ref().map(|c| c.as_bstr());
+    let (jobs, removed) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
     let present = crate::execute::attributes_present(
         repo,
         index
@@ -810,11 +811,12 @@ fn record(
 /// contents (unless the entry is a gitlink, which keeps it), and the paths the source lacks
 /// (no-overlay) are removed, with the directories they leave empty. Files that are replaced are
 /// left to their writer, which replaces each one just before writing it. Returns the writer's
-/// jobs and the number of vanished paths removed.
+/// jobs and the number of vanished paths removed. The current directory `cwd` stays when
+/// emptied (git's `remove_path`).
 fn make_room(
     root: &Root,
     plan: &Plan,
-    vanished: &[BString],
+    (vanished, cwd): (&[BString], Option<&BStr>),
     clean: &HashSet<usize>,
 ) -> Result<(Vec<Job>, usize), Error> {
     use rustix::fs::FileType;
@@ -870,7 +872,7 @@ fn make_room(
         remover.entry(path, is_dir).map_err(fail)?;
     }
     let removed = remover.removed - before;
-    let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
+    let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).chain(cwd).collect();
     remover.remove_emptied_dirs(&needed);
     Ok((jobs, removed))
 }

@@ -118,6 +118,11 @@ pub enum Error {
     /// The index could not be read.
     #[error("unable to read the index: {0}")]
     Index(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The update would put an entry where the process's current directory is
+    /// ([`Options::cwd`]); nothing was changed. git: "Refusing to remove the current working
+    /// directory".
+    #[error("Refusing to remove '{0}' since it is the current working directory.")]
+    CwdInTheWay(BString),
     /// Submodules the update would move cannot follow (a missing commit, local changes in
     /// them); nothing was changed. git: each submodule's reasons and "Submodule '<path>' could
     /// not be updated.", then "Cannot update submodule:" and the paths.
@@ -369,7 +374,7 @@ fn run(
         &root,
         &mut rows,
         &blockers,
-        &write_plan,
+        (&write_plan, opts.cwd.as_ref().map(|c| c.as_bstr())),
         mode,
         ctx.interrupt,
         &mut outcome,
@@ -909,6 +914,16 @@ fn verify(
     if !not_uptodate.is_empty() {
         return Err(Error::NotUptodate(not_uptodate));
     }
+    // git's `verify_absent` and `verify_clean_subdirectory`: the current directory is never
+    // removed to make room for an entry.
+    if let Some(cwd) = &opts.cwd {
+        let in_the_way = rows
+            .iter()
+            .any(|r| matches!(r.action, Action::Write { .. }) && r.path == cwd.as_bstr());
+        if in_the_way {
+            return Err(Error::CwdInTheWay(cwd.clone()));
+        }
+    }
     // Only the directories of entries that are written need to exist: a directory the target
     // keeps but writes nothing into is left as it is (a symlink in its place included, as git
     // leaves it).
@@ -1126,12 +1141,13 @@ fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
 /// Remove what goes: tracked entries the target lacks (unlink, or rmdir for a gitlink, as git's
 /// `unlink_entry`), gitlink directories that become files, the untracked blockers of a forced
 /// update, then the directories left empty. Files that are replaced are not removed here: their
-/// writer replaces them. Stops between entries when interrupted.
+/// writer replaces them. Stops between entries when interrupted. The current directory `cwd`
+/// stays when emptied (git's `remove_path`).
 fn remove(
     root: &Root,
     rows: &mut [Row<'_>],
     blockers: &Blockers,
-    plan: &Plan,
+    (plan, cwd): (&Plan, Option<&BStr>),
     mode: Policy,
     should_interrupt: &AtomicBool,
     outcome: &mut Outcome,
@@ -1175,7 +1191,7 @@ fn remove(
     for path in &blockers.dirs {
         remover.all(path.as_bstr()).map_err(io)?;
     }
-    let keep: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).collect();
+    let keep: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).chain(cwd).collect();
     remover.remove_emptied_dirs(&keep);
     outcome.removed = remover.removed;
     outcome.kept = remover.kept;
