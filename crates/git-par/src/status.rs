@@ -211,8 +211,16 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         patterns: args.pathspecs.clone(),
         ignore_submodules: args.ignore_submodules,
     };
-    let st = gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts)
-        .map_err(|e| fatal(e.to_string()))?;
+    let st = match gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts) {
+        Ok(st) => st,
+        Err(gitpar::status::Error::Delegate(why)) => {
+            if std::env::var_os("GIT_PAR_TRACE").is_some() {
+                eprintln!("git-par: handing the status to git: {why}");
+            }
+            return Err(hand_to_git());
+        }
+        Err(e) => return Err(fatal(e.to_string())),
+    };
     let branch = args
         .branch
         .or(settings.branch.filter(|_| deferred))

@@ -47,6 +47,10 @@ pub enum Error {
     /// Reading objects, attributes, ignore files or the work tree failed.
     #[error("{0}")]
     Other(String),
+    /// git must run this status itself (why): the index's untracked cache or the fsmonitor is
+    /// in use, which git-par neither maintains nor asks. Nothing was written.
+    #[error("{0}")]
+    Delegate(&'static str),
 }
 
 /// How many threads look at the work tree for `n_items` entries, as issue 12 asks of every
@@ -128,6 +132,26 @@ struct Refreshed {
 
 /// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
 /// they can be written back patched: not for a sparse index, whose entries change here.
+/// Why git, not git-par, must run a status of `index`, if it must: an untracked cache in use
+/// (`core.untrackedCache=true`, or the index has one, which git then uses, or with `false`
+/// drops), or `core.fsmonitor` set (git asks the hook or daemon which files may have changed
+/// and trusts the others). git-par would give the same answer, but git's untracked cache and
+/// fsmonitor extension would not be maintained as git maintains them, and the fsmonitor's
+/// view of "unchanged" would not be trusted as git trusts it.
+fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static str> {
+    let config = repo.config_snapshot();
+    let fsmonitor = config
+        .string("core.fsmonitor")
+        .is_some_and(|v| !v.is_empty() && config.boolean("core.fsmonitor") != Some(false));
+    if fsmonitor {
+        return Some("core.fsmonitor is set");
+    }
+    if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
+        return Some("the index has an untracked cache (core.untrackedCache)");
+    }
+    None
+}
+
 fn read_index(
     repo: &gix::Repository,
     path: &Path,
@@ -664,6 +688,9 @@ pub fn status(
         source,
     })?;
     let index = read_index(repo, index_path)?;
+    if let Some(why) = for_git(repo, &index.0) {
+        return Err(Error::Delegate(why));
+    }
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
     let (refreshed, beside) = refresh_index(
