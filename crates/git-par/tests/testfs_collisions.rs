@@ -244,3 +244,95 @@ fn clone_collision_won_by_a_middle_entry_matches_git() {
     assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
     drop(mount);
 }
+
+/// A symlink `D` and files under the directory `d/` fold to one name (issue 23): git's clone,
+/// in index order, makes the symlink, then replaces it by the directory `d` for `d/x` (a
+/// leading path that is not a real directory goes), reports the collision and leaves the
+/// symlink out (`git status` shows it deleted). git-par's writers make `d/x` first; its tail
+/// must end the same way, not fail on the symlink.
+#[test]
+fn clone_symlink_folding_onto_a_directory_matches_git() {
+    let s = scratch();
+    let src = s.join("src");
+    git_ok(s.path(), ["init", "-q", src.to_str().unwrap()]);
+    let blob = |content: &str| -> String {
+        fs::write(src.join(".blob"), content).unwrap();
+        let oid = git_str(&src, ["hash-object", "-w", ".blob"]);
+        fs::remove_file(src.join(".blob")).unwrap();
+        oid
+    };
+    for (mode, path, content) in [
+        ("120000", "D", "elsewhere"),
+        ("100644", "d/x", "x\n"),
+        ("100644", "d/y", "y\n"),
+        ("100644", "z", "z\n"),
+    ] {
+        git_ok(
+            &src,
+            [
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("{mode},{},{path}", blob(content)),
+            ],
+        );
+    }
+    git_ok(
+        &src,
+        [
+            "commit",
+            "-q",
+            "-m",
+            "a symlink and a directory folding to one name",
+        ],
+    );
+    let Some(mount) = testfs_mount(
+        &s.join("fs"),
+        testfs::Options {
+            case_insensitive: true,
+            ..testfs::Options::default()
+        },
+    ) else {
+        return;
+    };
+    let m = mount.path().to_path_buf();
+    let by_git = m.join("by-git");
+    let by_par = m.join("by-git-par");
+    let git_run = git(
+        s.path(),
+        [
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-hardlinks".as_ref(),
+            src.as_os_str(),
+            by_git.as_os_str(),
+        ],
+    );
+    for jobs in ["1", "8"] {
+        let _ = fs::remove_dir_all(&by_par);
+        let workers = format!("checkout.workers={jobs}");
+        let par_run = git_par(
+            s.path(),
+            [
+                "-c".as_ref(),
+                THRESHOLD_ZERO.as_ref(),
+                "-c".as_ref(),
+                workers.as_ref(),
+                "clone".as_ref(),
+                "-q".as_ref(),
+                "--no-hardlinks".as_ref(),
+                src.as_os_str(),
+                by_par.as_os_str(),
+            ],
+        );
+        assert_eq!(
+            (par_run.status.code(), par_run.stderr_str()),
+            (git_run.status.code(), git_run.stderr_str()),
+            "{jobs} writers (left: git-par, right: git)"
+        );
+        compare_worktrees(&by_git, &by_par);
+        assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
+        assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+    }
+    drop(mount);
+}

@@ -194,48 +194,106 @@ pub(super) fn tail(
             }
         }
     }
-    executed.collisions = (0..plan.entries.len())
-        .filter(|&e| marks.marked[e])
-        .map(|e| plan.entries[e].path.clone())
-        .collect();
     for job in jobs {
         if shared.halted() {
-            return;
+            break;
         }
         let entry = &plan.entries[job.entry];
         let path = entry.path.as_bstr();
         let result = match entry.kind {
-            Kind::Symlink if worker.symlinks => {
-                Worker::read_blob((&worker.repo, &mut worker.buf), entry, None, shared).and_then(
-                    |(data, _grant)| {
-                        if job.replace {
-                            let _ = worker.dirs.unlink(path);
-                        }
-                        worker
-                            .dirs
-                            .symlink(&data, path)
-                            .map(|st| fs::index_stat(&st))
+            Kind::Symlink if worker.symlinks => Worker::read_blob(
+                (&worker.repo, &mut worker.buf),
+                entry,
+                None,
+                shared,
+            )
+            .and_then(|(data, _grant)| {
+                if job.replace {
+                    let _ = worker.dirs.unlink(path);
+                }
+                match worker.dirs.symlink(&data, path) {
+                    Ok(st) => Ok(Some(fs::index_stat(&st))),
+                    Err(err) if marks.fresh && err.raw_os_error() == Some(libc::EEXIST) => {
+                        let link = (job.entry, &data[..]);
+                        symlink_in_the_way(&mut worker.dirs, plan, executed, &mut marks, link)
                             .map_err(|err| fail(&entry.path, "unable to create symlink", err))
-                    },
-                )
-            }
+                    }
+                    Err(err) => Err(fail(&entry.path, "unable to create symlink", err)),
+                }
+            }),
             Kind::Gitlink => {
                 if job.replace {
                     let _ = worker.dirs.unlink(path);
                 }
                 create_gitlink_dir(&mut worker.dirs, path)
+                    .map(Some)
                     .map_err(|err| fail(&entry.path, "unable to create directory", err))
             }
             _ => continue,
         };
         match result {
             Ok(stat) => {
-                executed.stats[job.entry] = Some(stat);
+                if let Some(stat) = stat {
+                    executed.stats[job.entry] = Some(stat);
+                }
                 shared.progress.done.fetch_add(1, Ordering::Relaxed);
             }
             Err(err) => errors.push(err),
         }
     }
+    executed.collisions = (0..plan.entries.len())
+        .filter(|&e| marks.marked[e])
+        .map(|e| plan.entries[e].path.clone())
+        .collect();
+}
+
+/// In a fresh work tree, the symlink of plan entry `e` (with target `target`) met something
+/// in its place: a name that folds to its own (a case-insensitive filesystem). git, in index
+/// order, would have made the link first and let a later entry replace it, or replaced an
+/// earlier entry's file or directory by the link. So: a directory of later entries stays and
+/// the link is left out, silently (git replaces a leading path that is not a real directory
+/// without a word); a later entry's file stays and both are reported; anything of an earlier
+/// entry goes (both reported when it was a file) and the link is made. `None`: left out.
+fn symlink_in_the_way(
+    dirs: &mut Dirs<'_>,
+    plan: &Plan,
+    executed: &mut Executed,
+    marks: &mut Collisions,
+    (e, target): (usize, &[u8]),
+) -> std::io::Result<Option<gix::index::entry::Stat>> {
+    let path = plan.entries[e].path.as_bstr();
+    let Some(found) = dirs.lstat(path)? else {
+        return dirs
+            .symlink(target, path)
+            .map(|st| Some(fs::index_stat(&st)));
+    };
+    let later = |marks: &Collisions| {
+        (e + 1..plan.entries.len())
+            .any(|d| marks.paths_collide(path, plan.entries[d].path.as_slice()))
+    };
+    let st = fs::index_stat(&found);
+    if rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir() {
+        if later(marks) {
+            return Ok(None);
+        }
+        marks.mark(plan, &executed.stats, e, &st);
+        dirs.remove_all(path)?;
+    } else {
+        marks.mark(plan, &executed.stats, e, &st);
+        let owner = (0..plan.entries.len()).find(|&d| {
+            d != e && executed.stats[d].is_some_and(|s| (s.dev, s.ino) == (st.dev, st.ino))
+        });
+        if owner.is_some_and(|o| o > e) {
+            return Ok(None);
+        }
+        if let Some(o) = owner {
+            executed.stats[o] = None;
+        }
+        dirs.unlink(path)?;
+    }
+    dirs.forget();
+    dirs.symlink(target, path)
+        .map(|st| Some(fs::index_stat(&st)))
 }
 
 /// Create the directory for a gitlink (empty, as git leaves an uninitialised submodule) and
