@@ -110,6 +110,9 @@ pub struct CheckoutCmdArgs {
     /// `--overlay` (the default) / `--no-overlay` for the paths form.
     #[command(flatten)]
     overlay: crate::pathspec_file::OverlayArgs,
+    /// Restore the selected paths even where sparse checkout leaves them out (paths form).
+    #[arg(long = "ignore-skip-worktree-bits")]
+    ignore_skip_worktree_bits: bool,
     /// `--[no-]recurse-submodules`.
     #[command(flatten)]
     recurse: RecurseArgs,
@@ -147,6 +150,9 @@ pub struct RestoreArgs {
     /// Leave unmerged paths alone (with a warning) instead of refusing.
     #[arg(long = "ignore-unmerged")]
     ignore_unmerged: bool,
+    /// Restore the selected paths even where sparse checkout leaves them out.
+    #[arg(long = "ignore-skip-worktree-bits")]
+    ignore_skip_worktree_bits: bool,
     /// `--ours`/`--theirs` (`StageArgs`).
     #[command(flatten)]
     stage: StageArgs,
@@ -467,7 +473,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
             source.is_some(),
             true,
             args.overlay.resolve(true),
-            args.force,
+            (args.force, args.ignore_skip_worktree_bits),
             &paths,
             &args.checkout,
             !words.dash_dash && !before.is_empty(),
@@ -805,7 +811,7 @@ pub fn restore(mut args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
         args.staged,
         worktree,
         args.overlay.resolve(false),
-        args.ignore_unmerged,
+        (args.ignore_unmerged, args.ignore_skip_worktree_bits),
         &paths,
         &args.checkout,
         false,
@@ -842,7 +848,7 @@ fn restore_paths(
     staged: bool,
     worktree: bool,
     overlay: bool,
-    ignore_unmerged: bool,
+    (ignore_unmerged, ignore_skip_worktree): (bool, bool),
     specs: &[String],
     args: &CheckoutArgs,
     count_paths: bool,
@@ -863,6 +869,7 @@ fn restore_paths(
         ignore_unmerged,
         stage,
         merge,
+        ignore_skip_worktree,
     };
     let opts = crate::engine_options(repo, args);
     let progress = gitpar::Progress::default();

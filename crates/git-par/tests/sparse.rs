@@ -272,3 +272,49 @@ fn partial_clone_fetches_missing_blobs_in_one_batch() {
         "blobs outside the cone stay unfetched"
     );
 }
+
+/// `checkout --ignore-skip-worktree-bits .` restores the paths sparse checkout leaves out, as
+/// git does (t1011); without it they stay out. git and git-par each in a copy of one repository.
+#[test]
+fn checkout_paths_with_and_without_ignore_skip_worktree_bits_match_git() {
+    let s = scratch();
+    let base = s.join("base");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", base.to_str().unwrap()],
+    );
+    std::fs::create_dir_all(base.join("sub")).unwrap();
+    std::fs::write(base.join("init.t"), "init\n").unwrap();
+    std::fs::write(base.join("sub/added"), "added\n").unwrap();
+    git_ok(&base, ["add", "."]);
+    git_ok(&base, ["commit", "-q", "-m", "top"]);
+    git_ok(&base, ["config", "core.sparseCheckout", "true"]);
+    std::fs::write(base.join(".git/info/sparse-checkout"), "sub\n").unwrap();
+    git_ok(&base, ["checkout", "-q"]);
+    assert!(!base.join("init.t").exists(), "the fixture is not sparse");
+    for flag in [None, Some("--ignore-skip-worktree-bits")] {
+        let mut results = Vec::new();
+        for par in [false, true] {
+            let repo = s.join(format!("{}-{par}", flag.is_some()));
+            copy_repo(&base, &repo);
+            std::fs::write(repo.join("sub/added"), "modified\n").unwrap();
+            let args: Vec<&str> = ["checkout"].into_iter().chain(flag).chain(["."]).collect();
+            let run = if par {
+                git_par(&repo, &args)
+            } else {
+                git(&repo, &args)
+            };
+            results.push((
+                run.status.code(),
+                repo.join("init.t").exists(),
+                std::fs::read_to_string(repo.join("sub/added")).unwrap(),
+                git_str(&repo, ["diff", "HEAD", "--stat"]),
+            ));
+        }
+        assert_eq!(
+            results[0], results[1],
+            "{flag:?} (left: git, right: git-par)"
+        );
+        assert_eq!(results[1].1, flag.is_some());
+    }
+}

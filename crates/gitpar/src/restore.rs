@@ -54,6 +54,9 @@ pub struct Request {
     /// paths git recorded as resolved (the index's resolve-undo records) get their conflict
     /// stages back first (git's `unmerge_index`). Index source only.
     pub merge: Option<crate::merge::Style>,
+    /// `--ignore-skip-worktree-bits`: skip-worktree entries the pathspecs select are restored
+    /// too (and, without overlay, removed), where by default sparse checkout leaves them alone.
+    pub ignore_skip_worktree: bool,
 }
 
 /// What a restore did.
@@ -303,7 +306,7 @@ fn read<'r>(
                     .iter()
                     .filter(|e| {
                         (e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage)
-                            && !e.flags.contains(Flags::SKIP_WORKTREE)
+                            && (req.ignore_skip_worktree || !e.flags.contains(Flags::SKIP_WORKTREE))
                     })
                     .map(|e| plan::Entry {
                         path: e.path(&index).to_owned(),
@@ -492,7 +495,7 @@ fn select(
     let vanished = if req.overlay {
         Vec::new()
     } else {
-        vanished(index, &plan, &unmerged, m)
+        vanished(index, &plan, (&unmerged, req.ignore_skip_worktree), m)
     };
     Ok(Selection {
         plan,
@@ -539,11 +542,12 @@ fn unmerged(
 }
 
 /// No-overlay: the selected tracked paths that the source lacks, except unmerged paths left
-/// alone and skip-worktree entries (left alone in the work tree and the index).
+/// alone and skip-worktree entries (left alone in the work tree and the index, unless
+/// `ignore_skip_worktree`).
 fn vanished(
     index: &gix::index::File,
     plan: &Plan,
-    unmerged: &[BString],
+    (unmerged, ignore_skip_worktree): (&[BString], bool),
     m: &Matcher<'_>,
 ) -> Vec<BString> {
     let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
@@ -556,7 +560,7 @@ fn vanished(
         .filter(|p| {
             index
                 .entry_by_path(p)
-                .is_none_or(|e| !e.flags.contains(Flags::SKIP_WORKTREE))
+                .is_none_or(|e| ignore_skip_worktree || !e.flags.contains(Flags::SKIP_WORKTREE))
         })
         .map(ToOwned::to_owned)
         .collect::<Vec<_>>();
