@@ -141,6 +141,7 @@ pub fn checkout_planned(
             previous: None,
             changed: None,
             resolve_undo: None,
+            changed_paths: None,
         },
     )?;
     crate::phase::mark("index written");

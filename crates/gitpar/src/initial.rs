@@ -125,6 +125,7 @@ pub(crate) fn update(
             previous,
             changed: None,
             resolve_undo: None,
+            changed_paths: None,
         },
         &mut outcome,
     )?;

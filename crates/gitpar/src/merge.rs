@@ -771,6 +771,7 @@ fn record(
             previous: Some(&updated),
             changed: None,
             resolve_undo: None,
+            changed_paths: None,
         },
     )
     .map_err(CheckoutError::from)?;

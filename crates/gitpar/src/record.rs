@@ -28,8 +28,11 @@
 //!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`].
 //! - **the other extensions**, as git's `unpack_trees` (`move_index_extensions`) decides:
 //!   - `UNTR` (untracked cache): git moves it over and invalidates the directories it touched.
-//!     We carry it over *emptied* (its header: identity, exclude-file stats, flags, no
-//!     directories), so the cache stays enabled and git refills it at the next `git status`.
+//!     So do we for a branch switch or reset ([`Keep::changed_paths`]: the directory of each
+//!     changed path, and every one above it when git's status flags cascade), re-encoding it as
+//!     git's `write_untracked_extension` does; other writers carry it *emptied* (its header:
+//!     identity, exclude-file stats, flags, no directories), which git refills at its next
+//!     `git status`.
 //!   - `FSMN` (fsmonitor): git carries the token over. We drop it; with `core.fsmonitor` set git
 //!     re-adds it at its next command (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
 //!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it. Path
@@ -72,6 +75,10 @@ pub struct Keep<'a> {
     /// add to it) as git's `checkout -- paths` does; branch switches and resets drop it, as
     /// git's `unpack_trees` does. `None` or empty: no extension.
     pub resolve_undo: Option<&'a [u8]>,
+    /// The paths whose entries the update added, removed or changed: the previous index's
+    /// untracked cache (`UNTR`) is carried with the directories holding them invalidated, as
+    /// git's `unpack_trees` does (`invalidate_ce_path`). `None`: carried emptied.
+    pub changed_paths: Option<&'a [BString]>,
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
@@ -149,7 +156,7 @@ pub fn commit(
             state,
             format,
             tree.as_ref(),
-            (keep.previous, keep.resolve_undo),
+            (keep.previous, keep.resolve_undo, keep.changed_paths),
             out,
         )
     })
@@ -290,6 +297,8 @@ pub(crate) fn commit_refreshed(
                 previous: Some(state),
                 changed: None,
                 resolve_undo: None,
+                // A refresh changes no entry: the untracked cache is carried whole.
+                changed_paths: Some(&[]),
             },
         );
     };
@@ -507,7 +516,7 @@ pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Erro
         skip_hash: true,
         eoie: false,
     };
-    lock.commit_with(|out| encode_to(state, format, None, (None, None), out))
+    lock.commit_with(|out| encode_to(state, format, None, (None, None, None), out))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -676,7 +685,7 @@ fn confirm(
 #[cfg(test)]
 fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&State>) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_to(state, format, tree, (previous, None), &mut out).expect("writing to a Vec");
+    encode_to(state, format, tree, (previous, None, None), &mut out).expect("writing to a Vec");
     out
 }
 
@@ -707,7 +716,7 @@ fn encode_to(
     mut state: State,
     format: Format,
     tree: Option<&Tree>,
-    (previous, resolve_undo): (Option<&State>, Option<&[u8]>),
+    (previous, resolve_undo, changed_paths): (Option<&State>, Option<&[u8]>, Option<&[BString]>),
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
@@ -759,7 +768,10 @@ fn encode_to(
         extension(&mut out, *b"REUC", payload)?;
     }
     if let Some(untracked) = previous.and_then(State::untracked) {
-        let payload = emptied_untracked_cache(untracked, hash);
+        let payload = match changed_paths {
+            Some(paths) => invalidated_untracked_cache(untracked, hash, paths),
+            None => emptied_untracked_cache(untracked, hash),
+        };
         extension(&mut out, *b"UNTR", &payload)?;
     }
     // A sparse index only while it has sparse-directory entries: the engine expands them on
@@ -838,6 +850,150 @@ fn emptied_untracked_cache(
     untracked: &gix::index::extension::UntrackedCache,
     hash: gix::hash::Kind,
 ) -> Vec<u8> {
+    let mut out = untracked_cache_header(untracked, hash);
+    encode_varint(0, &mut out);
+    out
+}
+
+/// git's `DIR_SHOW_OTHER_DIRECTORIES` in the cache's directory flags (set by `git status`):
+/// a change in a directory may change how its ancestors show untracked directories, so git
+/// invalidates every directory from the root down to it.
+const DIR_SHOW_OTHER_DIRECTORIES: u32 = 1 << 1;
+
+/// The `UNTR` payload of `untracked` with the directories of `paths` invalidated, as git's
+/// `untracked_cache_invalidate_path` leaves them (`invalidate_one_component`): the directory
+/// holding each path, and with [`DIR_SHOW_OTHER_DIRECTORIES`] every directory above it; an
+/// invalid directory keeps its name, subdirectories and `.gitignore` id but loses its stat
+/// data, its untracked names and its check-only bit. Written as `write_untracked_extension`
+/// writes it: the directories depth first, then the valid, check-only and exclude-id bitmaps
+/// (EWAH), the valid ones' stat data and the exclude ids.
+fn invalidated_untracked_cache(
+    untracked: &gix::index::extension::UntrackedCache,
+    hash: gix::hash::Kind,
+    paths: &[BString],
+) -> Vec<u8> {
+    let dirs = untracked.directories();
+    if dirs.is_empty() {
+        return emptied_untracked_cache(untracked, hash);
+    }
+    let mut valid: Vec<bool> = dirs.iter().map(|d| d.stat.is_some()).collect();
+    let cascade = untracked.dir_flags() & DIR_SHOW_OTHER_DIRECTORIES != 0;
+    for path in paths {
+        let mut node = 0;
+        let mut chain = vec![0];
+        let mut complete = true;
+        for component in crate::fs::leading_dirs(path.as_bstr()) {
+            let name = component.rsplit_str("/").next().unwrap_or_default();
+            match dirs[node]
+                .sub_directories
+                .iter()
+                .copied()
+                .find(|&c| dirs.get(c).is_some_and(|d| d.name == name))
+            {
+                Some(child) => {
+                    node = child;
+                    chain.push(child);
+                }
+                None => {
+                    complete = false;
+                    break;
+                }
+            }
+        }
+        if cascade {
+            for n in chain {
+                valid[n] = false;
+            }
+        } else if complete {
+            valid[node] = false;
+        }
+    }
+    struct Written {
+        body: Vec<u8>,
+        valid: Vec<bool>,
+        check_only: Vec<bool>,
+        oid: Vec<bool>,
+        stats: Vec<u8>,
+        oids: Vec<u8>,
+    }
+    fn one(
+        dirs: &[gix::index::extension::untracked_cache::Directory],
+        valid: &[bool],
+        k: usize,
+        w: &mut Written,
+    ) {
+        let d = &dirs[k];
+        let ok = valid[k] && d.stat.is_some();
+        w.valid.push(ok);
+        w.check_only.push(ok && d.check_only);
+        if let (true, Some(s)) = (ok, d.stat) {
+            for word in [
+                s.ctime.secs,
+                s.ctime.nsecs,
+                s.mtime.secs,
+                s.mtime.nsecs,
+                s.dev,
+                s.ino,
+                s.uid,
+                s.gid,
+                s.size,
+            ] {
+                w.stats.extend_from_slice(&word.to_be_bytes());
+            }
+        }
+        w.oid.push(d.exclude_file_oid.is_some());
+        if let Some(id) = d.exclude_file_oid {
+            w.oids.extend_from_slice(id.as_bytes());
+        }
+        let untracked: &[BString] = if ok { &d.untracked_entries } else { &[] };
+        let subs: Vec<usize> = d
+            .sub_directories
+            .iter()
+            .copied()
+            .filter(|&c| c < dirs.len())
+            .collect();
+        encode_varint(untracked.len() as u64, &mut w.body);
+        encode_varint(subs.len() as u64, &mut w.body);
+        w.body.extend_from_slice(&d.name);
+        w.body.push(0);
+        for name in untracked {
+            w.body.extend_from_slice(name);
+            w.body.push(0);
+        }
+        for c in subs {
+            one(dirs, valid, c, w);
+        }
+    }
+    let mut w = Written {
+        body: Vec::new(),
+        valid: Vec::new(),
+        check_only: Vec::new(),
+        oid: Vec::new(),
+        stats: Vec::new(),
+        oids: Vec::new(),
+    };
+    one(dirs, &valid, 0, &mut w);
+    let mut out = untracked_cache_header(untracked, hash);
+    encode_varint(w.valid.len() as u64, &mut out);
+    out.extend_from_slice(&w.body);
+    for bits in [&w.valid, &w.check_only, &w.oid] {
+        match gix_bitmap::ewah::Vec::from_bits(bits) {
+            Some(bitmap) => bitmap.write_to(&mut out).expect("writing to a Vec"),
+            None => return emptied_untracked_cache(untracked, hash),
+        }
+    }
+    out.extend_from_slice(&w.stats);
+    out.extend_from_slice(&w.oids);
+    out.push(0);
+    out
+}
+
+/// The part of an `UNTR` payload before its directories: identity, the exclude files' stat
+/// data, the directory flags, the exclude files' ids and the per-directory exclude file name.
+fn untracked_cache_header(
+    untracked: &gix::index::extension::UntrackedCache,
+    hash: gix::hash::Kind,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let ident = untracked.identifier();
     encode_varint(ident.len() as u64, &mut out);
@@ -867,7 +1023,6 @@ fn emptied_untracked_cache(
     }
     out.extend_from_slice(untracked.exclude_filename_per_dir());
     out.push(0);
-    encode_varint(0, &mut out);
     out
 }
 
@@ -1074,5 +1229,82 @@ mod tests {
             assert!(back.entries()[2].flags.contains(Flags::SKIP_WORKTREE));
             assert_eq!(back.tree(), tree.as_ref());
         }
+    }
+
+    /// git's own untracked cache, carried with one file's directories invalidated: the
+    /// directories of `a/b/new` lose their untracked names and stat data (root, `a`, `a/b`:
+    /// git status's flags cascade), `c` keeps its own, and git reads the result (its status
+    /// unchanged).
+    #[test]
+    fn the_untracked_cache_is_carried_with_changed_directories_invalidated() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(repo)
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", repo)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        git(&["init", "-q"]);
+        for (path, text) in [("t", "t"), ("a/t", "t"), ("a/b/t", "t"), ("c/t", "t")] {
+            std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();
+            std::fs::write(repo.join(path), text).unwrap();
+        }
+        git(&["add", "."]);
+        for path in ["u", "a/u", "a/b/u", "c/u"] {
+            std::fs::write(repo.join(path), "u").unwrap();
+        }
+        git(&["update-index", "--untracked-cache"]);
+        let before = git(&["status", "--porcelain"]);
+        git(&["status", "--porcelain"]);
+        let index_path = repo.join(".git/index");
+        let read = |path: &std::path::Path| {
+            gix::index::File::at(path, gix::hash::Kind::Sha1, false, Default::default()).unwrap()
+        };
+        let index = read(&index_path);
+        let names = |uc: &gix::index::extension::UntrackedCache| -> Vec<(String, bool, usize)> {
+            uc.directories()
+                .iter()
+                .map(|d| {
+                    (
+                        d.name.to_string(),
+                        d.stat.is_some(),
+                        d.untracked_entries.len(),
+                    )
+                })
+                .collect()
+        };
+        let uc = index.untracked().expect("git wrote an untracked cache");
+        assert!(
+            names(uc).iter().all(|(_, valid, _)| *valid),
+            "{:?}",
+            names(uc)
+        );
+        let state: &State = &index;
+        let mut out = Vec::new();
+        let format = Format::of(&gix::open(repo).unwrap(), Some(state));
+        let changed = [BString::from("a/b/new")];
+        encode_to(
+            state.clone(),
+            format,
+            None,
+            (Some(state), None, Some(&changed)),
+            &mut out,
+        )
+        .unwrap();
+        std::fs::write(&index_path, &out).unwrap();
+        let back = read(&index_path);
+        let got = names(back.untracked().expect("carried"));
+        let expect = |name: &str| got.iter().find(|(n, _, _)| n == name).cloned().unwrap();
+        assert_eq!(expect(""), (String::new(), false, 0));
+        assert_eq!(expect("a"), ("a".into(), false, 0));
+        assert_eq!(expect("b"), ("b".into(), false, 0));
+        assert_eq!(expect("c"), ("c".into(), true, 1));
+        assert_eq!(git(&["status", "--porcelain"]), before);
     }
 }

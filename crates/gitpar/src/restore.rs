@@ -175,6 +175,7 @@ pub fn restore(
                 previous: Some(&index),
                 changed: Some(&changed),
                 resolve_undo: Some(&resolve_undo),
+                changed_paths: None,
             },
         )
         .map_err(CheckoutError::from)?;

@@ -457,12 +457,14 @@ fn run(
             .collect();
         outcome.local_changes = local_changes(repo, new_tree, &state, &verdicts)?;
     }
-    // Only the directories of paths whose entries change get their cache-tree rebuilt.
-    let changed = crate::record::changed_dirs(
-        rows.iter()
-            .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
-            .map(|r| r.path),
-    );
+    // Only the directories of paths whose entries change get their cache-tree rebuilt, and
+    // only theirs lose what the untracked cache knew of them.
+    let changed_paths: Vec<BString> = rows
+        .iter()
+        .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
+        .map(|r| r.path.to_owned())
+        .collect();
+    let changed = crate::record::changed_dirs(changed_paths.iter().map(|p| p.as_bstr()));
     record(
         lock,
         repo,
@@ -473,6 +475,7 @@ fn run(
             previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
             resolve_undo: None,
+            changed_paths: Some(&changed_paths),
         },
         &mut outcome,
     )?;
