@@ -466,3 +466,39 @@ fn porcelain_v2_lists_unmerged_entries_last() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `:(attr:builtin_objectmode=...)` selects by the mode in the work tree, as git's status does
+/// (t6135): untracked and changed files, and as an exclude pathspec. The same commands by git
+/// and by git-par in one repository built by git (status changes nothing but stat data).
+#[test]
+fn builtin_objectmode_pathspecs_match_git() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = scratch();
+    let repo = s.join("repo");
+    git_ok(s.path(), ["init", "-q", repo.to_str().unwrap()]);
+    std::fs::write(repo.join("tracked"), "t\n").unwrap();
+    git_ok(&repo, ["add", "tracked"]);
+    git_ok(&repo, ["commit", "-q", "-m", "t"]);
+    for name in ["mode_regular", "mode_exec", "tracked"] {
+        std::fs::write(repo.join(name), "x\n").unwrap();
+    }
+    for name in ["mode_exec", "tracked"] {
+        std::fs::set_permissions(repo.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for args in [
+        &["status", "-s", ":(attr:builtin_objectmode=100644)mode_*"][..],
+        &["status", "-s", ":(attr:builtin_objectmode=100755)"],
+        &[
+            "status",
+            "-s",
+            ":(exclude,attr:builtin_objectmode=100644)",
+            "mode_*",
+        ],
+        &["status", "-s", ":(exclude,attr:builtin_objectmode=100755)"],
+    ] {
+        let theirs = git(&repo, args).assert_success().stdout_str();
+        let ours = git_par(&repo, args).assert_success().stdout_str();
+        assert_eq!(ours, theirs, "{args:?} (left: git-par, right: git)");
+        assert!(!theirs.is_empty(), "{args:?} selects nothing");
+    }
+}

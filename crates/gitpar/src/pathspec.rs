@@ -57,7 +57,23 @@ struct Item {
     original: BString,
     /// The pathspec alone, for "did it match anything"; `None` for an exclude pathspec.
     alone: Option<Search>,
+    /// With `builtin_objectmode` magic somewhere: the pathspec alone, exclude or not, and
+    /// what its `attr:builtin_objectmode` asks of the path's mode, if anything.
+    own: Option<(Search, Option<ModeWanted>)>,
 }
+
+/// What `attr:builtin_objectmode...` asks of a path's mode: `=VALUE` that value (`100644`,
+/// `100755`, `120000`, `040000`, `160000`); set, unset or unspecified match no mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ModeWanted {
+    Value(BString),
+    Other,
+}
+
+/// git's built-in attribute `builtin_objectmode` (git 2.45): the path's mode as git would
+/// record it, from the work tree (`lstat`), which no attribute file sets; gix-pathspec asks
+/// the attribute stack, so the pathspecs that name it are matched here instead, one by one.
+const BUILTIN_OBJECTMODE: &str = "builtin_objectmode";
 
 /// Parsed pathspecs, normalized against the current directory's place in the work tree.
 #[derive(Debug, Clone)]
@@ -82,6 +98,7 @@ impl Pathspec {
     ) -> Result<Pathspec, Error> {
         let mut patterns = Vec::with_capacity(specs.len());
         let mut items = Vec::with_capacity(specs.len());
+        let mut requirements = Vec::with_capacity(specs.len());
         for spec in specs {
             let spec = spec.as_ref().as_bstr();
             if spec.is_empty() {
@@ -91,7 +108,16 @@ impl Pathspec {
                 spec: spec.to_owned(),
                 message: git_message(spec, &e.to_string()),
             })?;
-            let pattern = whole_tree_as_empty(pattern, prefix, root);
+            let mut pattern = whole_tree_as_empty(pattern, prefix, root);
+            let objectmode = pattern
+                .attributes
+                .iter()
+                .position(|a| a.name.as_str() == BUILTIN_OBJECTMODE)
+                .map(|k| pattern.attributes.remove(k));
+            requirements.push(objectmode.map(|a| match a.state {
+                gix::attrs::State::Value(v) => ModeWanted::Value(v.as_ref().as_bstr().to_owned()),
+                _ => ModeWanted::Other,
+            }));
             let alone = if pattern.is_excluded() {
                 None
             } else {
@@ -101,7 +127,15 @@ impl Pathspec {
             items.push(Item {
                 original: spec.to_owned(),
                 alone,
+                own: None,
             });
+        }
+        if requirements.iter().any(Option::is_some) {
+            for ((item, pattern), requirement) in items.iter_mut().zip(&patterns).zip(requirements)
+            {
+                let alone = search([pattern.clone()], item.original.as_bstr(), prefix, root)?;
+                item.own = Some((alone, requirement));
+            }
         }
         let needs_attributes = patterns.iter().any(|p| !p.attributes.is_empty());
         let all = specs
@@ -112,6 +146,13 @@ impl Pathspec {
             items,
             needs_attributes,
         })
+    }
+
+    /// Whether some pathspec asks for `attr:builtin_objectmode`, which only this crate's
+    /// [`Matcher`] knows: a walk that matches pathspecs itself (gix-dir) must walk everything
+    /// and leave the selection to the matcher.
+    pub fn has_builtin_attributes(&self) -> bool {
+        self.items.iter().any(|i| i.own.is_some())
     }
 
     /// The number of pathspecs given.
@@ -153,6 +194,22 @@ impl Pathspec {
         } else {
             None
         };
+        let own = self.items.iter().all(|i| i.own.is_some()).then(|| {
+            self.items
+                .iter()
+                .filter_map(|i| i.own.clone())
+                .zip(&self.items)
+                .map(|((search, wanted), item)| Own {
+                    search: RefCell::new(search),
+                    exclude: item.alone.is_none(),
+                    wanted,
+                })
+                .collect::<Vec<_>>()
+        });
+        let root = match (&own, repo.workdir()) {
+            (Some(_), Some(top)) => crate::fs::Root::open(top).ok(),
+            _ => None,
+        };
         Ok(Matcher {
             repo,
             search: RefCell::new(self.search.clone()),
@@ -162,6 +219,8 @@ impl Pathspec {
                 .map(|i| i.alone.clone().map(RefCell::new))
                 .collect(),
             attributes,
+            own: own.filter(|o| !o.is_empty()),
+            root,
         })
     }
 }
@@ -238,12 +297,26 @@ pub struct Matcher<'r> {
     search: RefCell<Search>,
     items: Vec<Option<RefCell<Search>>>,
     attributes: Option<RefCell<gix::worktree::Stack>>,
+    /// With `builtin_objectmode` magic: every pathspec alone, matched one by one.
+    own: Option<Vec<Own>>,
+    /// The work tree, for the modes `builtin_objectmode` asks about.
+    root: Option<crate::fs::Root>,
+}
+
+/// One pathspec of a [`Matcher`] that matches them one by one.
+struct Own {
+    search: RefCell<Search>,
+    exclude: bool,
+    wanted: Option<ModeWanted>,
 }
 
 impl Matcher<'_> {
     /// Whether the pathspecs together select the file `path`: some positive pathspec matches
     /// it and no exclude pathspec does (git's `match_pathspec`).
     pub fn selects(&self, path: &BStr) -> bool {
+        if let Some(own) = &self.own {
+            return self.selects_one_by_one(own, path, false);
+        }
         let mut search = self.search.borrow_mut();
         self.matches(&mut search, path)
             .is_some_and(|excluded| !excluded)
@@ -252,6 +325,9 @@ impl Matcher<'_> {
     /// [`Matcher::selects`] for the directory `path` (without its trailing slash): a pathspec
     /// naming it as a directory (`dir/`) selects it, as git's walk matches directories.
     pub fn selects_dir(&self, path: &BStr) -> bool {
+        if let Some(own) = &self.own {
+            return self.selects_one_by_one(own, path, true);
+        }
         let mut search = self.search.borrow_mut();
         self.matches_as(&mut search, path, true)
             .is_some_and(|excluded| !excluded)
@@ -260,10 +336,56 @@ impl Matcher<'_> {
     /// Whether the `k`-th pathspec alone matches `path` (git's `ps_matched[k]`); an exclude
     /// pathspec always counts as matched.
     pub fn item_matches(&self, k: usize, path: &BStr) -> bool {
+        if let Some(o) = self.own.as_ref().and_then(|own| own.get(k)) {
+            return o.exclude || self.own_hit(o, path, false);
+        }
         match &self.items[k] {
             None => true,
             Some(search) => self.matches(&mut search.borrow_mut(), path).is_some(),
         }
+    }
+
+    /// git's `match_pathspec` over the pathspecs one by one: no exclude one matches `path`,
+    /// and a positive one does (or there is none: the implicit `.`).
+    fn selects_one_by_one(&self, own: &[Own], path: &BStr, is_dir: bool) -> bool {
+        let mut positive = false;
+        let mut included = false;
+        for o in own {
+            positive |= !o.exclude;
+            if self.own_hit(o, path, is_dir) {
+                if o.exclude {
+                    return false;
+                }
+                included = true;
+            }
+        }
+        included || !positive
+    }
+
+    /// Whether the pathspec `o` alone matches `path`, its `builtin_objectmode` included.
+    fn own_hit(&self, o: &Own, path: &BStr, is_dir: bool) -> bool {
+        let matched = self
+            .matches_as(&mut o.search.borrow_mut(), path, is_dir)
+            .is_some();
+        matched
+            && match &o.wanted {
+                None => true,
+                Some(ModeWanted::Other) => false,
+                Some(ModeWanted::Value(v)) => self.object_mode(path).is_some_and(|m| m == *v),
+            }
+    }
+
+    /// git's `builtin_objectmode` of `path` as git's status asks it (`GIT_ATTR_CHECKIN`):
+    /// the mode of what is in the work tree, as git would record it.
+    fn object_mode(&self, path: &BStr) -> Option<&'static str> {
+        let st = self.root.as_ref()?.dirs().lstat(path).ok()??;
+        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        Some(match kind {
+            rustix::fs::FileType::Symlink => "120000",
+            rustix::fs::FileType::Directory => "040000",
+            _ if st.st_mode & 0o111 != 0 => "100755",
+            _ => "100644",
+        })
     }
 
     /// `Some(excluded)` when a pattern of `search` matches the file `path`.

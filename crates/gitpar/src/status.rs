@@ -766,6 +766,9 @@ pub fn status(
                         }
                         kept.extend(files);
                     }
+                    // The walk matched the pathspecs itself, except `builtin_objectmode`.
+                    None if pathspec.has_builtin_attributes()
+                        && !matcher.selects(path.as_bstr()) => {}
                     _ => kept.push(path),
                 }
             }
@@ -1263,7 +1266,13 @@ fn walk(
         .empty_patterns_match_prefix(false);
     let mut collect = gix::dir::walk::delegate::Collect::default();
     let interrupt = std::sync::atomic::AtomicBool::new(false);
-    repo.dirwalk(index, &opts.patterns, &interrupt, options, &mut collect)
+    // `attr:builtin_objectmode` is ours to match: the walk takes every path then.
+    let builtin = opts
+        .pathspec
+        .as_ref()
+        .is_some_and(crate::pathspec::Pathspec::has_builtin_attributes);
+    let patterns: &[BString] = if builtin { &[] } else { &opts.patterns };
+    repo.dirwalk(index, patterns, &interrupt, options, &mut collect)
         .map_err(|e| Error::Other(e.to_string()))?;
     let mut untracked = Vec::new();
     let mut ignored = Vec::new();
