@@ -318,3 +318,52 @@ fn checkout_paths_with_and_without_ignore_skip_worktree_bits_match_git() {
         assert_eq!(results[1].1, flag.is_some());
     }
 }
+
+/// With sparse checkout, untracked files where new entries go are a warning, not a refusal,
+/// and are overwritten (git's `WARNING_SPARSE_ORPHANED_NOT_OVERWRITTEN`, t1011): the same
+/// exit code, messages, files and index as git's.
+#[test]
+fn untracked_files_in_the_way_of_new_entries_are_a_warning_with_sparse_checkout() {
+    let s = scratch();
+    let base = s.join("base");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", base.to_str().unwrap()],
+    );
+    std::fs::write(base.join("init.t"), "init\n").unwrap();
+    git_ok(&base, ["add", "."]);
+    git_ok(&base, ["commit", "-q", "-m", "init"]);
+    git_ok(&base, ["tag", "init"]);
+    std::fs::create_dir_all(base.join("sub")).unwrap();
+    std::fs::write(base.join("sub/added"), "added\n").unwrap();
+    std::fs::write(base.join("sub/addedtoo"), "too\n").unwrap();
+    git_ok(&base, ["add", "."]);
+    git_ok(&base, ["commit", "-q", "-m", "top"]);
+    git_ok(&base, ["tag", "top"]);
+    git_ok(&base, ["config", "core.sparseCheckout", "true"]);
+    std::fs::write(base.join(".git/info/sparse-checkout"), "sub\n").unwrap();
+    git_ok(&base, ["checkout", "-q", "-f", "init"]);
+    let mut results = Vec::new();
+    for par in [false, true] {
+        let repo = s.join(format!("r-{par}"));
+        copy_repo(&base, &repo);
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(repo.join("sub/added"), "untracked\n").unwrap();
+        std::fs::write(repo.join("sub/addedtoo"), "").unwrap();
+        let args = ["checkout", "-q", "top"];
+        let run = if par {
+            git_par(&repo, args)
+        } else {
+            git(&repo, args)
+        };
+        results.push((
+            run.status.code(),
+            run.stderr_str(),
+            std::fs::read_to_string(repo.join("sub/added")).unwrap(),
+            git_str(&repo, ["ls-files", "-t"]),
+            git_str(&repo, ["status", "--porcelain"]),
+        ));
+    }
+    assert_eq!(results[0], results[1], "left: git, right: git-par");
+    assert!(results[0].1.contains("already present"), "{}", results[0].1);
+}

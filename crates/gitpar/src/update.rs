@@ -861,7 +861,7 @@ fn verify(
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
-    let sparse_warnings = apply_sparse(root, rows, mode)?;
+    let mut sparse_warnings = apply_sparse(root, rows, mode)?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
@@ -936,8 +936,28 @@ fn verify(
         .flat_map(|r| crate::fs::leading_dirs(r.path))
         .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
-    let (untracked, untracked_removed, blockers) =
+    let (mut untracked, untracked_removed, mut blockers) =
         untracked_in_the_way(repo, root, index, rows, mode, opts.overwrite_ignore)?;
+    // With sparse checkout, an untracked file where a new entry goes is only a warning, and
+    // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
+    // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
+    // an error, but just a warning").
+    if rows.iter().any(|r| r.skip.is_some()) {
+        let added: HashSet<&BStr> = rows
+            .iter()
+            .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
+            .map(|r| r.path)
+            .collect();
+        let (orphaned, rest): (Vec<BString>, Vec<BString>) = untracked
+            .into_iter()
+            .partition(|p| added.contains(p.as_bstr()));
+        untracked = rest;
+        blockers.files.extend(orphaned.iter().cloned());
+        blockers.files.sort();
+        sparse_warnings.orphaned.extend(orphaned);
+        sparse_warnings.orphaned.sort();
+        sparse_warnings.orphaned.dedup();
+    }
     if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
         local.sort();
         return Err(Error::WouldLose {
