@@ -114,3 +114,35 @@ fn checkout_and_reset_refuse_to_remove_the_cwd() {
     );
     assert!(kept);
 }
+
+/// `reset --hard` that moves nothing: logged in HEAD's reflog through a symbolic HEAD, not
+/// logged at all from a detached HEAD (git's files backend skips an unchanged ref), as git.
+#[test]
+fn reset_hard_in_place_logs_as_git_does() {
+    let s = scratch();
+    let base = repository(s.path());
+    let mut logs = Vec::new();
+    for par in [false, true] {
+        let repo = s.join(format!("r-{par}"));
+        copy_repo(&base, &repo);
+        let run = |args: &[&str]| {
+            if par {
+                git_par(&repo, args).assert_success();
+            } else {
+                git(&repo, args).assert_success();
+            }
+        };
+        run(&["reset", "-q", "--hard"]);
+        git_ok(&repo, ["checkout", "-q", "--detach"]);
+        run(&["reset", "-q", "--hard", "HEAD"]);
+        let log = |name: &str| {
+            std::fs::read_to_string(repo.join(".git/logs").join(name))
+                .unwrap()
+                .lines()
+                .map(|l| l.split('\t').nth(1).unwrap_or("").to_owned())
+                .collect::<Vec<_>>()
+        };
+        logs.push((log("HEAD"), log("refs/heads/main")));
+    }
+    assert_eq!(logs[0], logs[1], "left: git, right: git-par");
+}

@@ -1,8 +1,9 @@
 //! `reset --hard [<commit>]` as one transaction (git's `builtin/reset.c` without paths): the
 //! work tree and index become the commit's tree (a forced update), `ORIG_HEAD` records where
 //! `HEAD` was, and `HEAD` (or the branch it names) moves with git's reflog lines — logged even
-//! when nothing moves, as git does. The caller says "HEAD is now at …" and then removes the
-//! branch state files ([`crate::state::remove_branch_state`]), in git's order.
+//! when nothing moves, through a symbolic `HEAD`, as git does (a detached one that stays is
+//! not). The caller says "HEAD is now at …" and then removes the branch state files
+//! ([`crate::state::remove_branch_state`]), in git's order.
 
 use std::path::Path;
 
@@ -76,10 +77,13 @@ pub fn hard(
         }],
     };
     reftx::transaction(repo, env, &updates, || {
-        // git logs the reset even when nothing moves; gix skips such entries, so they are
-        // written here.
+        // git logs the reset even when nothing moves, through a symbolic HEAD (its log-only
+        // update); a detached HEAD that stays is not updated at all, so not logged either. gix
+        // skips such entries, so they are written here.
         set_head_without_reflog(repo, Target::Object(commit), true).map_err(Error::Head)?;
-        append_reflog(repo, "HEAD", old_commit, commit, &message)?;
+        if branch.is_some() || old_commit != Some(commit) {
+            append_reflog(repo, "HEAD", old_commit, commit, &message)?;
+        }
         if let Some(branch) = branch.as_ref().filter(|_| old_commit != Some(commit)) {
             append_reflog(
                 repo,
