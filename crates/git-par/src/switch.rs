@@ -551,6 +551,17 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     })
     .map_err(|e| match e {
         // reset's own words (git's plumbing message), then its fatal line.
+        // Entries that could not be written: git's reset dies before it writes the index.
+        gitpar::switch::Error::Update(gitpar::update::Error::Checkout(
+            gitpar::checkout::Error::Entries(errors),
+        )) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            fatal(format!(
+                "Could not reset index file to revision '{target}'."
+            ))
+        }
         gitpar::switch::Error::Update(gitpar::update::Error::CwdInTheWay(path)) => {
             eprintln!(
                 "error: Refusing to remove '{path}' since it is the current working directory."
@@ -667,8 +678,11 @@ pub(crate) fn run(
     if !args.quiet {
         say_where_head_is(repo, &moved);
     }
-    // Paths that could not be written were reported; git still switches, and exits 1.
-    let status = if moved.outcome.errors.is_empty() {
+    // Paths that could not be written were reported; git still switches, and exits 1 only
+    // when it discarded local changes (`-f`: `reset_tree` sets `writeout_error`); a safe
+    // switch's failed writes do not change its status (`merge_working_tree` returns 0 after
+    // `unpack_trees`' -2), the paths show as local changes instead.
+    let status = if moved.outcome.errors.is_empty() || !force {
         Ok(())
     } else {
         Err(1)

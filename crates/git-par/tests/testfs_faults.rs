@@ -205,8 +205,16 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
 
     let mut problems = Vec::new();
     let err = run.stderr_str();
-    if run.success() {
-        problems.push("git-par succeeded despite the fault".to_owned());
+    // git's safe switch reports the paths it could not write and still exits 0
+    // (`merge_working_tree` ignores `unpack_trees`' -2), unless the index cannot be written
+    // either (a full disk: "unable to write new index file"); every other operation fails.
+    let git_succeeds = matches!(op, Op::Switch) && !matches!(fault, Fault::Enospc);
+    if run.success() != git_succeeds {
+        problems.push(format!(
+            "git-par exited {:?} despite the fault, where git exits {}",
+            run.status.code(),
+            if git_succeeds { "0" } else { "non-zero" }
+        ));
     }
     if stats.faults_injected == 0 {
         problems.push("testfs injected no fault (the test is wrong)".to_owned());

@@ -83,6 +83,10 @@ pub struct Options {
     /// an update that would put a file in its place refuses
     /// ([`crate::update::Error::CwdInTheWay`]), as git 2.35 and later do.
     pub cwd: Option<bstr::BString>,
+    /// `reset --hard`: when entries cannot be written, the index is left as it was and the
+    /// update fails ([`crate::update::Error::Checkout`] with the entries), as git's `reset`
+    /// dies before it writes the index ("Could not reset index file to revision").
+    pub keep_index_on_failed_writes: bool,
 }
 
 impl Default for Options {
@@ -105,6 +109,7 @@ impl Default for Options {
             reflink: crate::donor::Reflink::Auto,
             clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
             cwd: None,
+            keep_index_on_failed_writes: false,
         }
     }
 }

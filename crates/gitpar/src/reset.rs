@@ -32,9 +32,10 @@ pub struct Request<'a> {
     pub index_path: &'a Path,
 }
 
-/// Reset the work tree, index and `HEAD` to `request.commit`. Per-path failures are in the
-/// outcome (`HEAD` still moves, and git exits 1); a refusal or a failure before anything was
-/// written is an error.
+/// Reset the work tree, index and `HEAD` to `request.commit`. A refusal, a failure before
+/// anything was written, and entries that could not be written are errors: in the last case
+/// the index, `ORIG_HEAD` and `HEAD` stay as they were and what was written stays written, as
+/// git's `reset` dies ("Could not reset index file to revision").
 pub fn hard(
     repo: &gix::Repository,
     env: Env<'_>,
@@ -45,6 +46,10 @@ pub fn hard(
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     let old_tree = old_commit.map(|c| tree_of(repo, c)).transpose()?;
     let new_tree = tree_of(repo, commit)?;
+    let options = Options {
+        keep_index_on_failed_writes: true,
+        ..request.options.clone()
+    };
     let outcome = update::update(
         repo,
         old_tree,
@@ -52,7 +57,7 @@ pub fn hard(
         request.worktree,
         request.index_path,
         Policy::Force,
-        &request.options,
+        &options,
         ctx,
     )?;
     let message = crate::state::reset_reflog_message("updating HEAD", Some(request.rev));

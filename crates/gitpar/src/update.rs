@@ -63,8 +63,9 @@ pub struct Outcome {
     /// `unable to rmdir '<path>': <reason>` for each, before anything is written.
     pub kept: Vec<Kept>,
     /// Entries that could not be written (each names its path and the cause). The others were
-    /// written and the index records them; as with git, the caller still moves `HEAD` and
-    /// exits non-zero.
+    /// written and the index records them; as with git, a switch still moves `HEAD` (and exits
+    /// 0, or 1 when forced); `reset --hard` fails instead
+    /// ([`Options::keep_index_on_failed_writes`]).
     pub errors: Vec<EntryError>,
     /// Sparse checkout: paths outside the patterns that were left in the work tree because
     /// they have local changes (git's warning "The following paths are not up to date and were
@@ -442,10 +443,22 @@ fn run(
         outcome.errors.extend(failed);
     }
     if opts.report_local_changes && mode == Policy::Safe && !interrupted {
+        // Entries that could not be written are local changes now: the old file stayed, or
+        // none is there (git's `show_local_changes` finds them so).
+        let failed: HashSet<&BStr> = outcome.errors.iter().map(|e| e.path.as_bstr()).collect();
+        let mut dirs = root.dirs();
         let verdicts: Vec<Option<crate::refresh::State>> = rows
             .iter()
             .filter(|r| in_result(r))
             .map(|r| {
+                if r.job.is_some() && failed.contains(r.path) {
+                    let there = dirs.lstat(r.path).ok().flatten().is_some();
+                    return Some(if there {
+                        crate::refresh::State::Modified
+                    } else {
+                        crate::refresh::State::Missing
+                    });
+                }
                 // Written entries are what the target says; skip-worktree ones are not
                 // looked at (git's diff-index trusts the bit).
                 if r.job.is_some() || r.skip == Some(true) {
@@ -465,6 +478,11 @@ fn run(
         .map(|r| r.path.to_owned())
         .collect();
     let changed = crate::record::changed_dirs(changed_paths.iter().map(|p| p.as_bstr()));
+    if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
+        // The index stays as it was (the lock goes unused); what was written stays written.
+        drop(lock);
+        return Err(CheckoutError::Entries(std::mem::take(&mut outcome.errors)).into());
+    }
     record(
         lock,
         repo,
