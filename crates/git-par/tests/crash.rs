@@ -9,8 +9,8 @@
 //!   the cause, no partial file, a valid index that describes the work tree, and convergence to git's
 //!   result once there is space);
 //! - EACCES on a read-only directory during a switch, with CAP_DAC_OVERRIDE dropped (git's per-path
-//!   messages, the other files written, git's exit status (0) and local-change lines, HEAD and index as git leaves them, and
-//!   convergence after `chmod 755`).
+//!   messages, the other files written, git's exit status (0) and local-change lines, HEAD and
+//!   index as git leaves them, and convergence after `chmod 755`).
 //!
 //! Interrupt moments are chosen by waiting for `.git/index.lock` to appear and then a seeded number of
 //! microseconds within the duration of an uninterrupted run; nothing is synchronised by sleeping.
