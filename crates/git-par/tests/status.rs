@@ -502,3 +502,40 @@ fn builtin_objectmode_pathspecs_match_git() {
         assert!(!theirs.is_empty(), "{args:?} selects nothing");
     }
 }
+
+/// In a sparse checkout, a directory whose tracked files are all outside the patterns is still
+/// a directory the index has: git lists the untracked files in it one by one, and collapses
+/// only the directories the index lacks (t1091.51).
+#[test]
+fn untracked_files_below_sparse_directories_are_listed_as_git_lists_them() {
+    let s = scratch();
+    let repo = s.join("repo");
+    git_ok(s.path(), ["init", "-q", repo.to_str().unwrap()]);
+    for dir in ["folder1", "deep", "deep/deeper1", "deep/deeper2"] {
+        std::fs::create_dir_all(repo.join(dir)).unwrap();
+        std::fs::write(repo.join(dir).join("a"), "a\n").unwrap();
+    }
+    std::fs::write(repo.join(".gitignore"), "*.o\n").unwrap();
+    git_ok(&repo, ["add", "."]);
+    git_ok(&repo, ["commit", "-q", "-m", "initial"]);
+    git_ok(&repo, ["sparse-checkout", "set", "folder1"]);
+    std::fs::create_dir_all(repo.join("deep/deeper2/new/inner")).unwrap();
+    for file in [
+        "deep/deeper2/untracked",
+        "deep/deeper2/ignored.o",
+        "deep/deeper2/new/inner/x",
+        "deep/only.o",
+    ] {
+        std::fs::write(repo.join(file), "u\n").unwrap();
+    }
+    for args in [
+        &["status", "--porcelain=v2"][..],
+        &["status", "--short"],
+        &["status", "--short", "deep"],
+    ] {
+        let theirs = git(&repo, args).assert_success().stdout_str();
+        let ours = git_par(&repo, args).assert_success().stdout_str();
+        assert_eq!(ours, theirs, "{args:?} (left: git-par, right: git)");
+    }
+    assert!(git_str(&repo, ["status", "--short"]).contains("deep/deeper2/untracked"));
+}

@@ -711,6 +711,11 @@ pub fn status(
     )?;
     let (walked, untracked_time) = beside.expect("the walk ran beside the check");
     let (untracked, ignored) = walked?;
+    let untracked = if opts.untracked == Untracked::Normal && opts.ignored == Ignored::No {
+        expand_tracked_dirs(repo, &root, &refreshed.index, untracked)?
+    } else {
+        untracked
+    };
     crate::phase::mark("refresh applied, untracked walk joined");
     let sparse = repo
         .config_snapshot()
@@ -1389,6 +1394,90 @@ fn excludes_stack<'r>(
         gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
     )
     .map_err(|e| Error::Other(e.to_string()))
+}
+
+/// The untracked paths of `list` with every collapsed directory that the index has entries
+/// in shown as git shows it. gix-dir collapses a directory whose index entries are all
+/// skip-worktree (outside a sparse checkout's patterns: none of them is on disk) into `dir/`;
+/// git recurses into every directory the index has (`directory_exists_in_index`), so its
+/// untracked files are listed one by one and only its subdirectories the index lacks are
+/// collapsed (t1091.51: `? deep/deeper2/untracked`, not `? deep/`).
+fn expand_tracked_dirs(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::State,
+    list: Vec<BString>,
+) -> Result<Vec<BString>, Error> {
+    let tracked_dir = |dir: &BStr| index.prefixed_entries_range(dir).is_some();
+    if !list
+        .iter()
+        .any(|p| p.ends_with(b"/") && tracked_dir(p.as_bstr()))
+    {
+        return Ok(list);
+    }
+    let mut excludes = excludes_stack(repo, index)?;
+    let mut dirs = root.dirs();
+    let mut out = Vec::new();
+    for path in list {
+        match path.strip_suffix(b"/") {
+            Some(dir) if tracked_dir(path.as_bstr()) => {
+                expand_dir(&mut dirs, index, &mut excludes, dir.as_bstr(), &mut out);
+            }
+            _ => out.push(path),
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The untracked content of `dir`, a directory the index has entries in, as git's walk shows
+/// it (see [`expand_tracked_dirs`]).
+fn expand_dir(
+    dirs: &mut crate::fs::Dirs<'_>,
+    index: &gix::index::State,
+    excludes: &mut gix::AttributeStack<'_>,
+    dir: &BStr,
+    out: &mut Vec<BString>,
+) {
+    let Ok(entries) = dirs.read_dir(dir) else {
+        return;
+    };
+    for (name, is_dir) in entries {
+        let mut path = BString::from(dir);
+        path.push(b'/');
+        path.extend_from_slice(&name);
+        if !is_dir {
+            if index.entry_by_path(path.as_bstr()).is_none()
+                && !is_ignored_file(excludes, path.as_bstr())
+            {
+                out.push(path);
+            }
+            continue;
+        }
+        let mut below = path.clone();
+        below.push(b'/');
+        if !is_repository(dirs, path.as_bstr())
+            && index.prefixed_entries_range(below.as_bstr()).is_some()
+        {
+            expand_dir(dirs, index, excludes, path.as_bstr(), out);
+            continue;
+        }
+        let ignored = excludes
+            .at_entry(path.as_bstr(), Some(Mode::DIR))
+            .is_ok_and(|p| p.is_excluded());
+        if ignored {
+            continue;
+        }
+        let mut files = Vec::new();
+        files_below(dirs, path.as_bstr(), &mut files);
+        if files
+            .iter()
+            .any(|f| f.ends_with(b"/") || !is_ignored_file(excludes, f.as_bstr()))
+        {
+            out.push(below);
+        }
+    }
 }
 
 /// Whether the file `path` is ignored by `excludes`.
