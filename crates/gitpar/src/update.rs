@@ -1199,6 +1199,7 @@ fn remove(
         source: e.source,
     };
     let mut remover = Remover::new(root);
+    let mut root_dirs = root.dirs();
     for row in rows.iter_mut() {
         if should_interrupt.load(Ordering::Relaxed) {
             return Ok(());
@@ -1212,9 +1213,20 @@ fn remove(
             _ => false,
         };
         if goes {
-            // A forced update clears what a submodule left in a directory that a file replaces.
-            let clear_dir =
-                was_gitlink && mode == Policy::Force && matches!(row.action, Action::Write { .. });
+            // What a submodule left in a directory that a file replaces is cleared, as git's
+            // `checkout_entry` (always forced in an update) removes the subtree, also in a safe
+            // switch; except, there, a repository of its own (`.git` a directory, not the
+            // gitfile of an absorbed submodule), which would be lost with it: that one stays
+            // and the file is not written, reported.
+            let mut embedded = || {
+                let mut git = BString::from(row.path);
+                git.extend_from_slice(b"/.git");
+                root_dirs.file_type(git.as_bstr()).ok().flatten()
+                    == Some(rustix::fs::FileType::Directory)
+            };
+            let clear_dir = was_gitlink
+                && matches!(row.action, Action::Write { .. })
+                && (mode == Policy::Force || !embedded());
             if clear_dir {
                 remover.all(row.path).map_err(io)?;
             } else {
