@@ -2,7 +2,8 @@
 //! submodule's work tree (its repository lives on in `.git/modules`) and writes the file,
 //! silently. git-par does the same; only a submodule whose repository is inside its directory
 //! (`.git` a directory, never absorbed) is kept, since removing it would lose that repository:
-//! the file is then not written and the path reported.
+//! the file is then not written and the path reported. And the local-change lines a switch
+//! prints (`M\tm`) for submodules, as git's `show_local_changes` prints them.
 
 mod support;
 
@@ -104,4 +105,50 @@ fn a_submodule_with_its_own_repository_inside_is_kept() {
         "the path is not reported: {}",
         run.stderr_str()
     );
+}
+
+/// git's local-change lines after a switch list a submodule whose HEAD moved, or whose content
+/// is modified or has untracked files (`diff.ignoreSubmodules` unset), and not a clean one.
+#[test]
+fn local_changes_after_a_switch_list_submodules_as_git_does() {
+    let s = scratch();
+    let base = repository(s.path());
+    git_ok(&base, ["submodule", "-q", "update"]);
+    git_ok(&base, ["branch", "other"]);
+    type Change = fn(&Path);
+    let states: [(&str, Change); 4] = [
+        ("clean", |_| {}),
+        ("moved", |m| {
+            std::fs::write(m.join("s2"), "more\n").unwrap();
+            git_ok(m, ["add", "s2"]);
+            git_ok(m, ["commit", "-q", "-m", "more"]);
+        }),
+        ("modified", |m| {
+            std::fs::write(m.join("s"), "changed\n").unwrap()
+        }),
+        ("untracked", |m| {
+            std::fs::write(m.join("new"), "new\n").unwrap()
+        }),
+    ];
+    for (name, change) in states {
+        let mut outs = Vec::new();
+        for par in [false, true] {
+            let repo = s.join(format!("{name}-{par}"));
+            copy_repo(&base, &repo);
+            change(&repo.join("m"));
+            let run = if par {
+                git_par(&repo, ["checkout", "other"])
+            } else {
+                git(&repo, ["checkout", "other"])
+            };
+            outs.push((run.status.code(), run.stdout_str()));
+        }
+        assert_eq!(outs[0], outs[1], "{name} (left: git, right: git-par)");
+        assert_eq!(
+            outs[0].1.contains("M\tm"),
+            name != "clean",
+            "{name}: {:?}",
+            outs[0]
+        );
+    }
 }

@@ -1175,7 +1175,7 @@ fn submodule_content_as(worktree: &Path, path: &BStr, rule: IgnoreSubmodules) ->
 
 /// Modified and untracked content of the submodule at `path`, as git's
 /// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
-fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
+pub(crate) fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
     let dir = worktree.join(path.to_path_lossy());
     let mut state = SubmoduleState::default();
     if !dir.join(".git").exists() {

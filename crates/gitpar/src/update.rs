@@ -1508,6 +1508,9 @@ fn local_changes(
                     Some(W::Missing) => Some('D'),
                     Some(w) if w.is_changed() => Some('M'),
                     _ if a.id != b.id || a.kind.index_mode() != b.mode => Some('M'),
+                    _ if a.kind == Kind::Gitlink => {
+                        submodule_changed(repo, b.path(state), b.id).then_some('M')
+                    }
                     _ => None,
                 };
                 if let Some(status) = status {
@@ -1517,6 +1520,35 @@ fn local_changes(
         }
     }
     Ok(out)
+}
+
+/// Whether the populated submodule of gitlink `entry` differs from it as git's diff-index
+/// sees it under `diff.ignoreSubmodules` (by default `none`): its `HEAD` is another commit, or
+/// it has modified or (unless `untracked` is ignored) untracked content. An unpopulated one
+/// does not.
+fn submodule_changed(repo: &gix::Repository, path: &BStr, id: ObjectId) -> bool {
+    let Some(workdir) = repo.workdir() else {
+        return false;
+    };
+    let ignore = repo
+        .config_snapshot()
+        .string("diff.ignoreSubmodules")
+        .map(|v| v.to_str_lossy().to_ascii_lowercase());
+    if ignore.as_deref() == Some("all") {
+        return false;
+    }
+    let Ok(sub) = gix::open(workdir.join(path.to_path_lossy())) else {
+        return false;
+    };
+    if sub.head_id().ok().map(gix::Id::detach) != Some(id) {
+        return true;
+    }
+    if ignore.as_deref() == Some("dirty") {
+        return false;
+    }
+    let content =
+        crate::status::submodule_content(workdir, path, ignore.as_deref() != Some("untracked"));
+    content.modified || content.untracked
 }
 
 /// Read the index; a missing one is an empty, unborn index (`true`), which git's
