@@ -152,3 +152,33 @@ fn local_changes_after_a_switch_list_submodules_as_git_does() {
         );
     }
 }
+
+/// `submodule.<name>.ignore` (from the configuration, else `.gitmodules`) hides what it says
+/// from those lines, as git's `set_diffopt_flags_from_submodule_config` does (t2013.5–6).
+#[test]
+fn local_changes_honour_the_submodules_ignore_setting() {
+    let s = scratch();
+    let base = repository(s.path());
+    git_ok(&base, ["branch", "other"]);
+    for (place, value) in [("config", "all"), (".gitmodules", "untracked")] {
+        let mut outs = Vec::new();
+        for par in [false, true] {
+            let repo = s.join(format!("{place}-{par}"));
+            copy_repo(&base, &repo);
+            let mut args = vec!["config"];
+            if place == ".gitmodules" {
+                args.extend(["-f", ".gitmodules"]);
+            }
+            args.extend(["submodule.m.ignore", value]);
+            git_ok(&repo, &args);
+            std::fs::write(repo.join("m/new"), "new\n").unwrap();
+            let run = if par {
+                git_par(&repo, ["checkout", "other"])
+            } else {
+                git(&repo, ["checkout", "other"])
+            };
+            outs.push((run.status.code(), run.stdout_str()));
+        }
+        assert_eq!(outs[0], outs[1], "{place} (left: git, right: git-par)");
+    }
+}

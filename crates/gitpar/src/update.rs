@@ -1522,17 +1522,25 @@ fn local_changes(
     Ok(out)
 }
 
-/// Whether the populated submodule of gitlink `entry` differs from it as git's diff-index
-/// sees it under `diff.ignoreSubmodules` (by default `none`): its `HEAD` is another commit, or
-/// it has modified or (unless `untracked` is ignored) untracked content. An unpopulated one
-/// does not.
+/// Whether the populated submodule at `path` (gitlink `id`) differs from it as git's
+/// diff-index sees it: its `HEAD` is another commit, or it has modified or untracked content,
+/// as far as its `ignore` setting lets it show (`submodule.<name>.ignore` from the
+/// configuration, else from `.gitmodules`, else `diff.ignoreSubmodules`, else `none`: git's
+/// `set_diffopt_flags_from_submodule_config`). An unpopulated one does not.
 fn submodule_changed(repo: &gix::Repository, path: &BStr, id: ObjectId) -> bool {
     let Some(workdir) = repo.workdir() else {
         return false;
     };
-    let ignore = repo
-        .config_snapshot()
-        .string("diff.ignoreSubmodules")
+    let config = repo.config_snapshot();
+    let own = Root::open(workdir).ok().and_then(|root| {
+        let modules = crate::submodule::Modules::load(&root);
+        let name = modules.name(path)?.to_owned();
+        config
+            .string(format!("submodule.{name}.ignore").as_str())
+            .or_else(|| modules.ignore(&name).map(ToOwned::to_owned))
+    });
+    let ignore = own
+        .or_else(|| config.string("diff.ignoreSubmodules"))
         .map(|v| v.to_str_lossy().to_ascii_lowercase());
     if ignore.as_deref() == Some("all") {
         return false;
