@@ -927,19 +927,7 @@ fn invalidated_untracked_cache(
         w.valid.push(ok);
         w.check_only.push(ok && d.check_only);
         if let (true, Some(s)) = (ok, d.stat) {
-            for word in [
-                s.ctime.secs,
-                s.ctime.nsecs,
-                s.mtime.secs,
-                s.mtime.nsecs,
-                s.dev,
-                s.ino,
-                s.uid,
-                s.gid,
-                s.size,
-            ] {
-                w.stats.extend_from_slice(&word.to_be_bytes());
-            }
+            push_stat_data(&mut w.stats, &s);
         }
         w.oid.push(d.exclude_file_oid.is_some());
         if let Some(id) = d.exclude_file_oid {
@@ -988,6 +976,24 @@ fn invalidated_untracked_cache(
     out
 }
 
+/// Stat data as the untracked cache stores it (git's `stat_data_to_disk`): nine big-endian
+/// 32-bit words.
+fn push_stat_data(out: &mut Vec<u8>, s: &gix::index::entry::Stat) {
+    for word in [
+        s.ctime.secs,
+        s.ctime.nsecs,
+        s.mtime.secs,
+        s.mtime.nsecs,
+        s.dev,
+        s.ino,
+        s.uid,
+        s.gid,
+        s.size,
+    ] {
+        out.extend_from_slice(&word.to_be_bytes());
+    }
+}
+
 /// The part of an `UNTR` payload before its directories: identity, the exclude files' stat
 /// data, the directory flags, the exclude files' ids and the per-directory exclude file name.
 fn untracked_cache_header(
@@ -999,20 +1005,7 @@ fn untracked_cache_header(
     encode_varint(ident.len() as u64, &mut out);
     out.extend_from_slice(ident);
     let stat = |out: &mut Vec<u8>, s: Option<&gix::index::extension::untracked_cache::OidStat>| {
-        let s = s.map(|s| *s.stat()).unwrap_or_default();
-        for word in [
-            s.ctime.secs,
-            s.ctime.nsecs,
-            s.mtime.secs,
-            s.mtime.nsecs,
-            s.dev,
-            s.ino,
-            s.uid,
-            s.gid,
-            s.size,
-        ] {
-            out.extend_from_slice(&word.to_be_bytes());
-        }
+        push_stat_data(out, &s.map(|s| *s.stat()).unwrap_or_default());
     };
     stat(&mut out, untracked.info_exclude());
     stat(&mut out, untracked.excludes_file());

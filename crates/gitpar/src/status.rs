@@ -1444,9 +1444,7 @@ fn expand_dir(
         return;
     };
     for (name, is_dir) in entries {
-        let mut path = BString::from(dir);
-        path.push(b'/');
-        path.extend_from_slice(&name);
+        let path = child(dir, &name);
         if !is_dir {
             if index.entry_by_path(path.as_bstr()).is_none()
                 && !is_ignored_file(excludes, path.as_bstr())
@@ -1487,6 +1485,14 @@ fn is_ignored_file(excludes: &mut gix::AttributeStack<'_>, path: &BStr) -> bool 
         .is_ok_and(|p| p.is_excluded())
 }
 
+/// The path of `name` in the directory `dir` (repository-relative).
+fn child(dir: &BStr, name: &[u8]) -> BString {
+    let mut path = BString::from(dir);
+    path.push(b'/');
+    path.extend_from_slice(name);
+    path
+}
+
 /// Every file below the directory `dir` (repository-relative), depth first; a nested
 /// repository (a directory with a `.git`) is listed as itself, `dir/sub/`, as git's walk never
 /// enters one.
@@ -1495,9 +1501,7 @@ fn files_below(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr, out: &mut Vec<BString
         return;
     };
     for (name, is_dir) in entries {
-        let mut path = BString::from(dir);
-        path.push(b'/');
-        path.extend_from_slice(&name);
+        let mut path = child(dir, &name);
         if is_dir {
             if is_repository(dirs, path.as_bstr()) {
                 path.push(b'/');
