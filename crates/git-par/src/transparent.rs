@@ -82,9 +82,7 @@ fn hand_to_git(git: &Path, args: &[OsString], trace: bool) -> u8 {
 /// The real git: `$GIT_PAR_REAL_GIT`, else the first executable `git` on `PATH` that is not
 /// this program (by its resolved path).
 fn real_git() -> Result<PathBuf, String> {
-    let me = std::fs::canonicalize("/proc/self/exe")
-        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
-        .ok();
+    let me = this_program().ok();
     let is_me = |p: &Path| me.is_some() && std::fs::canonicalize(p).ok() == me;
     if let Some(git) = std::env::var_os(gitpar::REAL_GIT).filter(|g| !g.is_empty()) {
         let git = PathBuf::from(git);
@@ -105,6 +103,12 @@ fn real_git() -> Result<PathBuf, String> {
         "no real git is on PATH besides git-par (set {} to it)",
         gitpar::REAL_GIT
     ))
+}
+
+/// This program's own file, every link resolved: what a `git` on `PATH` must not be.
+fn this_program() -> std::io::Result<PathBuf> {
+    std::fs::canonicalize("/proc/self/exe")
+        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
 }
 
 /// Returns true if and only if `path` is a file someone may execute.
@@ -239,9 +243,8 @@ fn parses(args: &[OsString]) -> bool {
 /// `git par shim DIR`: a link named `git` in `DIR` to this program, and the `PATH` line that
 /// puts it first. An existing `DIR/git` that is not such a link is left alone (an error).
 pub(crate) fn shim(dir: &Path) -> Result<(), u8> {
-    let me = std::fs::canonicalize("/proc/self/exe")
-        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
-        .map_err(|e| crate::fatal(format!("cannot tell where git-par is: {e}")))?;
+    let me =
+        this_program().map_err(|e| crate::fatal(format!("cannot tell where git-par is: {e}")))?;
     std::fs::create_dir_all(dir)
         .map_err(|e| crate::fatal(format!("cannot create '{}': {e}", dir.display())))?;
     let dir = std::fs::canonicalize(dir)

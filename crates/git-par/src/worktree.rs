@@ -262,9 +262,8 @@ fn carry_included(donor: &Path, wt_repo: &gix::Repository, workdir: &Path, args:
     let (Ok(donor_repo), Ok(index)) = (opened, wt_repo.index_or_empty()) else {
         return;
     };
-    let reflink = !args.no_reflink
-        && gitpar::donor::Reflink::from_config(&wt_repo.config_snapshot())
-            == gitpar::donor::Reflink::Auto;
+    // The checkout's own decision (`par.reflink`, `--no-reflink`).
+    let reflink = crate::engine_options(wt_repo, args).reflink == gitpar::donor::Reflink::Auto;
     let threads = args
         .jobs
         .and_then(|j| usize::try_from(j).ok())

@@ -25,6 +25,7 @@ use bstr::{BStr, BString, ByteSlice};
 
 use crate::fs::{self, Root};
 use crate::plan::{Kind, Plan};
+use crate::tune;
 
 /// Whether a checkout may clone files from a donor (`par.reflink`, `--no-reflink`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,7 +138,7 @@ pub(crate) struct Donor {
     written: [AtomicUsize; Written::ALL.len()],
     failure: std::sync::Mutex<Option<String>>,
     /// The filesystem's `f_type` magic number (see [`Donor::writers`]).
-    kind: i64,
+    kind: u64,
     /// How many plan entries may be cloned.
     candidates: usize,
     report: Report,
@@ -312,8 +313,9 @@ impl Donor {
             return None;
         }
         match self.kind {
-            0x9123_683e => Some(1),                             // btrfs
-            0x5846_5342 => Some(crate::options::online_cpus()), // XFS: no more than CPUs
+            tune::BTRFS_MAGIC => Some(1),
+            // XFS: no more writers than CPUs.
+            tune::XFS_MAGIC => Some(crate::options::online_cpus()),
             _ => None,
         }
     }
@@ -443,29 +445,24 @@ pub(crate) fn matches(entry: &gix::index::entry::Stat, st: &rustix::fs::Stat) ->
 /// Filesystems whose files may share blocks (`FICLONE`): XFS (when made with `reflink=1`,
 /// which only a clone tells), btrfs, bcachefs, OCFS2, ZFS 2.2 (block cloning), NFS 4.2 and SMB
 /// (the server clones, where it can).
-const CLONING: &[i64] = &[
-    0x5846_5342, // XFS
-    0x9123_683e, // btrfs
-    0xca45_1a4e, // bcachefs
+const CLONING: &[u64] = &[
+    tune::XFS_MAGIC,
+    tune::BTRFS_MAGIC,
+    tune::BCACHEFS_MAGIC,
     0x7461_636f, // OCFS2
-    0x2fc1_2fc1, // ZFS
-    0x6969,      // NFS
-    0xfe53_4d42, // SMB2
-    0xff53_4d42, // CIFS
+    tune::ZFS_MAGIC,
+    tune::NFS_MAGIC,
+    tune::SMB2_MAGIC,
+    tune::CIFS_MAGIC,
 ];
 
 /// Whether the donor and the target are one filesystem of a kind that can clone: its `f_type`.
-fn can_clone(donor: &Root, target: &Root) -> Result<i64, String> {
+fn can_clone(donor: &Root, target: &Root) -> Result<u64, String> {
     let stat = |root: &Root| rustix::fs::fstat(root.fd()).map(|st| st.st_dev);
     if stat(donor).ok() != stat(target).ok() {
         return Err("it is on another filesystem".into());
     }
-    let kind = rustix::fs::fstatfs(target.fd())
-        .map_err(|e| format!("cannot tell the filesystem: {e}"))?
-        .f_type;
-    // `f_type` is signed on some targets: the magic numbers are 32 bits.
-    #[allow(clippy::unnecessary_cast)]
-    let kind = (kind as i64) & 0xffff_ffff;
+    let kind = tune::magic(target.fd()).ok_or_else(|| "cannot tell the filesystem".to_owned())?;
     if CLONING.contains(&kind) {
         Ok(kind)
     } else {

@@ -394,12 +394,7 @@ impl<'r> Dirs<'r> {
     /// nor does a fifo in its place block the open (`O_NONBLOCK`, checked on the open file).
     pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, rustix::fs::Stat)>> {
         let (fd, name) = self.parent(path)?;
-        let fd = match rustix::fs::openat(
-            fd,
-            <&[u8]>::from(name),
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
+        let fd = match open_for_reading(fd, name) {
             Ok(fd) => fd,
             Err(err) => {
                 let err = io::Error::from(err);
@@ -501,6 +496,17 @@ pub fn create_file_with(
     }
 }
 
+/// Open `name` in `dir` for reading without following a symlink in its place and without
+/// blocking on a fifo there (`O_NONBLOCK`): the caller checks the open file's type.
+fn open_for_reading(dir: BorrowedFd<'_>, name: &BStr) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        <&[u8]>::from(name),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
 /// Create `name` in `dir` for writing, where nothing may be yet (a symlink is not followed),
 /// with git's mode for a new file: 0777 for executables and 0666 otherwise, before the umask.
 fn create_exclusive(dir: BorrowedFd<'_>, name: &[u8], executable: bool) -> io::Result<OwnedFd> {
@@ -553,12 +559,7 @@ pub fn clone_file_at(
     name: &BStr,
     executable: bool,
 ) -> Result<rustix::fs::Stat, CloneError> {
-    let donor = match rustix::fs::openat(
-        donor_dir,
-        <&[u8]>::from(donor_name),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
+    let donor = match open_for_reading(donor_dir, donor_name) {
         Ok(fd) => fd,
         Err(err) if is_not_there(&err.into()) => return Err(CloneError::Changed),
         Err(err) => return Err(CloneError::Io(err.into())),
@@ -607,12 +608,7 @@ pub fn clone_probe(
     donor_name: &BStr,
     dir: BorrowedFd<'_>,
 ) -> io::Result<()> {
-    let donor = rustix::fs::openat(
-        donor_dir,
-        <&[u8]>::from(donor_name),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let donor = open_for_reading(donor_dir, donor_name)?;
     let unnamed = rustix::fs::openat(
         dir,
         ".",

@@ -545,8 +545,9 @@ impl IgnoreSubmodules {
     }
 }
 
-/// The rule [`IgnoreSubmodules`] describes, resolved once per status for the work tree side.
-struct SubmoduleRules {
+/// The rule [`IgnoreSubmodules`] describes, resolved once per status (or per switch's list of
+/// local changes) for the work tree side.
+pub(crate) struct SubmoduleRules {
     /// What applies to a submodule without its own setting (or to every one, `overridden`).
     base: IgnoreSubmodules,
     /// `--ignore-submodules` was given: no submodule's own setting counts.
@@ -558,11 +559,14 @@ struct SubmoduleRules {
 }
 
 impl SubmoduleRules {
-    fn new(
+    /// The rules of a diff of `index` against the work tree `root`: `untracked_no` (status's
+    /// `-uno`) and `option` (`--ignore-submodules`), as status takes them; a switch's list of
+    /// local changes has neither.
+    pub(crate) fn new(
         repo: &gix::Repository,
         root: &Root,
         index: &gix::index::State,
-        opts: &StatusOptions,
+        (untracked_no, option): (bool, Option<IgnoreSubmodules>),
     ) -> Result<SubmoduleRules, Error> {
         let configured = repo
             .config_snapshot()
@@ -572,13 +576,13 @@ impl SubmoduleRules {
         // git's diff setup: `diff.ignoreSubmodules`, else untracked content ignored; -uno
         // ignores it too; without the option or the setting, status looks at everything.
         let mut base = configured.unwrap_or(IgnoreSubmodules::Untracked);
-        if opts.untracked == Untracked::No {
+        if untracked_no {
             base = base.max(IgnoreSubmodules::Untracked);
         }
-        let overridden = opts.ignore_submodules.is_some();
-        if let Some(arg) = opts.ignore_submodules {
+        let overridden = option.is_some();
+        if let Some(arg) = option {
             base = arg;
-        } else if configured.is_none() && opts.untracked != Untracked::No {
+        } else if configured.is_none() && !untracked_no {
             base = IgnoreSubmodules::None;
         }
         let gitmodules_unmerged = index
@@ -594,7 +598,11 @@ impl SubmoduleRules {
     }
 
     /// What is reported of the submodule at `path` (git's `set_diffopt_flags_from_submodule_config`).
-    fn for_path(&self, repo: &gix::Repository, path: &BStr) -> Result<IgnoreSubmodules, Error> {
+    pub(crate) fn for_path(
+        &self,
+        repo: &gix::Repository,
+        path: &BStr,
+    ) -> Result<IgnoreSubmodules, Error> {
         if self.overridden {
             return Ok(self.base);
         }
@@ -1030,7 +1038,12 @@ fn collect_changes(
     let config = repo.config_snapshot();
     let file_mode = config.boolean("core.fileMode").unwrap_or(true);
     let mut dirs = root.dirs();
-    let rules = SubmoduleRules::new(repo, root, index, opts)?;
+    let rules = SubmoduleRules::new(
+        repo,
+        root,
+        index,
+        (opts.untracked == Untracked::No, opts.ignore_submodules),
+    )?;
     for (i, entry) in index.entries().iter().enumerate() {
         if refreshed.seen[i] != Seen::Changed {
             continue;
@@ -1165,7 +1178,11 @@ fn worktree_mode(
 
 /// [`submodule_content`] as far as `rule` asks: nothing for `dirty` and `all`, no untracked
 /// files for `untracked`.
-fn submodule_content_as(worktree: &Path, path: &BStr, rule: IgnoreSubmodules) -> SubmoduleState {
+pub(crate) fn submodule_content_as(
+    worktree: &Path,
+    path: &BStr,
+    rule: IgnoreSubmodules,
+) -> SubmoduleState {
     match rule {
         IgnoreSubmodules::None => submodule_content(worktree, path, true),
         IgnoreSubmodules::Untracked => submodule_content(worktree, path, false),
@@ -1175,7 +1192,7 @@ fn submodule_content_as(worktree: &Path, path: &BStr, rule: IgnoreSubmodules) ->
 
 /// Modified and untracked content of the submodule at `path`, as git's
 /// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
-pub(crate) fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
+fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
     let dir = worktree.join(path.to_path_lossy());
     let mut state = SubmoduleState::default();
     if !dir.join(".git").exists() {

@@ -56,19 +56,19 @@ pub enum Kind {
 const TMPFS_MAGIC: u64 = 0x0102_1994;
 const RAMFS_MAGIC: u64 = 0x8584_58f6;
 const EXT4_MAGIC: u64 = 0xef53; // ext2, ext3 and ext4 share it
-const XFS_MAGIC: u64 = 0x5846_5342;
-const BTRFS_MAGIC: u64 = 0x9123_683e;
+pub(crate) const XFS_MAGIC: u64 = 0x5846_5342;
+pub(crate) const BTRFS_MAGIC: u64 = 0x9123_683e;
 const F2FS_MAGIC: u64 = 0xf2f5_2010;
-const ZFS_MAGIC: u64 = 0x2fc1_2fc1;
-const BCACHEFS_MAGIC: u64 = 0xca45_1a4e;
+pub(crate) const ZFS_MAGIC: u64 = 0x2fc1_2fc1;
+pub(crate) const BCACHEFS_MAGIC: u64 = 0xca45_1a4e;
 const MSDOS_MAGIC: u64 = 0x4d44;
 const EXFAT_MAGIC: u64 = 0x2011_bab0;
 const NTFS3_MAGIC: u64 = 0x7366_746e;
 const OVERLAY_MAGIC: u64 = 0x794c_7630;
-const NFS_MAGIC: u64 = 0x6969;
+pub(crate) const NFS_MAGIC: u64 = 0x6969;
 const SMB_MAGIC: u64 = 0x517b;
-const CIFS_MAGIC: u64 = 0xff53_4d42;
-const SMB2_MAGIC: u64 = 0xfe53_4d42;
+pub(crate) const CIFS_MAGIC: u64 = 0xff53_4d42;
+pub(crate) const SMB2_MAGIC: u64 = 0xfe53_4d42;
 const V9FS_MAGIC: u64 = 0x0102_1997;
 const AFS_MAGIC: u64 = 0x5346_414f;
 const CEPH_MAGIC: u64 = 0x00c3_6400;
@@ -80,11 +80,9 @@ impl Kind {
     /// and for a local disk filesystem one read under `/sys` for the rotational flag.
     pub fn of(fd: impl AsFd) -> Kind {
         let fd = fd.as_fd();
-        let Ok(st) = rustix::fs::fstatfs(fd) else {
+        let Some(magic) = magic(fd) else {
             return Kind::Unknown;
         };
-        #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-        let magic = (st.f_type as i64 as u64) & 0xffff_ffff;
         Kind::from_magic(magic, || rotational(fd))
     }
 
@@ -109,6 +107,14 @@ impl Kind {
     pub fn is_high_latency(self) -> bool {
         matches!(self, Kind::Network | Kind::Fuse)
     }
+}
+
+/// The `f_type` magic number of the filesystem of `fd` (`fstatfs`), as the 32 bits the
+/// filesystems define (`f_type` is signed on some architectures).
+pub(crate) fn magic(fd: impl AsFd) -> Option<u64> {
+    let st = rustix::fs::fstatfs(fd.as_fd()).ok()?;
+    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+    Some((st.f_type as i64 as u64) & 0xffff_ffff)
 }
 
 /// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`

@@ -468,7 +468,7 @@ fn run(
                 }
             })
             .collect();
-        outcome.local_changes = local_changes(repo, new_tree, &state, &verdicts)?;
+        outcome.local_changes = local_changes(repo, &root, new_tree, &state, &verdicts)?;
     }
     // Only the directories of paths whose entries change get their cache-tree rebuilt, and
     // only theirs lose what the untracked cache knew of them.
@@ -1469,6 +1469,7 @@ fn oneway(i: Option<Side>, n: Option<Side>) -> Action {
 /// index and the work tree states found by the refresh.
 fn local_changes(
     repo: &gix::Repository,
+    root: &Root,
     tree: ObjectId,
     state: &gix::index::State,
     worktree_state: &[Option<crate::refresh::State>],
@@ -1481,6 +1482,7 @@ fn local_changes(
             .map_err(CheckoutError::from)?
     };
     let mut out = Vec::new();
+    let mut rules = None;
     let mut t = target.entries.iter().peekable();
     let mut i = state.entries().iter().zip(worktree_state).peekable();
     loop {
@@ -1509,7 +1511,20 @@ fn local_changes(
                     Some(w) if w.is_changed() => Some('M'),
                     _ if a.id != b.id || a.kind.index_mode() != b.mode => Some('M'),
                     _ if a.kind == Kind::Gitlink => {
-                        submodule_changed(repo, b.path(state), b.id).then_some('M')
+                        // The rules are read once, at the first gitlink.
+                        if rules.is_none() {
+                            rules = Some(
+                                crate::status::SubmoduleRules::new(
+                                    repo,
+                                    root,
+                                    state,
+                                    (false, None),
+                                )
+                                .map_err(|e| Error::Index(e.to_string().into()))?,
+                            );
+                        }
+                        let rules = rules.as_ref().expect("set above");
+                        submodule_changed(repo, rules, b.path(state), b.id).then_some('M')
                     }
                     _ => None,
                 };
@@ -1523,26 +1538,21 @@ fn local_changes(
 }
 
 /// Whether the populated submodule at `path` (gitlink `id`) differs from it as git's
-/// diff-index sees it: its `HEAD` is another commit, or it has modified or untracked content,
-/// as far as its `ignore` setting lets it show (`submodule.<name>.ignore` from the
-/// configuration, else from `.gitmodules`, else `diff.ignoreSubmodules`, else `none`: git's
-/// `set_diffopt_flags_from_submodule_config`). An unpopulated one does not.
-fn submodule_changed(repo: &gix::Repository, path: &BStr, id: ObjectId) -> bool {
+/// diff-index sees it under `rules` (`submodule.<name>.ignore`, `diff.ignoreSubmodules`: git's
+/// `set_diffopt_flags_from_submodule_config`, as status resolves them): its `HEAD` is another
+/// commit, or it has modified or untracked content the rule shows. An unpopulated one does not.
+fn submodule_changed(
+    repo: &gix::Repository,
+    rules: &crate::status::SubmoduleRules,
+    path: &BStr,
+    id: ObjectId,
+) -> bool {
+    use crate::status::IgnoreSubmodules;
     let Some(workdir) = repo.workdir() else {
         return false;
     };
-    let config = repo.config_snapshot();
-    let own = Root::open(workdir).ok().and_then(|root| {
-        let modules = crate::submodule::Modules::load(&root);
-        let name = modules.name(path)?.to_owned();
-        config
-            .string(format!("submodule.{name}.ignore").as_str())
-            .or_else(|| modules.ignore(&name).map(ToOwned::to_owned))
-    });
-    let ignore = own
-        .or_else(|| config.string("diff.ignoreSubmodules"))
-        .map(|v| v.to_str_lossy().to_ascii_lowercase());
-    if ignore.as_deref() == Some("all") {
+    let rule = rules.for_path(repo, path).unwrap_or(IgnoreSubmodules::None);
+    if rule == IgnoreSubmodules::All {
         return false;
     }
     let Ok(sub) = gix::open(workdir.join(path.to_path_lossy())) else {
@@ -1551,11 +1561,7 @@ fn submodule_changed(repo: &gix::Repository, path: &BStr, id: ObjectId) -> bool 
     if sub.head_id().ok().map(gix::Id::detach) != Some(id) {
         return true;
     }
-    if ignore.as_deref() == Some("dirty") {
-        return false;
-    }
-    let content =
-        crate::status::submodule_content(workdir, path, ignore.as_deref() != Some("untracked"));
+    let content = crate::status::submodule_content_as(workdir, path, rule);
     content.modified || content.untracked
 }
 
