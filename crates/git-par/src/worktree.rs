@@ -142,7 +142,10 @@ fn plan_ahead(target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
         .ok()?;
     let tree = commit.tree_id().ok()?.detach();
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), None);
-    gitpar::plan_ahead(&repo.objects, tree, &opts).ok()
+    gitpar::phase::mark("plan ahead: commit read");
+    let planned = gitpar::plan_ahead(&repo.objects, tree, &opts).ok();
+    gitpar::phase::mark("plan ahead: tree walked");
+    planned
 }
 
 /// Whether git-par checks the new work tree out, or leaves the whole command to git: a

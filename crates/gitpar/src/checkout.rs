@@ -65,15 +65,21 @@ pub struct Planned {
 
 /// Walk and validate `tree` as [`checkout`] would with `opts`, for [`checkout_planned`].
 pub fn plan_ahead(
-    objects: &dyn gix::objs::Find,
+    objects: &gix::OdbHandle,
     tree: ObjectId,
     opts: &Options,
 ) -> Result<Planned, Error> {
     Ok(Planned {
         tree,
         protect: opts.protect,
-        plan: plan::from_tree(objects, tree, opts.protect)?,
+        plan: plan::from_tree_parallel(objects, tree, opts.protect, walkers())?,
     })
+}
+
+/// Threads for the walk of a tree to check out whole: one per CPU, at most four (beyond, the
+/// root's subtrees are too few to share).
+fn walkers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 impl Planned {
@@ -177,7 +183,7 @@ impl Full {
     ) -> Result<Full, Error> {
         let mut plan = match planned.and_then(|p| p.of(tree, opts.protect)) {
             Some(plan) => plan,
-            None => plan::from_tree(&repo.objects, tree, opts.protect)?,
+            None => plan::from_tree_parallel(&repo.objects, tree, opts.protect, walkers())?,
         };
         crate::phase::mark("tree planned");
         let excluded = match crate::sparse::Sparse::load(repo)? {

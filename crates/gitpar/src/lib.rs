@@ -24,6 +24,7 @@ pub(crate) mod budget;
 /// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
 pub mod carry;
 pub mod checkout;
+pub(crate) mod checksum;
 pub(crate) mod convert;
 pub mod create_branch;
 pub mod donor;

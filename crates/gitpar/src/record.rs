@@ -307,7 +307,7 @@ pub(crate) fn commit_refreshed(
     lock.commit_with(|out| {
         let mut out = Sink {
             inner: out,
-            hasher: (!format.skip_hash).then(|| gix::hash::hasher(hash)),
+            hasher: (!format.skip_hash).then(|| crate::checksum::Checksum::new(hash)),
             written: 0,
         };
         out.write_all(b"DIRC")?;
@@ -316,7 +316,7 @@ pub(crate) fn commit_refreshed(
         out.write_all(&entries)?;
         out.write_all(extensions)?;
         let sum = match out.hasher.take() {
-            Some(hasher) => hasher.try_finalize().unwrap_or_else(|_| hash.null()),
+            Some(hasher) => hasher.finalize(hash),
             None => hash.null(),
         };
         out.inner.write_all(sum.as_bytes())
@@ -480,12 +480,12 @@ fn write_hashed(
     out: &mut dyn Write,
 ) -> std::io::Result<ObjectId> {
     let digest = || {
-        let mut hasher = gix::hash::hasher(kind);
+        let mut hasher = crate::checksum::Checksum::new(kind);
         patched_chunks(body, patches, |chunk| {
             hasher.update(chunk);
             Ok(())
         })
-        .map(|()| hasher.try_finalize().unwrap_or_else(|_| kind.null()))
+        .map(|()| hasher.finalize(kind))
     };
     let write = |out: &mut dyn Write| patched_chunks(body, patches, |chunk| out.write_all(chunk));
     if !checksum {
@@ -693,7 +693,7 @@ fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&S
 /// its lock file and still end with its checksum.
 struct Sink<'w> {
     inner: &'w mut dyn Write,
-    hasher: Option<gix::hash::Hasher>,
+    hasher: Option<crate::checksum::Checksum>,
     written: u64,
 }
 
@@ -740,7 +740,7 @@ fn encode_to(
     let hash = state.object_hash();
     let mut out = Sink {
         inner: out,
-        hasher: (!format.skip_hash).then(|| gix::hash::hasher(hash)),
+        hasher: (!format.skip_hash).then(|| crate::checksum::Checksum::new(hash)),
         written: 0,
     };
     out.write_all(b"DIRC")?;
@@ -789,7 +789,7 @@ fn encode_to(
         .map_err(std::io::Error::other)?;
     }
     let sum = match out.hasher.take() {
-        Some(hasher) => hasher.try_finalize().unwrap_or_else(|_| hash.null()),
+        Some(hasher) => hasher.finalize(hash),
         None => hash.null(),
     };
     out.inner.write_all(sum.as_bytes())
