@@ -76,6 +76,11 @@ pub fn plan_ahead(
     })
 }
 
+/// The largest full checkout whose index is encoded while its files are written
+/// ([`crate::record::Prepared`]): 20 MB of index beside the writers; a larger one's index is
+/// made after them, when the plan's memory is given back.
+const PREPARE_MAX: usize = 200_000;
+
 /// Threads for the walk of a tree to check out whole: one per CPU, at most four (beyond, the
 /// root's subtrees are too few to share).
 fn walkers() -> usize {
@@ -111,7 +116,25 @@ pub fn checkout_planned(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    let executed = full.write(repo, &root, opts, ctx)?;
+    // The index is encoded while the files are written, all but their stat data
+    // (`record::Prepared`), unless it is too large to hold beside the writers' work.
+    let (executed, prepared) = std::thread::scope(|scope| {
+        let preparing = (full.plan.entries.len() <= PREPARE_MAX)
+            .then(|| {
+                let (repo, full) = (repo.clone(), &full);
+                std::thread::Builder::new()
+                    .name("git-par index".into())
+                    .spawn_scoped(scope, move || {
+                        let index = full.index(repo.object_hash(), &[]);
+                        crate::record::prepare(&repo, index, Some(tree))
+                    })
+                    .ok()
+            })
+            .flatten();
+        let executed = full.write(repo, &root, opts, ctx);
+        (executed, preparing.and_then(|thread| thread.join().ok()))
+    });
+    let executed = executed?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.
     if executed.interrupted {
@@ -130,6 +153,13 @@ pub fn checkout_planned(
     };
     // Record: the index is made now, in index order, with the stat data the writers returned
     // (skip-worktree entries were not written: their stat data stays empty, as git's).
+    if let Some(prepared) = prepared {
+        drop(full);
+        crate::phase::mark("files written");
+        crate::record::commit_prepared(lock, prepared, executed.stats)?;
+        crate::phase::mark("index written");
+        return Ok(outcome);
+    }
     let mut full = full;
     // What the index does not need goes before it is made (a million jobs are 16 MiB).
     full.jobs = Vec::new();

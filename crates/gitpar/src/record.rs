@@ -158,7 +158,102 @@ pub fn commit(
             tree.as_ref(),
             (keep.previous, keep.resolve_undo, keep.changed_paths),
             out,
+            None,
         )
+    })
+}
+
+/// A new index encoded while its files are still being written: everything but its entries'
+/// stat data (and the checksum over them), with where each entry starts.
+///
+/// A full checkout's index is made of the plan, not of what the writers find: its entries,
+/// flags, version and cache-tree are known before the first file is written, only the stat
+/// data is not. Encoding it then (on a thread of its own, while the directories are made and
+/// the packs scanned) leaves the patching of the stat data, the checksum and the write for
+/// after the writers: on tldr's 38,491 files that end went from 13 ms to about 4.
+pub(crate) struct Prepared {
+    /// The file without its checksum; the entries' stat data zero.
+    body: Vec<u8>,
+    /// Where each entry (index order) starts in `body`.
+    offsets: Vec<usize>,
+    hash: gix::hash::Kind,
+    checksum: bool,
+}
+
+/// Encode the new index `state` (stat data to come, see [`Prepared`]) with the cache-tree of
+/// `tree` as [`commit`] would write it with nothing to keep from a previous index.
+pub(crate) fn prepare(repo: &gix::Repository, state: State, tree: Option<ObjectId>) -> Prepared {
+    let format = Format::of(repo, None);
+    let hash = state.object_hash();
+    let cache = cache_tree(&state, tree, None, |id| repo.has_object(id));
+    let mut body = Vec::new();
+    let mut offsets = Vec::with_capacity(state.entries().len());
+    let unhashed = Format {
+        skip_hash: true,
+        ..format
+    };
+    encode_to(
+        state,
+        unhashed,
+        cache.as_ref(),
+        (None, None, None),
+        &mut body,
+        Some(&mut offsets),
+    )
+    .expect("writing to a Vec");
+    body.truncate(body.len() - hash.len_in_bytes());
+    for offset in &mut offsets {
+        // The entries follow the 12-byte header.
+        *offset += 12;
+    }
+    Prepared {
+        body,
+        offsets,
+        hash,
+        checksum: !format.skip_hash,
+    }
+}
+
+/// Write `prepared` into the held `lock` with the stat data of its entries, `stats` (index
+/// order; `None` leaves an entry's zero, as for an entry not written), and rename the lock
+/// over the index.
+pub(crate) fn commit_prepared(
+    lock: IndexLock,
+    mut prepared: Prepared,
+    stats: impl IntoIterator<Item = Option<gix::index::entry::Stat>>,
+) -> Result<(), Error> {
+    for (&at, stat) in prepared.offsets.iter().zip(stats) {
+        let Some(s) = stat else {
+            continue;
+        };
+        let Some(slot) = prepared.body.get_mut(at..at + STAT) else {
+            continue;
+        };
+        // ctime, mtime, dev, ino; the mode (already there); uid, gid, size.
+        let words = [
+            s.ctime.secs,
+            s.ctime.nsecs,
+            s.mtime.secs,
+            s.mtime.nsecs,
+            s.dev,
+            s.ino,
+        ];
+        for (k, word) in words.iter().enumerate() {
+            slot[4 * k..4 * k + 4].copy_from_slice(&word.to_be_bytes());
+        }
+        for (k, word) in [s.uid, s.gid, s.size].iter().enumerate() {
+            slot[28 + 4 * k..32 + 4 * k].copy_from_slice(&word.to_be_bytes());
+        }
+    }
+    let Prepared {
+        body,
+        hash,
+        checksum,
+        ..
+    } = prepared;
+    lock.commit_with(|out| {
+        let sum = write_hashed(&body, &[], hash, checksum, out)?;
+        out.write_all(sum.as_bytes())
     })
 }
 
@@ -516,7 +611,7 @@ pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Erro
         skip_hash: true,
         eoie: false,
     };
-    lock.commit_with(|out| encode_to(state, format, None, (None, None, None), out))
+    lock.commit_with(|out| encode_to(state, format, None, (None, None, None), out, None))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -685,7 +780,8 @@ fn confirm(
 #[cfg(test)]
 fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&State>) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_to(state, format, tree, (previous, None, None), &mut out).expect("writing to a Vec");
+    encode_to(state, format, tree, (previous, None, None), &mut out, None)
+        .expect("writing to a Vec");
     out
 }
 
@@ -718,6 +814,7 @@ fn encode_to(
     tree: Option<&Tree>,
     (previous, resolve_undo, changed_paths): (Option<&State>, Option<&[u8]>, Option<&[BString]>),
     out: &mut dyn Write,
+    offsets: Option<&mut Vec<usize>>,
 ) -> std::io::Result<()> {
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
     let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
@@ -746,7 +843,7 @@ fn encode_to(
     out.write_all(b"DIRC")?;
     out.write_all(&version.to_be_bytes())?;
     out.write_all(&u32::try_from(written).unwrap_or(u32::MAX).to_be_bytes())?;
-    encode_entries(&state, version == 4, &mut out)?;
+    encode_entries_at(&state, version == 4, &mut out, offsets)?;
 
     let offset_to_extensions = u32::try_from(out.written).unwrap_or(u32::MAX);
     let mut table: Vec<([u8; 4], u32)> = Vec::new();
@@ -797,11 +894,26 @@ fn encode_to(
 
 /// The entries section; version 4 compresses each path against the previous one.
 fn encode_entries(state: &State, version4: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    encode_entries_at(state, version4, out, None)
+}
+
+/// [`encode_entries`], pushing onto `offsets` (if given) where each entry written starts,
+/// counted from the start of the entries.
+fn encode_entries_at(
+    state: &State,
+    version4: bool,
+    out: &mut dyn Write,
+    mut offsets: Option<&mut Vec<usize>>,
+) -> std::io::Result<()> {
     let mut scratch = Vec::with_capacity(256);
     let mut previous: &[u8] = &[];
+    let mut at = 0;
     for entry in state.entries() {
         if entry.flags.contains(Flags::REMOVE) {
             continue;
+        }
+        if let Some(offsets) = offsets.as_deref_mut() {
+            offsets.push(at);
         }
         let path = entry.path(state).as_bytes();
         scratch.clear();
@@ -811,6 +923,7 @@ fn encode_entries(state: &State, version4: bool, out: &mut dyn Write) -> std::io
             let pad = (8 - scratch.len() % 8) % 8;
             scratch.resize(scratch.len() + pad, 0);
             out.write_all(&scratch)?;
+            at += scratch.len();
             continue;
         }
         out.write_all(&scratch[..scratch.len() - path.len() - 1])?;
@@ -824,6 +937,7 @@ fn encode_entries(state: &State, version4: bool, out: &mut dyn Write) -> std::io
         out.write_all(&varint)?;
         out.write_all(&path[common..])?;
         out.write_all(&[0])?;
+        at += scratch.len() - path.len() - 1 + varint.len() + path.len() - common + 1;
         previous = path;
     }
     Ok(())
@@ -1288,6 +1402,7 @@ mod tests {
             None,
             (Some(state), None, Some(&changed)),
             &mut out,
+            None,
         )
         .unwrap();
         std::fs::write(&index_path, &out).unwrap();
