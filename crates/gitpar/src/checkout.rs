@@ -154,7 +154,7 @@ pub fn checkout_planned(
     // Record: the index is made now, in index order, with the stat data the writers returned
     // (skip-worktree entries were not written: their stat data stays empty, as git's).
     if let Some(prepared) = prepared {
-        drop(full);
+        crate::run::drop_apart(full);
         crate::phase::mark("files written");
         crate::record::commit_prepared(lock, prepared, executed.stats)?;
         crate::phase::mark("index written");

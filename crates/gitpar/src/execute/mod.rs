@@ -286,6 +286,7 @@ pub fn execute(
         .messages
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
+    crate::run::drop_apart(shared.blobs);
     messages.sort_by_key(|(entry, _)| *entry);
     let last = fatal.as_ref().map_or(usize::MAX, |(entry, _)| *entry);
     progress
