@@ -322,6 +322,7 @@ impl Full {
                 attributes: &attributes,
                 present: crate::execute::attributes_present(
                     repo,
+                    root,
                     plan.entries.iter().map(|e| e.path.as_bstr()),
                 ),
             },

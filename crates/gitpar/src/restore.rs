@@ -604,6 +604,7 @@ fn write(
     let (jobs, removed) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
     let present = crate::execute::attributes_present(
         repo,
+        &root,
         index
             .entries()
             .iter()

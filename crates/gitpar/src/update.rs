@@ -338,8 +338,11 @@ fn run(
     // A partial clone lacks blobs: fetch what the writers need in one batch first.
     crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)?;
     let mut state = result_index(repo, &index, &rows, None);
-    let present =
-        crate::execute::attributes_present(repo, state.entries().iter().map(|e| e.path(&state)));
+    let present = crate::execute::attributes_present(
+        repo,
+        &root,
+        state.entries().iter().map(|e| e.path(&state)),
+    );
     let (filter, attributes) = crate::execute::filters_for(
         repo,
         &state,

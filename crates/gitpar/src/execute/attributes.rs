@@ -34,6 +34,7 @@ pub(crate) fn filters_for(
 /// `core.attributesFile` or the XDG default.
 pub fn attributes_present<'a>(
     repo: &gix::Repository,
+    root: &crate::fs::Root,
     mut paths: impl Iterator<Item = &'a bstr::BStr>,
 ) -> bool {
     let in_tree = paths.any(|p| p == ".gitattributes" || p.ends_with(b"/.gitattributes"));
@@ -46,9 +47,9 @@ pub fn attributes_present<'a>(
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
         .is_some_and(|base| base.join("git/attributes").exists());
-    let on_disk = repo
-        .workdir()
-        .is_some_and(|w| w.join(".gitattributes").exists());
+    // Through the path-safe layer, and anything at all there counts (a symlink too: git then
+    // refuses it, with the attribute lookups on).
+    let on_disk = !matches!(root.dirs().lstat(".gitattributes".into()), Ok(None));
     in_tree || on_disk || info || configured || xdg
 }
 
