@@ -125,6 +125,7 @@ pub fn checkout_planned(
                 std::thread::Builder::new()
                     .name("git-par index".into())
                     .spawn_scoped(scope, move || {
+                        crate::run::yield_to_the_others();
                         let index = full.index(repo.object_hash(), &[]);
                         crate::record::prepare(&repo, index, Some(tree))
                     })

@@ -132,5 +132,19 @@ pub(crate) fn drop_apart<T: Send + 'static>(value: T) {
     // A thread that cannot start drops its closure, and `value` with it, here.
     let _ = std::thread::Builder::new()
         .name("git-par drop".into())
-        .spawn(move || drop(value));
+        .spawn(move || {
+            yield_to_the_others();
+            drop(value)
+        });
+}
+
+/// Lower the calling thread's priority (nice 10) for work that only has to be done by the time
+/// the others are (an index encoded beside the writers, memory freed): the scheduler then gives
+/// the CPUs to the threads that decide when the checkout ends, and this one the time they leave.
+/// On Linux `setpriority(PRIO_PROCESS, 0, ..)` changes the calling thread alone.
+pub(crate) fn yield_to_the_others() {
+    // SAFETY: setpriority only reads its arguments; a failure leaves the priority as it was.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
 }
