@@ -44,9 +44,13 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let cwd = std::env::current_dir()
         .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
     let no_reflink = parsed.flag("reflink") == Some(false);
+    // The repository the command runs in, opened once (each open reads the configuration files
+    // and refs again: a millisecond before git could start, and one more for the plan).
+    let here = gix::discover_with_environment_overrides(".").ok();
+    gitpar::phase::mark("repository opened");
     let donor = match parsed.value("donor") {
         Some(path) => Some(donor_of(&cwd.join(path))?),
-        None => current_work_tree(),
+        None => here.as_ref().and_then(work_tree_of),
     };
     let args = parsed.without(&args, "jobs");
     let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
@@ -57,7 +61,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let ours = parsed.flag("checkout") != Some(false)
         && parsed.flag("orphan") != Some(true)
         && !parsed.unreadable
-        && engine_checks_out();
+        && here.as_ref().is_some_and(engine_checks_out);
     let mut git_args: Vec<OsString> = vec!["worktree".into(), "add".into()];
     git_args.extend(args.iter().cloned());
     if ours {
@@ -71,16 +75,20 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
             .get(1)
             .cloned()
             .unwrap_or_else(|| "HEAD".into());
+        let repo = here.clone()?;
         std::thread::Builder::new()
             .name("git-par plan".into())
-            .spawn(move || plan_ahead(&target))
+            .spawn(move || plan_ahead(&repo, &target))
             .ok()
     });
     let status = crate::run_git(&git_args, None)?;
     gitpar::phase::mark("git worktree add --no-checkout");
-    let planned = ahead
-        .flatten()
-        .and_then(|thread| thread.join().ok().flatten());
+    // Joined once the new work tree is open, which it need not wait for.
+    let planned = move || {
+        ahead
+            .flatten()
+            .and_then(|thread| thread.join().ok().flatten())
+    };
     if status != 0 || !ours {
         return if status == 0 { Ok(()) } else { Err(status) };
     }
@@ -121,9 +129,9 @@ fn donor_of(path: &Path) -> Result<PathBuf, u8> {
     Ok(top.to_owned())
 }
 
-/// The work tree the command runs in, the default donor; none in a bare repository.
-fn current_work_tree() -> Option<PathBuf> {
-    let repo = gix::discover_with_environment_overrides(".").ok()?;
+/// The work tree of `repo` (the one the command runs in), the default donor; none in a bare
+/// repository.
+fn work_tree_of(repo: &gix::Repository) -> Option<PathBuf> {
     repo.workdir().and_then(|w| std::fs::canonicalize(w).ok())
 }
 
@@ -131,8 +139,7 @@ fn current_work_tree() -> Option<PathBuf> {
 /// while git adds the work tree: what `git worktree add PATH [COMMIT-ISH]` checks out, unless
 /// git's own choice differs (a branch named after PATH, say), in which case the checkout plans
 /// again. Nothing is printed: a failure only means no plan ahead.
-fn plan_ahead(target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
-    let repo = gix::discover_with_environment_overrides(".").ok()?;
+fn plan_ahead(repo: &gix::Repository, target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
     let commit = repo
         .rev_parse_single(target.to_str()?)
         .ok()?
@@ -141,6 +148,7 @@ fn plan_ahead(target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
         .peel_to_commit()
         .ok()?;
     let tree = commit.tree_id().ok()?.detach();
+    gitpar::phase::mark("plan ahead: rev-parse");
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), None);
     gitpar::phase::mark("plan ahead: commit read");
     let planned = gitpar::plan_ahead(&repo.objects, tree, &opts).ok();
@@ -153,10 +161,7 @@ fn plan_ahead(target: &std::ffi::OsStr) -> Option<gitpar::Planned> {
 /// `can_use_local_refs` fails
 /// (neither `HEAD` nor any branch names a commit: git may infer `--orphan`, which it refuses
 /// with `--no-checkout`) go to git.
-fn engine_checks_out() -> bool {
-    let Ok(repo) = gix::discover_with_environment_overrides(".") else {
-        return false;
-    };
+fn engine_checks_out(repo: &gix::Repository) -> bool {
     if repo.head_id().is_ok() {
         return true;
     }
@@ -176,7 +181,7 @@ fn check_out(
     path: &Path,
     overrides: &[String],
     mut checkout: CheckoutArgs,
-    planned: Option<gitpar::Planned>,
+    planned: impl FnOnce() -> Option<gitpar::Planned>,
 ) -> Result<(), u8> {
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
@@ -205,7 +210,7 @@ fn check_out(
             eprintln!("fatal: {msg}");
         })
         .and_then(|tree| {
-            crate::run_checkout(&wt_repo, tree, &workdir, &checkout, planned)
+            crate::run_checkout(&wt_repo, tree, &workdir, &checkout, planned())
                 .map_err(|err| crate::report::checkout_error(&err))
         });
     if written.is_err() {
