@@ -1185,6 +1185,96 @@ mod tests {
         assert!(body != expected, "the patches change something");
     }
 
+    /// An index encoded ahead and patched with its stat data ([`prepare`], [`commit_prepared`])
+    /// is byte for byte the one [`commit`] writes from the same entries, in every format:
+    /// versions 2, 3 (skip-worktree entries) and 4, `index.skipHash`, the end-of-entries
+    /// extension.
+    #[test]
+    fn a_prepared_index_is_the_index_commit_writes() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .args(args)
+                .status()
+                .expect("git runs");
+            assert!(status.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        let paths: Vec<(String, u8)> = (0..300u32)
+            .map(|k| (format!("d{}/e{}/f{k}", k % 7, k % 3), (k % 200) as u8 + 1))
+            .collect();
+        let mut sorted: Vec<(&str, u8)> = paths.iter().map(|(p, n)| (p.as_str(), *n)).collect();
+        sorted.sort();
+        let stat = |k: usize| Stat {
+            mtime: gix::index::entry::stat::Time {
+                secs: 1_700_000_000 + k as u32,
+                nsecs: 7 * k as u32,
+            },
+            ctime: gix::index::entry::stat::Time {
+                secs: 1_700_000_100 + k as u32,
+                nsecs: 11 * k as u32,
+            },
+            dev: 42,
+            ino: 1000 + k as u32,
+            uid: 5,
+            gid: 6,
+            size: 3 * k as u32,
+        };
+        let configs: &[&[(&str, &str)]] = &[
+            &[],
+            &[("index.version", "2")],
+            &[("index.version", "4")],
+            &[("index.skipHash", "true")],
+            &[("index.recordEndOfIndexEntries", "true")],
+        ];
+        for (c, config) in configs.iter().enumerate() {
+            for (key, value) in *config {
+                git(&["config", key, value]);
+            }
+            let repo = gix::open(dir.path()).expect("open");
+            for skip in [false, true] {
+                let mut bare = state(&sorted);
+                if skip {
+                    for (k, entry) in bare.entries_mut().iter_mut().enumerate() {
+                        if k % 5 == 0 {
+                            entry.flags.insert(Flags::SKIP_WORKTREE);
+                        }
+                    }
+                }
+                let stats: Vec<Option<Stat>> = (0..sorted.len())
+                    .map(|k| (k % 11 != 3).then(|| stat(k)))
+                    .collect();
+                let mut full = bare.clone();
+                for (entry, s) in full.entries_mut().iter_mut().zip(&stats) {
+                    entry.stat = s.unwrap_or_default();
+                }
+                let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+                let keep = Keep {
+                    tree: None,
+                    previous: None,
+                    changed: None,
+                    resolve_undo: None,
+                    changed_paths: None,
+                };
+                commit(IndexLock::acquire(&one).expect("lock"), &repo, full, keep).expect("commit");
+                let prepared = prepare(&repo, bare, None);
+                commit_prepared(IndexLock::acquire(&two).expect("lock"), prepared, stats)
+                    .expect("commit prepared");
+                let (one, two) = (std::fs::read(one).unwrap(), std::fs::read(two).unwrap());
+                assert!(
+                    one == two,
+                    "config {c}, skip-worktree {skip}: the files differ"
+                );
+            }
+            for (key, _) in *config {
+                git(&["config", "--unset", key]);
+            }
+        }
+    }
+
     fn find<'a>(tree: &'a Tree, path: &str) -> &'a Tree {
         path.split('/')
             .filter(|c| !c.is_empty())
