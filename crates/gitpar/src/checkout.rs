@@ -116,25 +116,9 @@ pub fn checkout_planned(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    // The index is encoded while the files are written, all but their stat data
-    // (`record::Prepared`), unless it is too large to hold beside the writers' work.
-    let (executed, prepared) = std::thread::scope(|scope| {
-        let preparing = (full.plan.entries.len() <= PREPARE_MAX)
-            .then(|| {
-                let (repo, full) = (repo.clone(), &full);
-                std::thread::Builder::new()
-                    .name("git-par index".into())
-                    .spawn_scoped(scope, move || {
-                        crate::run::yield_to_the_others();
-                        let index = full.index(repo.object_hash(), &[]);
-                        crate::record::prepare(&repo, index, Some(tree))
-                    })
-                    .ok()
-            })
-            .flatten();
-        let executed = full.write(repo, &root, opts, ctx);
-        (executed, preparing.and_then(|thread| thread.join().ok()))
-    });
+    // The index is encoded while the files are written, all but their stat data.
+    let format = crate::record::Format::of(repo, None);
+    let (executed, prepared) = full.write_preparing(repo, &root, opts, ctx, tree, Some(format));
     let executed = executed?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.
@@ -269,6 +253,40 @@ impl Full {
             }
         }
         index
+    }
+
+    /// [`Full::write`], with the new index encoded on a thread of its own meanwhile in `format`
+    /// (all but its stat data: [`crate::record::Prepared`]) when `format` is given and the
+    /// checkout is not too large to hold it beside the writers' work ([`PREPARE_MAX`]).
+    pub(crate) fn write_preparing(
+        &self,
+        repo: &gix::Repository,
+        root: &crate::fs::Root,
+        opts: &Options,
+        ctx: &Context<'_>,
+        tree: ObjectId,
+        format: Option<crate::record::Format>,
+    ) -> (
+        Result<crate::execute::Executed, Error>,
+        Option<crate::record::Prepared>,
+    ) {
+        std::thread::scope(|scope| {
+            let preparing = format
+                .filter(|_| self.plan.entries.len() <= PREPARE_MAX)
+                .and_then(|format| {
+                    let repo = repo.clone();
+                    std::thread::Builder::new()
+                        .name("git-par index".into())
+                        .spawn_scoped(scope, move || {
+                            crate::run::yield_to_the_others();
+                            let index = self.index(repo.object_hash(), &[]);
+                            crate::record::prepare(&repo, index, Some(tree), format)
+                        })
+                        .ok()
+                });
+            let executed = self.write(repo, root, opts, ctx);
+            (executed, preparing.and_then(|thread| thread.join().ok()))
+        })
     }
 
     /// Write the planned entries into the empty work tree `root`: the missing blobs of a

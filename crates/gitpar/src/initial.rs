@@ -90,18 +90,31 @@ pub(crate) fn update(
     if ctx.interrupted() {
         return Err(CheckoutError::Interrupted.into());
     }
-    let executed = full.write(repo, root, opts, ctx)?;
-    let mut index = full.index(repo.object_hash(), &executed.stats);
-    drop(full);
+    // The new index is encoded while the files are written unless the previous one has an
+    // untracked cache to carry over (`record::commit` does that).
+    let format = previous
+        .is_none_or(|p| p.untracked().is_none())
+        .then(|| crate::record::Format::of(repo, previous));
+    let (executed, prepared) = full.write_preparing(repo, root, opts, ctx, new_tree, format);
+    let executed = executed?;
     let interrupted = executed.interrupted;
-    if interrupted {
-        // The index of what is on disk: the entries written, and those sparse checkout leaves
-        // out (they are not written in any case).
-        let stats = &executed.stats;
-        index.remove_entries(|k, _, entry| {
-            stats[k].is_none() && !entry.flags.contains(Flags::SKIP_WORKTREE)
-        });
-    }
+    // What is recorded: the prepared index, or (interrupted, or none prepared) one made now.
+    let recorded = match prepared.filter(|_| !interrupted) {
+        Some(prepared) => Ok(prepared),
+        None => {
+            let mut index = full.index(repo.object_hash(), &executed.stats);
+            if interrupted {
+                // The index of what is on disk: the entries written, and those sparse checkout
+                // leaves out (they are not written in any case).
+                let stats = &executed.stats;
+                index.remove_entries(|k, _, entry| {
+                    stats[k].is_none() && !entry.flags.contains(Flags::SKIP_WORKTREE)
+                });
+            }
+            Err(index)
+        }
+    };
+    crate::run::drop_apart(full);
     let mut outcome = Outcome {
         written: executed.stats.iter().filter(|s| s.is_some()).count(),
         workers: executed.workers,
@@ -116,19 +129,24 @@ pub(crate) fn update(
         ));
     }
     crate::phase::mark("files written");
-    crate::update::record(
-        lock,
-        repo,
-        index,
-        crate::record::Keep {
-            tree: (!interrupted).then_some(new_tree),
-            previous,
-            changed: None,
-            resolve_undo: None,
-            changed_paths: None,
-        },
-        &mut outcome,
-    )?;
+    match recorded {
+        Ok(prepared) => {
+            crate::update::record_prepared(lock, prepared, executed.stats, &mut outcome)?;
+        }
+        Err(index) => crate::update::record(
+            lock,
+            repo,
+            index,
+            crate::record::Keep {
+                tree: (!interrupted).then_some(new_tree),
+                previous,
+                changed: None,
+                resolve_undo: None,
+                changed_paths: None,
+            },
+            &mut outcome,
+        )?,
+    }
     crate::phase::mark("index written");
     if interrupted {
         return Err(CheckoutError::Interrupted.into());

@@ -180,10 +180,15 @@ pub(crate) struct Prepared {
     checksum: bool,
 }
 
-/// Encode the new index `state` (stat data to come, see [`Prepared`]) with the cache-tree of
-/// `tree` as [`commit`] would write it with nothing to keep from a previous index.
-pub(crate) fn prepare(repo: &gix::Repository, state: State, tree: Option<ObjectId>) -> Prepared {
-    let format = Format::of(repo, None);
+/// Encode the new index `state` (stat data to come, see [`Prepared`]) in `format` with the
+/// cache-tree of `tree`, as [`commit`] would write it with no extension to keep from a previous
+/// index.
+pub(crate) fn prepare(
+    repo: &gix::Repository,
+    state: State,
+    tree: Option<ObjectId>,
+    format: Format,
+) -> Prepared {
     let hash = state.object_hash();
     let cache = cache_tree(&state, tree, None, |id| repo.has_object(id));
     let mut body = Vec::new();
@@ -1260,7 +1265,7 @@ mod tests {
                     changed_paths: None,
                 };
                 commit(IndexLock::acquire(&one).expect("lock"), &repo, full, keep).expect("commit");
-                let prepared = prepare(&repo, bare, None);
+                let prepared = prepare(&repo, bare, None, Format::of(&repo, None));
                 commit_prepared(IndexLock::acquire(&two).expect("lock"), prepared, stats)
                     .expect("commit prepared");
                 let (one, two) = (std::fs::read(one).unwrap(), std::fs::read(two).unwrap());

@@ -554,6 +554,27 @@ pub(crate) fn record(
     })
 }
 
+/// [`record`] of an index encoded while its files were written ([`crate::record::Prepared`]),
+/// with their stat data.
+pub(crate) fn record_prepared(
+    lock: IndexLock,
+    prepared: crate::record::Prepared,
+    stats: Vec<Option<gix::index::entry::Stat>>,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
+    let Err(err) = crate::record::commit_prepared(lock, prepared, stats) else {
+        return Ok(());
+    };
+    let source = CheckoutError::from(err);
+    if outcome.errors.is_empty() {
+        return Err(source.into());
+    }
+    Err(Error::Unrecorded {
+        errors: std::mem::take(&mut outcome.errors),
+        source,
+    })
+}
+
 /// The paths the index holds in conflict stages, sorted.
 fn unmerged_paths(index: &gix::index::File) -> Vec<BString> {
     let mut out: Vec<BString> = index
