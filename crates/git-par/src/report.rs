@@ -111,6 +111,10 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
             &outcome.sparse_not_uptodate,
         ),
         (
+            "The following paths are unmerged and were left despite sparse patterns:",
+            &outcome.sparse_unmerged,
+        ),
+        (
             "The following paths were already present and thus not updated despite sparse patterns:",
             &outcome.sparse_orphaned,
         ),

@@ -75,6 +75,10 @@ pub struct Outcome {
     /// something is already there (git's warning "The following paths were already present and
     /// thus not updated despite sparse patterns").
     pub sparse_orphaned: Vec<BString>,
+    /// [`sparsity`]: unmerged paths, which keep their stages and files whatever the patterns
+    /// say (git's warning "The following paths are unmerged and were left despite sparse
+    /// patterns").
+    pub sparse_unmerged: Vec<BString>,
     /// The index had no entries and the work tree nothing but `.git` (after `git clone -n`), so
     /// the update was a full checkout of the target: planned from the tree alone and written
     /// without looking at the disk first (`initial.rs`). `GIT_PAR_TRACE` says so.
@@ -244,7 +248,7 @@ pub fn update(
 ) -> Result<Outcome, Error> {
     run(
         repo,
-        (old_tree, new_tree),
+        Target::Trees(old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
@@ -268,7 +272,7 @@ pub fn check(
 ) -> Result<(), Error> {
     run(
         repo,
-        (old_tree, new_tree),
+        Target::Trees(old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
@@ -278,10 +282,56 @@ pub fn check(
     .map(|_| ())
 }
 
+/// Which patterns [`sparsity`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// The work tree's recorded ones (`core.sparseCheckout`, `$GIT_DIR/info/sparse-checkout`,
+    /// `core.sparseCheckoutCone`), as `git sparse-checkout set/add/init/reapply` leave them.
+    Recorded,
+    /// Every path (`git sparse-checkout disable`'s `/*`): the whole index is brought back.
+    Everything,
+}
+
+/// git's `update_sparsity`: the index's own entries (not a tree: staged changes stay staged)
+/// get the skip-worktree bit the patterns decide, and the work tree follows. Entries that leave
+/// the patterns are removed from the disk unless they have local changes (then they stay, their
+/// bit clear, listed in [`Outcome::sparse_not_uptodate`]); entries that enter them are written
+/// from the index unless something is already there ([`Outcome::sparse_orphaned`]); unmerged
+/// paths stay as they are ([`Outcome::sparse_unmerged`]). None of these refuse the update: git
+/// warns and goes on. The index is written under its lock, as for every update.
+pub fn sparsity(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    selection: Selection,
+    opts: &Options,
+    ctx: &Context<'_>,
+) -> Result<Outcome, Error> {
+    run(
+        repo,
+        Target::Sparsity(selection),
+        (worktree, index_path),
+        Policy::Safe,
+        opts,
+        ctx,
+        false,
+    )
+}
+
+/// What an update brings the work tree to: another tree, or the same index under new sparse
+/// patterns.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// From the index (whose `HEAD` tree is the first) to the second tree.
+    Trees(Option<ObjectId>, ObjectId),
+    /// The index itself, under [`Selection`]'s patterns ([`sparsity`]).
+    Sparsity(Selection),
+}
+
 /// The update's phases; `dry_run` stops after the checks, before anything changes.
 fn run(
     repo: &gix::Repository,
-    (old_tree, new_tree): (Option<ObjectId>, ObjectId),
+    target: Target,
     (worktree, index_path): (&Path, &Path),
     mode: Policy,
     opts: &Options,
@@ -296,29 +346,60 @@ fn run(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    if !dry_run && crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
-        let previous = (!unborn).then_some(&*index);
-        return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
+    let trees = match target {
+        Target::Trees(old, new) => Some((old, new)),
+        Target::Sparsity(_) => None,
+    };
+    if let Some((old_tree, new_tree)) = trees.filter(|_| !dry_run) {
+        if crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
+            let previous = (!unborn).then_some(&*index);
+            return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
+        }
     }
-    let sparse = crate::sparse::Sparse::load(repo)?;
+    let sparse = match target {
+        Target::Sparsity(Selection::Everything) => None,
+        _ => crate::sparse::Sparse::load(repo)?,
+    };
     if crate::sparse::clears_present_files(repo) {
         crate::sparse::clear_present(&root, &mut index);
     }
     let index = index;
     let unmerged = unmerged_paths(&index);
-    if mode == Policy::Safe && !unmerged.is_empty() {
-        return Err(Error::Unmerged(unmerged));
-    }
-    let (targets, mut new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
+    let (targets, mut new_dirs) = match trees {
+        Some(_) if mode == Policy::Safe && !unmerged.is_empty() => {
+            return Err(Error::Unmerged(unmerged));
+        }
+        Some((old_tree, new_tree)) => targets(repo, old_tree, new_tree, mode, unborn, opts)?,
+        // The index against itself: every row is kept, and only the patterns change it.
+        None => (Vec::new(), Vec::new()),
+    };
     let mut rows = classify(&index, &targets, mode, unborn);
-    if mode == Policy::Safe {
+    if trees.is_none() {
+        // git's `update_sparsity` leaves unmerged paths alone, with a warning.
+        for row in rows.iter_mut().filter(|r| r.unmerged) {
+            row.action = Action::Keep;
+        }
+    } else if mode == Policy::Safe {
         reject_kept_in_the_way(&mut rows);
     }
-    if let Some(sparse) = &sparse {
-        mark_sparse(repo, sparse, &mut rows)?;
+    match (&sparse, target) {
+        (Some(sparse), _) => mark_sparse(repo, sparse, &mut rows)?,
+        (None, Target::Sparsity(Selection::Everything)) => {
+            for row in rows.iter_mut().filter(|r| !r.unmerged) {
+                row.skip = Some(false);
+            }
+        }
+        (None, _) => {}
     }
-    let (blockers, sparse_warnings) =
-        verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
+    let (blockers, sparse_warnings) = verify(
+        repo,
+        &root,
+        &index,
+        &mut rows,
+        &mut new_dirs,
+        (mode, trees.is_none()),
+        opts,
+    )?;
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
     } else {
@@ -355,6 +436,11 @@ fn run(
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
         sparse_orphaned: sparse_warnings.orphaned,
+        sparse_unmerged: if trees.is_none() {
+            unmerged
+        } else {
+            Vec::new()
+        },
         ..Outcome::default()
     };
     // Submodules that go are taken down before the superproject removes their gitlinks.
@@ -442,7 +528,10 @@ fn run(
         let failed = bring_submodules(repo, &root, &moves, mode, opts, ctx);
         outcome.errors.extend(failed);
     }
-    if opts.report_local_changes && mode == Policy::Safe && !interrupted {
+    let new_tree = trees.map(|(_, new)| new);
+    if let Some(new_tree) =
+        new_tree.filter(|_| opts.report_local_changes && mode == Policy::Safe && !interrupted)
+    {
         // Entries that could not be written are local changes now: the old file stayed, or
         // none is there (git's `show_local_changes` finds them so).
         let failed: HashSet<&BStr> = outcome.errors.iter().map(|e| e.path.as_bstr()).collect();
@@ -488,7 +577,7 @@ fn run(
         repo,
         state,
         crate::record::Keep {
-            tree: (!interrupted).then_some(new_tree),
+            tree: new_tree.filter(|_| !interrupted),
             // A missing index is a new one: its version comes from the configuration.
             previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
@@ -821,13 +910,25 @@ fn was_skipped(row: &Row<'_>) -> bool {
 /// changes that a safe update keeps (then it stays, with a warning, or — when the target
 /// changes it — the update is refused as any local change would be); an entry that enters them
 /// is written unless something is already there (a warning, as git's).
-fn apply_sparse(root: &Root, rows: &mut [Row<'_>], mode: Policy) -> Result<SparseWarnings, Error> {
+///
+/// With `stat_decides` (git's `update_sparsity`, which reads the index without refreshing it),
+/// a file whose stat data changed counts as not up to date even when its content did not, as
+/// git's `ie_match_stat` has it; only a racily clean entry is compared by content.
+fn apply_sparse(
+    root: &Root,
+    rows: &mut [Row<'_>],
+    (mode, stat_decides): (Policy, bool),
+) -> Result<SparseWarnings, Error> {
     let mut warnings = SparseWarnings::default();
     let mut dirs = root.dirs();
     for row in rows.iter_mut() {
         let Some(skip) = row.skip else { continue };
         let was = was_skipped(row);
-        let changed = row.state.is_some_and(|s| s.is_changed());
+        let stat_changed = match (row.state, row.cur) {
+            (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => fresh != c.stat,
+            _ => false,
+        };
+        let changed = row.state.is_some_and(|s| s.is_changed()) || (stat_decides && stat_changed);
         let missing = row.state == Some(crate::refresh::State::Missing);
         let dirty = changed && !missing && mode == Policy::Safe;
         match (was, skip, row.action) {
@@ -842,6 +943,12 @@ fn apply_sparse(root: &Root, rows: &mut [Row<'_>], mode: Policy) -> Result<Spars
                 };
             }
             (true, false, Action::Keep) => {
+                // A file where a leading directory should be (git's `check_leading_path`):
+                // that file is what is in the way.
+                if let Some(file) = leading_non_dir(&mut dirs, row.path) {
+                    warnings.orphaned.push(file.to_owned());
+                    continue;
+                }
                 let there = dirs.file_type(row.path).map_err(|source| Error::Io {
                     action: "lstat",
                     path: row.path.to_owned(),
@@ -875,11 +982,11 @@ fn verify(
     index: &gix::index::File,
     rows: &mut [Row<'_>],
     new_dirs: &mut Vec<BString>,
-    mode: Policy,
+    (mode, stat_decides): (Policy, bool),
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
-    let mut sparse_warnings = apply_sparse(root, rows, mode)?;
+    let mut sparse_warnings = apply_sparse(root, rows, (mode, stat_decides))?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
@@ -1318,6 +1425,8 @@ fn result_index(
     let mut state = gix::index::State::new(repo.object_hash());
     for row in rows {
         match row.action {
+            // Only a sparsity update keeps unmerged paths: all their stages stay.
+            Action::Keep if row.unmerged => push_old(&mut state, index, row),
             Action::Keep => {
                 let c = row.cur.expect("keep has a current entry");
                 let stat = match row.state {
