@@ -136,6 +136,16 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
             "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
         );
     }
+    for left in &outcome.sparse_dirs_left {
+        match left {
+            gitpar::update::SparseDirLeft::Untracked(dir) => eprintln!(
+                "warning: directory '{dir}' contains untracked files, but is not in the sparse-checkout cone"
+            ),
+            gitpar::update::SparseDirLeft::Failed(dir) => {
+                eprintln!("warning: failed to remove directory '{dir}'")
+            }
+        }
+    }
 }
 
 /// An update's refusal or failure in git's words; git's exit code.

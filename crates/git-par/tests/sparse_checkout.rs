@@ -445,3 +445,34 @@ fn disable_records_real_stat_data() {
         "disable records core.sparseCheckout=false"
     );
 }
+
+/// Cone mode cleans the directories that left the cone of what is left in them (ignored build
+/// output), unless an untracked file is there: then all stays, with git's warning (git's t1091
+/// "cone mode clears ignored subdirectories").
+#[test]
+fn cone_mode_clears_ignored_subdirectories() {
+    let setup = |root: &Path| {
+        t1091(root);
+        write(root, ".gitignore", "obj/\n*.o\n");
+        git_ok(root, ["add", ".gitignore"]);
+        git_ok(root, ["commit", "-qm", "ignore"]);
+    };
+    let ignored = "for f in folder1/obj/a obj/a folder1/file.o folder1.o deep/deeper2/obj/a \
+                   deep/deeper2/file.o file.o; do mkdir -p $(dirname $f); echo ignored >$f; done";
+    same_as_git(
+        setup,
+        &[
+            cmp(&["sparse-checkout", "set", "deep/deeper1"]),
+            both(&["sh", "-c", ignored]),
+            cmp(&["sparse-checkout", "reapply"]),
+            cmp(&["sparse-checkout", "set", "deep/deeper2"]),
+            both(&[
+                "sh",
+                "-c",
+                ": >deep/deeper2/ignored.o; : >deep/deeper2/untracked",
+            ]),
+            cmp(&["sparse-checkout", "set", "folder1"]),
+            cmp(&["sparse-checkout", "disable"]),
+        ],
+    );
+}

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::remove::Kept;
+pub use crate::sparse::Left as SparseDirLeft;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
@@ -79,6 +80,9 @@ pub struct Outcome {
     /// say (git's warning "The following paths are unmerged and were left despite sparse
     /// patterns").
     pub sparse_unmerged: Vec<BString>,
+    /// [`sparsity`] in cone mode: the directories outside the cone that were to be cleaned
+    /// away but stay (untracked files in them, or a failed removal), in the order git warns.
+    pub sparse_dirs_left: Vec<SparseDirLeft>,
     /// The index had no entries and the work tree nothing but `.git` (after `git clone -n`), so
     /// the update was a full checkout of the target: planned from the tree alone and written
     /// without looking at the disk first (`initial.rs`). `GIT_PAR_TRACE` says so.
@@ -292,7 +296,8 @@ pub enum Selection {
     Everything,
 }
 
-/// git's `update_sparsity`: the index's own entries (not a tree: staged changes stay staged)
+/// git's `update_sparsity` (then, for the recorded patterns, its
+/// `clean_tracked_sparse_directories`): the index's own entries (not a tree: staged changes stay staged)
 /// get the skip-worktree bit the patterns decide, and the work tree follows. Entries that leave
 /// the patterns are removed from the disk unless they have local changes (then they stay, their
 /// bit clear, listed in [`Outcome::sparse_not_uptodate`]); entries that enter them are written
@@ -307,7 +312,7 @@ pub fn sparsity(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
-    run(
+    let mut outcome = run(
         repo,
         Target::Sparsity(selection),
         (worktree, index_path),
@@ -315,7 +320,18 @@ pub fn sparsity(
         opts,
         ctx,
         false,
-    )
+    )?;
+    // git's `clean_tracked_sparse_directories`, on the index as written.
+    if selection == Selection::Recorded {
+        let (index, _) = read_index(index_path, repo.object_hash())?;
+        let root = Root::open(worktree).map_err(|source| Error::Io {
+            action: "open the work tree",
+            path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+            source,
+        })?;
+        outcome.sparse_dirs_left = crate::sparse::clean_directories(repo, &root, &index);
+    }
+    Ok(outcome)
 }
 
 /// What an update brings the work tree to: another tree, or the same index under new sparse
