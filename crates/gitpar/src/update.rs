@@ -386,8 +386,18 @@ fn run(
             return Err(Error::Unmerged(unmerged));
         }
         Some((old_tree, new_tree)) => targets(repo, old_tree, new_tree, mode, unborn, opts)?,
-        // The index against itself: every row is kept, and only the patterns change it.
-        None => (Vec::new(), Vec::new()),
+        // The index against itself: every row is kept, and only the patterns change it. The
+        // directories of the entries that may come back are made before they are written
+        // (those that exist are kept; the check below keeps only those that are needed).
+        None => {
+            let dirs: std::collections::BTreeSet<&BStr> = index
+                .entries()
+                .iter()
+                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                .flat_map(|e| crate::fs::leading_dirs(e.path(&index)))
+                .collect();
+            (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
+        }
     };
     let mut rows = classify(&index, &targets, mode, unborn);
     if trees.is_none() {
@@ -421,6 +431,7 @@ fn run(
     } else {
         Vec::new()
     };
+    crate::phase::mark("update: classified and checked");
     crate::submodule::check(repo, &root, &moves, mode, opts, ctx)?;
     if dry_run {
         return Ok(Outcome::default());
@@ -449,6 +460,7 @@ fn run(
         .is_ok_and(|d| !d.is_empty())
         .then(|| IndexLock::snapshot(index_path));
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
+    crate::phase::mark("update: new paths announced");
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
         sparse_orphaned: sparse_warnings.orphaned,
@@ -538,6 +550,7 @@ fn run(
         outcome.collisions = executed.collisions;
         outcome.errors.extend(executed.errors);
     }
+    crate::phase::mark("update: files written");
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
@@ -602,6 +615,7 @@ fn run(
         },
         &mut outcome,
     )?;
+    crate::phase::mark("update: index written");
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -935,8 +949,16 @@ fn apply_sparse(
     rows: &mut [Row<'_>],
     (mode, stat_decides): (Policy, bool),
 ) -> Result<SparseWarnings, Error> {
+    /// What is at the directory of the entries that come back.
+    enum Parent {
+        Present,
+        Missing,
+        /// A non-directory at this leading path.
+        Blocked(BString),
+    }
     let mut warnings = SparseWarnings::default();
     let mut dirs = root.dirs();
+    let mut parent: Option<(BString, Parent)> = None;
     for row in rows.iter_mut() {
         let Some(skip) = row.skip else { continue };
         let was = was_skipped(row);
@@ -960,16 +982,32 @@ fn apply_sparse(
             }
             (true, false, Action::Keep) => {
                 // A file where a leading directory should be (git's `check_leading_path`):
-                // that file is what is in the way.
-                if let Some(file) = leading_non_dir(&mut dirs, row.path) {
-                    warnings.orphaned.push(file.to_owned());
-                    continue;
+                // that file is what is in the way. Entries come in path order: the answer for
+                // their directory is reused, and a missing directory holds nothing.
+                let (dir, _) = crate::fs::split_path(row.path);
+                if parent.as_ref().is_none_or(|(d, _)| d.as_bstr() != dir) {
+                    let state = match leading_non_dir(&mut dirs, row.path) {
+                        Some(file) => Parent::Blocked(file.to_owned()),
+                        None if dir.is_empty() => Parent::Present,
+                        None => match dirs.file_type(dir) {
+                            Ok(Some(rustix::fs::FileType::Directory)) => Parent::Present,
+                            _ => Parent::Missing,
+                        },
+                    };
+                    parent = Some((dir.to_owned(), state));
                 }
-                let there = dirs.file_type(row.path).map_err(|source| Error::Io {
-                    action: "lstat",
-                    path: row.path.to_owned(),
-                    source,
-                })?;
+                let there = match parent.as_ref().map(|(_, state)| state) {
+                    Some(Parent::Blocked(file)) => {
+                        warnings.orphaned.push(file.clone());
+                        continue;
+                    }
+                    Some(Parent::Missing) => None,
+                    _ => dirs.file_type(row.path).map_err(|source| Error::Io {
+                        action: "lstat",
+                        path: row.path.to_owned(),
+                        source,
+                    })?,
+                };
                 let c = row.cur.expect("a kept row has an index entry");
                 let kind = Kind::from_index_mode(c.mode);
                 if let (None, Some(kind)) = (there, kind) {
