@@ -357,6 +357,7 @@ fn run(
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    crate::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -379,6 +380,7 @@ fn run(
     if crate::sparse::clears_present_files(repo) {
         crate::sparse::clear_present(&root, &mut index);
     }
+    crate::phase::mark("update: sparse patterns loaded");
     let index = index;
     let unmerged = unmerged_paths(&index);
     let (targets, mut new_dirs) = match trees {
@@ -417,6 +419,7 @@ fn run(
         }
         (None, _) => {}
     }
+    crate::phase::mark("update: classified");
     let (blockers, sparse_warnings) = verify(
         repo,
         &root,
