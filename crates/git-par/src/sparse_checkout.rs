@@ -113,6 +113,14 @@ fn narrow(
         // git takes the index lock before it writes the patterns, and dies if it cannot.
         gitpar::lock::IndexLock::acquire(&opened.index_path).map_err(fatal)?;
     }
+    let patterns_file = opened.repo.git_dir().join("info/sparse-checkout");
+    let old_patterns = std::fs::read(&patterns_file).ok();
+    // `set`, `add`, and `init` without patterns write new ones (git's
+    // `write_patterns_and_update`); `reapply` and `init` with patterns apply the recorded ones.
+    let writes_patterns = match sub {
+        Sub::Init => old_patterns.is_none(),
+        _ => sub != Sub::Reapply,
+    };
     record_with_git(&opened.repo)?;
     if !born {
         // git: "If no branch has been checked out, there are no updates to make."
@@ -120,10 +128,29 @@ fn narrow(
     }
     let reopened = crate::repo::open(overrides)?;
     let outcome = apply(&reopened, gitpar::update::Selection::Recorded)?;
-    if !outcome.errors.is_empty() {
-        return Err(1);
+    if outcome.errors.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    if writes_patterns {
+        // git's `write_patterns_and_update` when the work tree could not be updated: the old
+        // patterns stay (the new ones were never committed) and are applied again.
+        restore_patterns(&patterns_file, old_patterns.as_deref())?;
+        apply(&reopened, gitpar::update::Selection::Recorded)?;
+    }
+    // git returns UPDATE_SPARSITY_WORKTREE_UPDATE_FAILURES (-2) as its exit status.
+    Err(254)
+}
+
+/// Put the pattern file back as it was before git wrote the new patterns (`None`: there was
+/// none), under its lock file as git writes it.
+fn restore_patterns(path: &std::path::Path, old: Option<&[u8]>) -> Result<(), u8> {
+    let failed = |e: std::io::Error| fatal(format!("unable to write {}: {e}", path.display()));
+    match old {
+        Some(bytes) => gitpar::lock::FileLock::acquire(path)
+            .and_then(|lock| lock.commit(bytes))
+            .map_err(failed),
+        None => std::fs::remove_file(path).map_err(failed),
+    }
 }
 
 /// `disable`: every entry back in the work tree (git's `/*` pattern), then git sets

@@ -476,3 +476,48 @@ fn cone_mode_clears_ignored_subdirectories() {
         ],
     );
 }
+
+/// A work tree that cannot be updated (an entry whose blob is missing) leaves the old patterns
+/// in place, applied again, and exits as git's `UPDATE_SPARSITY_WORKTREE_UPDATE_FAILURES`
+/// (git also prints cache-tree errors about the object, which git-par does not repeat).
+#[test]
+fn failed_update_keeps_the_old_patterns() {
+    let s = scratch();
+    let (by_git, by_par) = (s.join("git"), s.join("par"));
+    t1091(&by_git);
+    git_ok(&by_git, ["sparse-checkout", "set", "folder1"]);
+    let missing = "1".repeat(40);
+    git_ok(
+        &by_git,
+        [
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{missing},folder2/missing"),
+        ],
+    );
+    git_ok(
+        &by_git,
+        ["update-index", "--skip-worktree", "folder2/missing"],
+    );
+    copy_repo(&by_git, &by_par);
+    git(&by_par, ["update-index", "-q", "--refresh"]);
+    let args = ["sparse-checkout", "set", "folder1", "folder2"].map(String::from);
+    let expected = run_in("git", &by_git, &args, None);
+    let actual = run_in(GIT_PAR, &by_par, &args, None);
+    assert_eq!(expected.status.code(), Some(254), "{}", expected.describe());
+    assert_eq!(actual.status.code(), Some(254), "{}", actual.describe());
+    assert!(
+        actual.stderr_str().contains("folder2/missing"),
+        "{}",
+        actual.describe()
+    );
+    let patterns = |d: &Path| fs::read_to_string(d.join(".git/info/sparse-checkout")).unwrap();
+    assert_eq!(patterns(&by_git), patterns(&by_par));
+    assert!(!patterns(&by_par).contains("folder2"));
+    compare_worktrees(&by_git, &by_par);
+    assert_eq!(
+        git_str(&by_git, ["ls-files", "-t", "-s"]),
+        git_str(&by_par, ["ls-files", "-t", "-s"])
+    );
+}
