@@ -127,7 +127,20 @@ fn narrow(
         return Ok(());
     }
     let reopened = crate::repo::open(overrides)?;
+    // Applying the recorded patterns, git reads the file twice (`update_sparsity`, then
+    // `clean_tracked_sparse_directories`), and warns each time about one that is not
+    // cone-shaped; patterns it was given it has in memory.
+    let cone_warning = (!writes_patterns)
+        .then(|| gitpar::update::cone_warning(&reopened.repo))
+        .flatten();
+    let warn = || {
+        if let Some(w) = &cone_warning {
+            eprintln!("warning: {w}\nwarning: disabling cone pattern matching");
+        }
+    };
+    warn();
     let outcome = apply(&reopened, gitpar::update::Selection::Recorded)?;
+    warn();
     if outcome.errors.is_empty() {
         return Ok(());
     }

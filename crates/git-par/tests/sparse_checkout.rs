@@ -521,3 +521,29 @@ fn failed_update_keeps_the_old_patterns() {
         git_str(&by_par, ["ls-files", "-t", "-s"])
     );
 }
+
+/// A cone-mode pattern file edited into something that is not cone-shaped: git warns about the
+/// first bad pattern each time it reads the file (twice for `reapply` and `init`, once before
+/// `add` refuses) and matches the patterns as ordinary ones.
+#[test]
+fn malformed_cone_patterns_warn_as_git() {
+    let repeated =
+        "printf '/*\\n!/*/\\n/deep/\\n!/deep/*/\\n/deep/\\\\*/\\n' >.git/info/sparse-checkout";
+    let unrecognized = "printf '/*\\n!/*/\\n/deep/a\\n/folder1/\\n' >.git/info/sparse-checkout";
+    let negative = "printf '/*\\n!/*/\\n!/deep/*/\\n' >.git/info/sparse-checkout";
+    same_as_git(
+        t1091,
+        &[
+            cmp(&["sparse-checkout", "set", "folder1"]),
+            both(&["sh", "-c", repeated]),
+            cmp(&["sparse-checkout", "reapply"]),
+            cmp(&["sparse-checkout", "init"]),
+            cmp(&["sparse-checkout", "add", "folder2"]),
+            both(&["sh", "-c", unrecognized]),
+            cmp(&["sparse-checkout", "reapply"]),
+            both(&["sh", "-c", negative]),
+            cmp(&["sparse-checkout", "reapply"]),
+            cmp(&["sparse-checkout", "disable"]),
+        ],
+    );
+}

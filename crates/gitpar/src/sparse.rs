@@ -221,6 +221,12 @@ impl Cone {
     /// Read a pattern file's bytes as git does (a UTF-8 BOM skipped, `#` comments and empty
     /// lines ignored, `\r` and unescaped trailing spaces cut) into cone-mode sets.
     pub(crate) fn parse(bytes: &[u8]) -> Option<Cone> {
+        Cone::read(bytes).ok()
+    }
+
+    /// [`Cone::parse`], or why not: git's warning about the first pattern that is not
+    /// cone-shaped (git then warns "disabling cone pattern matching").
+    pub(crate) fn read(bytes: &[u8]) -> Result<Cone, String> {
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         let mut cone = Cone::default();
         for line in bytes.split(|&b| b == b'\n') {
@@ -236,11 +242,11 @@ impl Cone {
             }
             cone.add(line)?;
         }
-        Some(cone)
+        Ok(cone)
     }
 
     /// One pattern line (git's `parse_path_pattern`, then `add_pattern_to_hashsets`).
-    fn add(&mut self, line: &[u8]) -> Option<()> {
+    fn add(&mut self, line: &[u8]) -> Result<(), String> {
         let (negative, p) = match line.strip_prefix(b"!") {
             Some(rest) => (true, rest),
             None => (false, line),
@@ -251,14 +257,16 @@ impl Cone {
         };
         if negative && dir_only && p == b"/*" {
             self.full = false;
-            return Some(());
+            return Ok(());
         }
         if !negative && !dir_only && p == b"/*" {
             self.full = true;
-            return Some(());
+            return Ok(());
         }
+        let shown = || String::from_utf8_lossy(p).into_owned();
+        let unrecognized = || Err(format!("unrecognized pattern: '{}'", shown()));
         if p.len() < 2 || p[0] != b'/' || p.windows(2).any(|w| w == b"**") || !dir_only {
-            return None;
+            return unrecognized();
         }
         for k in 1..p.len() {
             let (prev, cur, next) = (p[k - 1], p[k], p.get(k + 1).copied().unwrap_or(0));
@@ -267,29 +275,32 @@ impl Cone {
                 || (cur == b'\\' && glob_special(next))
                 || (prev == b'/' && cur == b'*' && next == 0);
             if !fine {
-                return None;
+                return unrecognized();
             }
         }
         if p.len() > 2 && p.ends_with(b"/*") {
             if !negative {
-                return None;
+                return unrecognized();
             }
             let parent = unescaped(p);
             if !self.recursive.remove(&parent) {
-                return None;
+                return Err(format!("unrecognized negative pattern: '{}'", shown()));
             }
             self.parents.insert(parent);
-            return Some(());
+            return Ok(());
         }
         if negative {
-            return None;
+            return Err(format!("unrecognized negative pattern: '{}'", shown()));
         }
         let dir = unescaped(p);
         if self.parents.contains(&dir) {
-            return None;
+            return Err(format!(
+                "your sparse-checkout file may have issues: pattern '{}' is repeated",
+                shown()
+            ));
         }
         self.recursive.insert(dir);
-        Some(())
+        Ok(())
     }
 
     /// Whether the directory `dir` (no trailing slash) is in the cone, as git's
@@ -309,6 +320,24 @@ impl Cone {
             .filter(|&k| p[k] == b'/')
             .any(|k| self.recursive.contains(&p[..k]))
     }
+}
+
+/// git's warning when it reads the work tree's pattern file in cone mode
+/// (`core.sparseCheckout` and `core.sparseCheckoutCone`) and the file is not cone-shaped:
+/// `unrecognized pattern: '…'`, `unrecognized negative pattern: '…'` or `… is repeated`,
+/// after which git warns "disabling cone pattern matching". `None` when there is nothing to
+/// say (not cone mode, no file, a cone-shaped file).
+pub fn cone_warning(repo: &gix::Repository) -> Option<String> {
+    let cone_mode = {
+        let config = repo.config_snapshot();
+        config.boolean("core.sparseCheckout").unwrap_or(false)
+            && config.boolean("core.sparseCheckoutCone").unwrap_or(false)
+    };
+    if !cone_mode {
+        return None;
+    }
+    let bytes = gix::worktree::sparse::read_patterns(repo.git_dir()).ok()??;
+    Cone::read(&bytes).err()
 }
 
 /// A directory outside the cone that [`clean_directories`] left in the work tree.

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::remove::Kept;
-pub use crate::sparse::Left as SparseDirLeft;
+pub use crate::sparse::{cone_warning, Left as SparseDirLeft};
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
