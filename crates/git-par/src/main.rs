@@ -18,6 +18,7 @@ mod progress;
 mod repo;
 mod report;
 mod revision;
+mod sparse_checkout;
 mod state;
 mod status;
 mod switch;
@@ -81,6 +82,13 @@ enum Command {
     Status(PassThrough),
     /// Refresh the index's stat data in parallel (like `git update-index --refresh`).
     Refresh(RefreshArgs),
+    /// Change which files a sparse checkout has (like `git sparse-checkout`), the work tree
+    /// updated in parallel.
+    #[command(
+        name = "sparse-checkout",
+        override_usage = "git par sparse-checkout (init | list | set | add | reapply | disable | check-rules) [<options>]"
+    )]
+    SparseCheckout(PassThrough),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
     Bench(bench::BenchArgs),
     /// Make git-par stand in for git: a link named `git` in DIR, and the PATH line to use.
@@ -223,6 +231,7 @@ fn main() -> ExitCode {
         Command::Restore(args) => switch::restore(args, &overrides),
         Command::Status(args) => status::status(args.args, &overrides),
         Command::Refresh(args) => status::refresh(args.quiet, &overrides),
+        Command::SparseCheckout(args) => sparse_checkout::run(args.args, &overrides),
         Command::Bench(args) => bench::run(args),
         Command::Shim { dir } => transparent::shim(&dir),
     };

@@ -111,6 +111,10 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
             &outcome.sparse_not_uptodate,
         ),
         (
+            "The following paths are unmerged and were left despite sparse patterns:",
+            &outcome.sparse_unmerged,
+        ),
+        (
             "The following paths were already present and thus not updated despite sparse patterns:",
             &outcome.sparse_orphaned,
         ),
@@ -131,6 +135,16 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
         eprintln!(
             "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
         );
+    }
+    for left in &outcome.sparse_dirs_left {
+        match left {
+            gitpar::update::SparseDirLeft::Untracked(dir) => eprintln!(
+                "warning: directory '{dir}' contains untracked files, but is not in the sparse-checkout cone"
+            ),
+            gitpar::update::SparseDirLeft::Failed(dir) => {
+                eprintln!("warning: failed to remove directory '{dir}'")
+            }
+        }
     }
 }
 

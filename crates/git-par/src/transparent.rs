@@ -4,6 +4,7 @@
 //! CI that call `git` get the parallel checkout without knowing of it (as ccache's links do).
 //!
 //! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
+//! `sparse-checkout`,
 //! `status`, `update-index [-q] --refresh` (exactly), and `par ...` (git-par's own commands).
 //! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
 //! `-P`, `--no-optional-locks`, `--no-advice` and the `--*-pathspecs` are honoured (the rest
@@ -187,7 +188,7 @@ fn plan(args: &[OsString]) -> Option<Plan> {
     let rest = &args[i + 1..];
     let before_dashdash = || rest.iter().take_while(|a| a.as_os_str() != "--");
     let ours: Vec<OsString> = match command.to_str()? {
-        "checkout" | "switch" | "restore" | "clone" | "status" => {
+        "checkout" | "switch" | "restore" | "clone" | "status" | "sparse-checkout" => {
             let call: Vec<OsString> = std::iter::once(command.clone())
                 .chain(rest.iter().cloned())
                 .collect();
@@ -309,6 +310,10 @@ mod tests {
         );
         assert_eq!(ours(&["update-index", "--add", "x"]), None);
         assert_eq!(ours(&["par", "status"]).unwrap(), ["status"]);
+        assert_eq!(
+            ours(&["sparse-checkout", "set", "a"]).unwrap(),
+            ["sparse-checkout", "set", "a"]
+        );
         assert_eq!(ours(&["log", "-1"]), None);
         assert_eq!(ours(&["checkout", "-p"]), None);
         assert_eq!(ours(&[]), None);
@@ -357,5 +362,8 @@ mod tests {
         assert_eq!(args(&["checkout", "main"]), Some(true));
         assert_eq!(args(&["switch", "--no-such-option"]), Some(false));
         assert_eq!(args(&["restore", "-h"]), Some(false));
+        // sparse-checkout reads its own options (and hands what it cannot run to git).
+        assert_eq!(args(&["sparse-checkout", "list"]), Some(true));
+        assert_eq!(args(&["sparse-checkout", "set", "--cone", "a"]), Some(true));
     }
 }

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use bstr::BStr;
+use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 
 use crate::run::Error;
@@ -180,6 +180,297 @@ pub(crate) fn expand(
     Ok(())
 }
 
+/// A cone-mode pattern file as git reads it (`add_pattern_to_hashsets` in dir.c): the
+/// directories taken whole (`recursive`: `/A/B/`) and those whose files alone are taken
+/// (`parents`: `/A/` followed by `!/A/*/`), each as `/`-led paths without the trailing slash.
+/// `None` from [`Cone::parse`] when the file is not cone-shaped (git then warns and matches the
+/// patterns as ordinary ones).
+#[derive(Debug, Default)]
+pub(crate) struct Cone {
+    full: bool,
+    recursive: std::collections::HashSet<Vec<u8>>,
+    parents: std::collections::HashSet<Vec<u8>>,
+}
+
+/// git's `is_glob_special`.
+fn glob_special(b: u8) -> bool {
+    matches!(b, b'*' | b'?' | b'[' | b'\\')
+}
+
+/// git's `dup_and_filter_pattern`: escapes removed, a trailing `/*` dropped.
+fn unescaped(pattern: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pattern.len());
+    let mut i = 0;
+    while i < pattern.len() {
+        if pattern[i] == b'\\' {
+            i += 1;
+            if i == pattern.len() {
+                break;
+            }
+        }
+        out.push(pattern[i]);
+        i += 1;
+    }
+    if out.len() > 2 && out.ends_with(b"/*") {
+        out.truncate(out.len() - 2);
+    }
+    out
+}
+
+impl Cone {
+    /// Read a pattern file's bytes as git does (a UTF-8 BOM skipped, `#` comments and empty
+    /// lines ignored, `\r` and unescaped trailing spaces cut) into cone-mode sets.
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Cone> {
+        Cone::read(bytes).ok()
+    }
+
+    /// [`Cone::parse`], or why not: git's warning about the first pattern that is not
+    /// cone-shaped (git then warns "disabling cone pattern matching").
+    pub(crate) fn read(bytes: &[u8]) -> Result<Cone, String> {
+        let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+        let mut cone = Cone::default();
+        for line in bytes.split(|&b| b == b'\n') {
+            if line.is_empty() || line[0] == b'#' {
+                continue;
+            }
+            let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+            while line.len() > 1 && line.ends_with(b" ") && line[line.len() - 2] != b'\\' {
+                line = &line[..line.len() - 1];
+            }
+            if line == b" " {
+                line = b"";
+            }
+            cone.add(line)?;
+        }
+        Ok(cone)
+    }
+
+    /// One pattern line (git's `parse_path_pattern`, then `add_pattern_to_hashsets`).
+    fn add(&mut self, line: &[u8]) -> Result<(), String> {
+        let (negative, p) = match line.strip_prefix(b"!") {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let (dir_only, p) = match p.strip_suffix(b"/") {
+            Some(rest) => (true, rest),
+            None => (false, p),
+        };
+        if negative && dir_only && p == b"/*" {
+            self.full = false;
+            return Ok(());
+        }
+        if !negative && !dir_only && p == b"/*" {
+            self.full = true;
+            return Ok(());
+        }
+        let shown = || String::from_utf8_lossy(p).into_owned();
+        let unrecognized = || Err(format!("unrecognized pattern: '{}'", shown()));
+        if p.len() < 2 || p[0] != b'/' || p.windows(2).any(|w| w == b"**") || !dir_only {
+            return unrecognized();
+        }
+        for k in 1..p.len() {
+            let (prev, cur, next) = (p[k - 1], p[k], p.get(k + 1).copied().unwrap_or(0));
+            let fine = !glob_special(cur)
+                || prev == b'\\'
+                || (cur == b'\\' && glob_special(next))
+                || (prev == b'/' && cur == b'*' && next == 0);
+            if !fine {
+                return unrecognized();
+            }
+        }
+        if p.len() > 2 && p.ends_with(b"/*") {
+            if !negative {
+                return unrecognized();
+            }
+            let parent = unescaped(p);
+            if !self.recursive.remove(&parent) {
+                return Err(format!("unrecognized negative pattern: '{}'", shown()));
+            }
+            self.parents.insert(parent);
+            return Ok(());
+        }
+        if negative {
+            return Err(format!("unrecognized negative pattern: '{}'", shown()));
+        }
+        let dir = unescaped(p);
+        if self.parents.contains(&dir) {
+            return Err(format!(
+                "your sparse-checkout file may have issues: pattern '{}' is repeated",
+                shown()
+            ));
+        }
+        self.recursive.insert(dir);
+        Ok(())
+    }
+
+    /// Whether the directory `dir` (no trailing slash) is in the cone, as git's
+    /// `path_in_sparse_checkout` answers for `dir/`: its files are taken (a parent), or it or a
+    /// directory above it is taken whole.
+    pub(crate) fn contains_dir(&self, dir: &[u8]) -> bool {
+        if self.full {
+            return true;
+        }
+        let mut p = Vec::with_capacity(dir.len() + 1);
+        p.push(b'/');
+        p.extend_from_slice(dir);
+        if self.parents.contains(&p) || self.recursive.contains(&p) {
+            return true;
+        }
+        (1..p.len())
+            .filter(|&k| p[k] == b'/')
+            .any(|k| self.recursive.contains(&p[..k]))
+    }
+}
+
+/// git's warning when it reads the work tree's pattern file in cone mode
+/// (`core.sparseCheckout` and `core.sparseCheckoutCone`) and the file is not cone-shaped:
+/// `unrecognized pattern: '…'`, `unrecognized negative pattern: '…'` or `… is repeated`,
+/// after which git warns "disabling cone pattern matching". `None` when there is nothing to
+/// say (not cone mode, no file, a cone-shaped file).
+pub fn cone_warning(repo: &gix::Repository) -> Option<String> {
+    let cone_mode = {
+        let config = repo.config_snapshot();
+        config.boolean("core.sparseCheckout").unwrap_or(false)
+            && config.boolean("core.sparseCheckoutCone").unwrap_or(false)
+    };
+    if !cone_mode {
+        return None;
+    }
+    let bytes = gix::worktree::sparse::read_patterns(repo.git_dir()).ok()??;
+    Cone::read(&bytes).err()
+}
+
+/// A directory outside the cone that [`clean_directories`] left in the work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Left {
+    /// It holds untracked files that are not ignored (git's warning "directory '<dir>'
+    /// contains untracked files, but is not in the sparse-checkout cone").
+    Untracked(BString),
+    /// Removing it failed (git's "failed to remove directory '<dir>'").
+    Failed(BString),
+}
+
+/// git's `clean_tracked_sparse_directories`, which `sparse-checkout` runs after updating the
+/// work tree: in cone mode, with no unmerged entries, every directory that a sparse index
+/// would collapse (outside the cone, every entry below it skip-worktree, no gitlink) and that
+/// is still on disk (ignored build output, emptied directories) is removed with all it holds,
+/// unless an untracked, not ignored, file is in it. Directory names end in `/`, as git prints
+/// them. Everything goes through the path-safe layer.
+pub(crate) fn clean_directories(
+    repo: &gix::Repository,
+    root: &crate::fs::Root,
+    state: &gix::index::State,
+) -> Vec<Left> {
+    let cone_mode = {
+        let config = repo.config_snapshot();
+        config.boolean("core.sparseCheckout").unwrap_or(false)
+            && config.boolean("core.sparseCheckoutCone").unwrap_or(false)
+    };
+    if !cone_mode {
+        return Vec::new();
+    }
+    let Ok(Some(bytes)) = gix::worktree::sparse::read_patterns(repo.git_dir()) else {
+        return Vec::new();
+    };
+    let Some(cone) = Cone::parse(&bytes) else {
+        return Vec::new();
+    };
+    if state.entries().iter().any(|e| e.stage_raw() != 0) {
+        return Vec::new();
+    }
+    // Every directory of the index, with whether all entries below it are sparse files.
+    let mut collapsible: std::collections::BTreeMap<&BStr, bool> = Default::default();
+    for e in state.entries() {
+        let sparse = e.flags.contains(Flags::SKIP_WORKTREE) && e.mode != Mode::COMMIT;
+        for dir in crate::fs::leading_dirs(e.path(state)) {
+            let ok = collapsible.entry(dir).or_insert(true);
+            *ok &= sparse;
+        }
+    }
+    let mut chosen: Vec<&BStr> = Vec::new();
+    for (dir, ok) in collapsible {
+        let below_chosen = chosen
+            .last()
+            .is_some_and(|c| dir.starts_with(c) && dir.get(c.len()) == Some(&b'/'));
+        if ok && !below_chosen && !cone.contains_dir(dir) {
+            chosen.push(dir);
+        }
+    }
+    if chosen.is_empty() {
+        return Vec::new();
+    }
+    let Ok(mut excludes) = repo.excludes(
+        state,
+        None,
+        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+    ) else {
+        return Vec::new();
+    };
+    let mut dirs = root.dirs();
+    let mut left = Vec::new();
+    for dir in chosen {
+        if dirs.file_type(dir).ok().flatten() != Some(rustix::fs::FileType::Directory) {
+            continue;
+        }
+        let mut named = BString::from(dir);
+        named.push(b'/');
+        if holds_untracked(&mut dirs, &mut excludes, state, dir) {
+            left.push(Left::Untracked(named));
+        } else if dirs.remove_all(dir).is_err() {
+            left.push(Left::Failed(named));
+        }
+    }
+    left
+}
+
+/// Whether `dir` holds a file (or a nested repository) that is neither tracked nor ignored:
+/// what git's `fill_directory` would list for it.
+fn holds_untracked(
+    dirs: &mut crate::fs::Dirs<'_>,
+    excludes: &mut gix::AttributeStack<'_>,
+    state: &gix::index::State,
+    dir: &BStr,
+) -> bool {
+    use rustix::fs::FileType;
+    let mut is_ignored = |path: &BStr, kind: FileType| {
+        let mode = match kind {
+            FileType::Directory => Mode::DIR,
+            FileType::Symlink => Mode::SYMLINK,
+            _ => Mode::FILE,
+        };
+        excludes
+            .at_entry(path, Some(mode))
+            .is_ok_and(|p| p.is_excluded())
+    };
+    let above_ignored = crate::fs::leading_dirs(dir)
+        .chain(std::iter::once(dir))
+        .any(|d| is_ignored(d, FileType::Directory));
+    let mut pending: Vec<(BString, bool)> = vec![(dir.to_owned(), above_ignored)];
+    while let Some((at, ignored)) = pending.pop() {
+        let Ok(entries) = dirs.entries(at.as_bstr()) else {
+            continue;
+        };
+        for (name, kind) in entries {
+            let mut path = at.clone();
+            path.push(b'/');
+            path.extend_from_slice(&name);
+            if state.entry_by_path(path.as_bstr()).is_some() {
+                continue;
+            }
+            let ignored = ignored || is_ignored(path.as_bstr(), kind);
+            if ignored {
+                continue;
+            }
+            if kind == FileType::Directory && name != ".git" {
+                pending.push((path, false));
+            } else {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +498,21 @@ mod tests {
             .filter(|(_, e)| *e)
             .map(|(p, _)| p.to_string())
             .collect()
+    }
+
+    #[test]
+    fn cone_files_are_read_as_git_reads_them() {
+        let cone = Cone::parse(b"/*\n!/*/\n/deep/\n!/deep/*/\n/deep/deeper1/\n/a\\*b/\n").unwrap();
+        assert!(cone.contains_dir(b"deep"));
+        assert!(cone.contains_dir(b"deep/deeper1"));
+        assert!(cone.contains_dir(b"deep/deeper1/deepest"));
+        assert!(cone.contains_dir(b"a*b/c"));
+        assert!(!cone.contains_dir(b"deep/deeper2"));
+        assert!(!cone.contains_dir(b"folder1"));
+        // Not cone-shaped: a pattern that is not a directory, a repeated parent, `**`.
+        assert!(Cone::parse(b"/*\n!/*/\n/deep/a\n").is_none());
+        assert!(Cone::parse(b"/*\n!/*/\n/foo/\n!/foo/*/\n/foo/\n").is_none());
+        assert!(Cone::parse(b"/*\n!/*/\n/A/**/\n").is_none());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::remove::Kept;
+pub use crate::sparse::{cone_warning, Left as SparseDirLeft};
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
@@ -75,6 +76,13 @@ pub struct Outcome {
     /// something is already there (git's warning "The following paths were already present and
     /// thus not updated despite sparse patterns").
     pub sparse_orphaned: Vec<BString>,
+    /// [`sparsity`]: unmerged paths, which keep their stages and files whatever the patterns
+    /// say (git's warning "The following paths are unmerged and were left despite sparse
+    /// patterns").
+    pub sparse_unmerged: Vec<BString>,
+    /// [`sparsity`] in cone mode: the directories outside the cone that were to be cleaned
+    /// away but stay (untracked files in them, or a failed removal), in the order git warns.
+    pub sparse_dirs_left: Vec<SparseDirLeft>,
     /// The index had no entries and the work tree nothing but `.git` (after `git clone -n`), so
     /// the update was a full checkout of the target: planned from the tree alone and written
     /// without looking at the disk first (`initial.rs`). `GIT_PAR_TRACE` says so.
@@ -244,7 +252,7 @@ pub fn update(
 ) -> Result<Outcome, Error> {
     run(
         repo,
-        (old_tree, new_tree),
+        Target::Trees(old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
@@ -268,7 +276,7 @@ pub fn check(
 ) -> Result<(), Error> {
     run(
         repo,
-        (old_tree, new_tree),
+        Target::Trees(old_tree, new_tree),
         (worktree, index_path),
         mode,
         opts,
@@ -278,10 +286,68 @@ pub fn check(
     .map(|_| ())
 }
 
+/// Which patterns [`sparsity`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// The work tree's recorded ones (`core.sparseCheckout`, `$GIT_DIR/info/sparse-checkout`,
+    /// `core.sparseCheckoutCone`), as `git sparse-checkout set/add/init/reapply` leave them.
+    Recorded,
+    /// Every path (`git sparse-checkout disable`'s `/*`): the whole index is brought back.
+    Everything,
+}
+
+/// git's `update_sparsity` (then, for the recorded patterns, its
+/// `clean_tracked_sparse_directories`): the index's own entries (not a tree: staged changes stay staged)
+/// get the skip-worktree bit the patterns decide, and the work tree follows. Entries that leave
+/// the patterns are removed from the disk unless they have local changes (then they stay, their
+/// bit clear, listed in [`Outcome::sparse_not_uptodate`]); entries that enter them are written
+/// from the index unless something is already there ([`Outcome::sparse_orphaned`]); unmerged
+/// paths stay as they are ([`Outcome::sparse_unmerged`]). None of these refuse the update: git
+/// warns and goes on. The index is written under its lock, as for every update.
+pub fn sparsity(
+    repo: &gix::Repository,
+    worktree: &Path,
+    index_path: &Path,
+    selection: Selection,
+    opts: &Options,
+    ctx: &Context<'_>,
+) -> Result<Outcome, Error> {
+    let mut outcome = run(
+        repo,
+        Target::Sparsity(selection),
+        (worktree, index_path),
+        Policy::Safe,
+        opts,
+        ctx,
+        false,
+    )?;
+    // git's `clean_tracked_sparse_directories`, on the index as written.
+    if selection == Selection::Recorded {
+        let (index, _) = read_index(index_path, repo.object_hash())?;
+        let root = Root::open(worktree).map_err(|source| Error::Io {
+            action: "open the work tree",
+            path: BString::from(worktree.as_os_str().as_encoded_bytes()),
+            source,
+        })?;
+        outcome.sparse_dirs_left = crate::sparse::clean_directories(repo, &root, &index);
+    }
+    Ok(outcome)
+}
+
+/// What an update brings the work tree to: another tree, or the same index under new sparse
+/// patterns.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// From the index (whose `HEAD` tree is the first) to the second tree.
+    Trees(Option<ObjectId>, ObjectId),
+    /// The index itself, under [`Selection`]'s patterns ([`sparsity`]).
+    Sparsity(Selection),
+}
+
 /// The update's phases; `dry_run` stops after the checks, before anything changes.
 fn run(
     repo: &gix::Repository,
-    (old_tree, new_tree): (Option<ObjectId>, ObjectId),
+    target: Target,
     (worktree, index_path): (&Path, &Path),
     mode: Policy,
     opts: &Options,
@@ -291,39 +357,84 @@ fn run(
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    crate::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    if !dry_run && crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
-        let previous = (!unborn).then_some(&*index);
-        return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
+    let trees = match target {
+        Target::Trees(old, new) => Some((old, new)),
+        Target::Sparsity(_) => None,
+    };
+    if let Some((old_tree, new_tree)) = trees.filter(|_| !dry_run) {
+        if crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
+            let previous = (!unborn).then_some(&*index);
+            return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
+        }
     }
-    let sparse = crate::sparse::Sparse::load(repo)?;
+    let sparse = match target {
+        Target::Sparsity(Selection::Everything) => None,
+        _ => crate::sparse::Sparse::load(repo)?,
+    };
     if crate::sparse::clears_present_files(repo) {
         crate::sparse::clear_present(&root, &mut index);
     }
+    crate::phase::mark("update: sparse patterns loaded");
     let index = index;
     let unmerged = unmerged_paths(&index);
-    if mode == Policy::Safe && !unmerged.is_empty() {
-        return Err(Error::Unmerged(unmerged));
-    }
-    let (targets, mut new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
+    let (targets, mut new_dirs) = match trees {
+        Some(_) if mode == Policy::Safe && !unmerged.is_empty() => {
+            return Err(Error::Unmerged(unmerged));
+        }
+        Some((old_tree, new_tree)) => targets(repo, old_tree, new_tree, mode, unborn, opts)?,
+        // The index against itself: every row is kept, and only the patterns change it. The
+        // directories of the entries that may come back are made before they are written
+        // (those that exist are kept; the check below keeps only those that are needed).
+        None => {
+            let dirs: std::collections::BTreeSet<&BStr> = index
+                .entries()
+                .iter()
+                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                .flat_map(|e| crate::fs::leading_dirs(e.path(&index)))
+                .collect();
+            (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
+        }
+    };
     let mut rows = classify(&index, &targets, mode, unborn);
-    if mode == Policy::Safe {
+    if trees.is_none() {
+        // git's `update_sparsity` leaves unmerged paths alone, with a warning.
+        for row in rows.iter_mut().filter(|r| r.unmerged) {
+            row.action = Action::Keep;
+        }
+    } else if mode == Policy::Safe {
         reject_kept_in_the_way(&mut rows);
     }
-    if let Some(sparse) = &sparse {
-        mark_sparse(repo, sparse, &mut rows)?;
+    match (&sparse, target) {
+        (Some(sparse), _) => mark_sparse(repo, sparse, &mut rows)?,
+        (None, Target::Sparsity(Selection::Everything)) => {
+            for row in rows.iter_mut().filter(|r| !r.unmerged) {
+                row.skip = Some(false);
+            }
+        }
+        (None, _) => {}
     }
-    let (blockers, sparse_warnings) =
-        verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
+    crate::phase::mark("update: classified");
+    let (blockers, sparse_warnings) = verify(
+        repo,
+        &root,
+        &index,
+        &mut rows,
+        &mut new_dirs,
+        (mode, trees.is_none()),
+        opts,
+    )?;
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
     } else {
         Vec::new()
     };
+    crate::phase::mark("update: classified and checked");
     crate::submodule::check(repo, &root, &moves, mode, opts, ctx)?;
     if dry_run {
         return Ok(Outcome::default());
@@ -355,9 +466,15 @@ fn run(
         .is_ok_and(|d| !d.is_empty())
         .then(|| IndexLock::snapshot(index_path));
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
+    crate::phase::mark("update: new paths announced");
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
         sparse_orphaned: sparse_warnings.orphaned,
+        sparse_unmerged: if trees.is_none() {
+            unmerged
+        } else {
+            Vec::new()
+        },
         ..Outcome::default()
     };
     // Submodules that go are taken down before the superproject removes their gitlinks.
@@ -439,13 +556,17 @@ fn run(
         outcome.collisions = executed.collisions;
         outcome.errors.extend(executed.errors);
     }
+    crate::phase::mark("update: files written");
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
         let failed = bring_submodules(repo, &root, &moves, mode, opts, ctx);
         outcome.errors.extend(failed);
     }
-    if opts.report_local_changes && mode == Policy::Safe && !interrupted {
+    let new_tree = trees.map(|(_, new)| new);
+    if let Some(new_tree) =
+        new_tree.filter(|_| opts.report_local_changes && mode == Policy::Safe && !interrupted)
+    {
         // Entries that could not be written are local changes now: the old file stayed, or
         // none is there (git's `show_local_changes` finds them so).
         let failed: HashSet<&BStr> = outcome.errors.iter().map(|e| e.path.as_bstr()).collect();
@@ -491,7 +612,7 @@ fn run(
         repo,
         state,
         crate::record::Keep {
-            tree: (!interrupted).then_some(new_tree),
+            tree: new_tree.filter(|_| !interrupted),
             // A missing index is a new one: its version comes from the configuration.
             previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
@@ -500,6 +621,7 @@ fn run(
         },
         &mut outcome,
     )?;
+    crate::phase::mark("update: index written");
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -845,13 +967,33 @@ fn was_skipped(row: &Row<'_>) -> bool {
 /// changes that a safe update keeps (then it stays, with a warning, or — when the target
 /// changes it — the update is refused as any local change would be); an entry that enters them
 /// is written unless something is already there (a warning, as git's).
-fn apply_sparse(root: &Root, rows: &mut [Row<'_>], mode: Policy) -> Result<SparseWarnings, Error> {
+///
+/// With `stat_decides` (git's `update_sparsity`, which reads the index without refreshing it),
+/// a file whose stat data changed counts as not up to date even when its content did not, as
+/// git's `ie_match_stat` has it; only a racily clean entry is compared by content.
+fn apply_sparse(
+    root: &Root,
+    rows: &mut [Row<'_>],
+    (mode, stat_decides): (Policy, bool),
+) -> Result<SparseWarnings, Error> {
+    /// What is at the directory of the entries that come back.
+    enum Parent {
+        Present,
+        Missing,
+        /// A non-directory at this leading path.
+        Blocked(BString),
+    }
     let mut warnings = SparseWarnings::default();
     let mut dirs = root.dirs();
+    let mut parent: Option<(BString, Parent)> = None;
     for row in rows.iter_mut() {
         let Some(skip) = row.skip else { continue };
         let was = was_skipped(row);
-        let changed = row.state.is_some_and(|s| s.is_changed());
+        let stat_changed = match (row.state, row.cur) {
+            (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => fresh != c.stat,
+            _ => false,
+        };
+        let changed = row.state.is_some_and(|s| s.is_changed()) || (stat_decides && stat_changed);
         let missing = row.state == Some(crate::refresh::State::Missing);
         let dirty = changed && !missing && mode == Policy::Safe;
         match (was, skip, row.action) {
@@ -866,11 +1008,33 @@ fn apply_sparse(root: &Root, rows: &mut [Row<'_>], mode: Policy) -> Result<Spars
                 };
             }
             (true, false, Action::Keep) => {
-                let there = dirs.file_type(row.path).map_err(|source| Error::Io {
-                    action: "lstat",
-                    path: row.path.to_owned(),
-                    source,
-                })?;
+                // A file where a leading directory should be (git's `check_leading_path`):
+                // that file is what is in the way. Entries come in path order: the answer for
+                // their directory is reused, and a missing directory holds nothing.
+                let (dir, _) = crate::fs::split_path(row.path);
+                if parent.as_ref().is_none_or(|(d, _)| d.as_bstr() != dir) {
+                    let state = match leading_non_dir(&mut dirs, row.path) {
+                        Some(file) => Parent::Blocked(file.to_owned()),
+                        None if dir.is_empty() => Parent::Present,
+                        None => match dirs.file_type(dir) {
+                            Ok(Some(rustix::fs::FileType::Directory)) => Parent::Present,
+                            _ => Parent::Missing,
+                        },
+                    };
+                    parent = Some((dir.to_owned(), state));
+                }
+                let there = match parent.as_ref().map(|(_, state)| state) {
+                    Some(Parent::Blocked(file)) => {
+                        warnings.orphaned.push(file.clone());
+                        continue;
+                    }
+                    Some(Parent::Missing) => None,
+                    _ => dirs.file_type(row.path).map_err(|source| Error::Io {
+                        action: "lstat",
+                        path: row.path.to_owned(),
+                        source,
+                    })?,
+                };
                 let c = row.cur.expect("a kept row has an index entry");
                 let kind = Kind::from_index_mode(c.mode);
                 if let (None, Some(kind)) = (there, kind) {
@@ -899,11 +1063,11 @@ fn verify(
     index: &gix::index::File,
     rows: &mut [Row<'_>],
     new_dirs: &mut Vec<BString>,
-    mode: Policy,
+    (mode, stat_decides): (Policy, bool),
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
-    let mut sparse_warnings = apply_sparse(root, rows, mode)?;
+    let mut sparse_warnings = apply_sparse(root, rows, (mode, stat_decides))?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
@@ -1342,6 +1506,8 @@ fn result_index(
     let mut state = gix::index::State::new(repo.object_hash());
     for row in rows {
         match row.action {
+            // Only a sparsity update keeps unmerged paths: all their stages stay.
+            Action::Keep if row.unmerged => push_old(&mut state, index, row),
             Action::Keep => {
                 let c = row.cur.expect("keep has a current entry");
                 let stat = match row.state {
