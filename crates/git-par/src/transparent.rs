@@ -200,6 +200,9 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         "reset" if before_dashdash().any(|a| a == "--hard") => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
+        "merge" | "pull" => std::iter::once(command.clone())
+            .chain(rest.iter().cloned())
+            .collect(),
         "worktree" if rest.first().is_some_and(|a| a == "add") => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
