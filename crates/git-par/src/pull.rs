@@ -12,7 +12,7 @@
 
 use std::ffi::OsString;
 
-use crate::branches::{advise, advise_if_enabled};
+use crate::branches::{advise_if_enabled, advise_in};
 use crate::fatal;
 use crate::gitopts::{self, both, long, short, Arity, Given, Parsed, Spec};
 use crate::merge::Caller;
@@ -284,8 +284,14 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
     if merge_heads.len() > 1 && ff_only {
         return Err(fatal("Cannot fast-forward to multiple branches."));
     }
-    let relation = |theirs| {
-        gitpar::fast_forward::relation(repo, orig_head, theirs)
+    // git compares commits: a fetched tag stands for the commit it points to.
+    let relation = |theirs: gix::ObjectId| {
+        let commit = repo
+            .find_object(theirs)
+            .and_then(|o| o.peel_to_commit())
+            .map(|c| c.id)
+            .map_err(|e| fatal(format!("unable to read {theirs}: {e}")))?;
+        gitpar::fast_forward::relation(repo, orig_head, commit)
             .map_err(|e| fatal(format!("unable to find the merge bases: {e}")))
     };
     let can_ff = match merge_heads.as_slice() {
@@ -313,12 +319,13 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
              \n\
              or:\n\
              \n\
-             \tgit rebase",
+             \tgit rebase\n",
         );
         return Err(fatal("Not possible to fast-forward, aborting."));
     }
     if opt_ff.is_none() && rebase_unspecified && divergent {
-        advise(
+        advise_in(
+            repo,
             "You have divergent branches and need to specify how to reconcile them.\n\
              You can do so by running one of the following commands sometime before\n\
              your next pull:\n\

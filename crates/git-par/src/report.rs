@@ -169,8 +169,12 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
                 for p in &local {
                     eprintln!("\t{p}");
                 }
-                if let Some(advice) = advice {
-                    eprintln!("Please commit your changes or stash them before you {advice}.");
+                match advice {
+                    Some(advice) => {
+                        eprintln!("Please commit your changes or stash them before you {advice}.")
+                    }
+                    // git's message ends with the list's newline, and `error()` adds one.
+                    None => eprintln!(),
                 }
             }
             if !untracked_removed.is_empty() {
@@ -187,8 +191,9 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
                 for p in &untracked {
                     eprintln!("\t{p}");
                 }
-                if let Some(advice) = advice {
-                    eprintln!("Please move or remove them before you {advice}.");
+                match advice {
+                    Some(advice) => eprintln!("Please move or remove them before you {advice}."),
+                    None => eprintln!(),
                 }
             }
             eprintln!("Aborting");

@@ -4,7 +4,8 @@
 //! CI that call `git` get the parallel checkout without knowing of it (as ccache's links do).
 //!
 //! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
-//! `status`, `update-index [-q] --refresh` (exactly), and `par ...` (git-par's own commands).
+//! `status`, `update-index [-q] --refresh` (exactly), `merge` and `pull` (which hand what is no
+//! fast-forward back to git), and `par ...` (git-par's own commands).
 //! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
 //! `-P`, `--no-optional-locks`, `--no-advice` and the `--*-pathspecs` are honoured (the rest
 //! hand the call to git). A call git-par's own parser refuses (an option it does not take, a
@@ -301,6 +302,11 @@ mod tests {
             ["worktree", "add", "../x"]
         );
         assert_eq!(ours(&["worktree", "list"]), None);
+        assert_eq!(
+            ours(&["merge", "--ff-only", "x"]).unwrap(),
+            ["merge", "--ff-only", "x"]
+        );
+        assert_eq!(ours(&["pull"]).unwrap(), ["pull"]);
         assert_eq!(ours(&["update-index", "--refresh"]).unwrap(), ["refresh"]);
         assert_eq!(
             ours(&["update-index", "-q", "--refresh"]).unwrap(),
