@@ -184,6 +184,7 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
     let hand = |why: &str| hand_to_git(args, caller, why);
     let w = wanted(args).map_err(hand)?;
     let opened = crate::switch::open_repo(overrides)?;
+    gitpar::phase::mark("repository opened");
     let repo = &opened.repo;
     let config = repo.config_snapshot();
     let branch = repo.head_name().ok().flatten();
@@ -242,8 +243,10 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
     if has_unmerged_entries(&opened.index_path, repo) {
         return Err(hand("unmerged entries"));
     }
+    gitpar::phase::mark("index read for unmerged entries");
     let relation = gitpar::fast_forward::relation(repo, head, theirs)
         .map_err(|_| hand("the merge bases could not be computed"))?;
+    gitpar::phase::mark("merge bases");
     let env = crate::hooks::env();
     match relation {
         gitpar::fast_forward::Relation::Diverged => Err(hand("not a fast-forward")),
@@ -321,6 +324,16 @@ fn fast_forward(
             crate::short(repo, theirs)
         );
     }
+    let stat = w.verbosity >= 0
+        && w.stat.unwrap_or_else(|| {
+            config
+                .boolean("merge.stat")
+                .or_else(|| config.boolean("merge.diffstat"))
+                .unwrap_or(true)
+        });
+    // The diffstat depends on the two commits only: git's `diff` makes it while the work tree
+    // is written, and it is printed where merge prints it.
+    let mut stat = stat.then(|| Diffstat::start(head, theirs));
     let args = CheckoutArgs {
         preserve_ignored: !w.overwrite_ignore,
         filter_meta: gitpar::FilterMeta {
@@ -350,6 +363,7 @@ fn fast_forward(
         other => report::switch_error(repo, other),
     })?;
     report::update_outcome(&outcome);
+    gitpar::phase::mark("work tree updated");
     let msg = if w.message {
         "Fast-forward (no commit created; -m option ignored)"
     } else {
@@ -362,17 +376,13 @@ fn fast_forward(
         std::env::var("GIT_REFLOG_ACTION").unwrap_or_else(|_| format!("merge {}", w.target));
     gitpar::fast_forward::move_head(repo, env, head, theirs, &format!("{action}: {msg}"))
         .map_err(|e| report::switch_error(repo, e))?;
+    gitpar::phase::mark("HEAD moved");
     auto_maintenance(config, w.verbosity < 0);
-    let stat = w.verbosity >= 0
-        && w.stat.unwrap_or_else(|| {
-            config
-                .boolean("merge.stat")
-                .or_else(|| config.boolean("merge.diffstat"))
-                .unwrap_or(true)
-        });
-    if stat {
-        diffstat(head, theirs);
+    gitpar::phase::mark("maintenance");
+    if let Some(stat) = stat.take() {
+        stat.finish();
     }
+    gitpar::phase::mark("diffstat");
     gitpar::fast_forward::post_merge(repo, env, false);
     gitpar::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
     // Paths the update could not write were reported; git's merge still succeeds then
@@ -400,11 +410,29 @@ fn auto_maintenance(config: &gix::config::Snapshot<'_>, quiet: bool) {
 
 /// `finish()`'s diffstat of `head..theirs` (`DIFF_FORMAT_DIFFSTAT | DIFF_FORMAT_SUMMARY`,
 /// renames detected, git's diff configuration): git's own `diff`, which prints it byte for
-/// byte as merge does, to the same standard output.
-fn diffstat(head: ObjectId, theirs: ObjectId) {
-    let _ = std::io::stdout().flush();
-    let _ = gitpar::git_command()
-        .args([
+/// byte as merge does. When standard output is no terminal, git's diff runs from
+/// [`Diffstat::start`] on, beside the work tree update, into pipes read by threads (so that a
+/// large diffstat never blocks it), replayed in place (its warnings, then the diffstat); on a
+/// terminal (colour and width are the terminal's) it runs
+/// at [`Diffstat::finish`], onto standard output itself.
+struct Diffstat {
+    ids: (ObjectId, ObjectId),
+    running: Option<Running>,
+}
+
+/// git's diff running into pipes: the child and the threads reading its standard output and
+/// error.
+type Running = (
+    std::process::Child,
+    std::thread::JoinHandle<Vec<u8>>,
+    std::thread::JoinHandle<Vec<u8>>,
+);
+
+impl Diffstat {
+    /// git's command for the diffstat.
+    fn command((head, theirs): (ObjectId, ObjectId)) -> std::process::Command {
+        let mut cmd = gitpar::git_command();
+        cmd.args([
             OsStr::new("--no-pager"),
             OsStr::new("diff"),
             OsStr::new("--stat"),
@@ -414,6 +442,65 @@ fn diffstat(head: ObjectId, theirs: ObjectId) {
         ])
         .arg(head.to_string())
         .arg(theirs.to_string())
-        .arg("--")
-        .status();
+        .arg("--");
+        cmd
+    }
+
+    /// Start the diffstat of `head..theirs` now if its output can wait in a pipe.
+    fn start(head: ObjectId, theirs: ObjectId) -> Diffstat {
+        use std::io::{IsTerminal, Read};
+        let ids = (head, theirs);
+        let running = (!std::io::stdout().is_terminal())
+            .then(|| {
+                let mut child = Diffstat::command(ids)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .ok()?;
+                let read = |mut from: Box<dyn Read + Send>| {
+                    std::thread::spawn(move || {
+                        let mut buf = Vec::new();
+                        let _ = from.read_to_end(&mut buf);
+                        buf
+                    })
+                };
+                let out = read(Box::new(child.stdout.take()?));
+                let err = read(Box::new(child.stderr.take()?));
+                Some((child, out, err))
+            })
+            .flatten();
+        Diffstat { ids, running }
+    }
+
+    /// Print the diffstat where merge prints it.
+    fn finish(mut self) {
+        let _ = std::io::stdout().flush();
+        match self.running.take() {
+            Some((mut child, out, err)) => {
+                let out = out.join().unwrap_or_default();
+                let err = err.join().unwrap_or_default();
+                let _ = child.wait();
+                // diff's warnings (rename limits) come before its output, as in merge.
+                let _ = std::io::stderr().write_all(&err);
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(&out);
+                let _ = stdout.flush();
+            }
+            None => {
+                let _ = Diffstat::command(self.ids).status();
+            }
+        }
+    }
+}
+
+impl Drop for Diffstat {
+    /// A merge that stopped prints no diffstat: git's diff is stopped.
+    fn drop(&mut self) {
+        if let Some((mut child, out, err)) = self.running.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = out.join();
+            let _ = err.join();
+        }
+    }
 }
