@@ -291,6 +291,7 @@ fn run(
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    crate::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -310,7 +311,9 @@ fn run(
         return Err(Error::Unmerged(unmerged));
     }
     let (targets, mut new_dirs) = targets(repo, old_tree, new_tree, mode, unborn, opts)?;
+    crate::phase::mark("update: targets");
     let mut rows = classify(&index, &targets, mode, unborn);
+    crate::phase::mark("update: classified");
     if mode == Policy::Safe {
         reject_kept_in_the_way(&mut rows);
     }
@@ -319,6 +322,7 @@ fn run(
     }
     let (blockers, sparse_warnings) =
         verify(repo, &root, &index, &mut rows, &mut new_dirs, mode, opts)?;
+    crate::phase::mark("update: verified");
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
     } else {
@@ -351,6 +355,7 @@ fn run(
     let original = crate::filter::drivers(repo)
         .is_ok_and(|d| !d.is_empty())
         .then(|| IndexLock::snapshot(index_path));
+    crate::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
