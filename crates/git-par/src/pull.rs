@@ -436,10 +436,11 @@ fn catch_up_work_tree(
     curr: gix::ObjectId,
 ) -> Result<(), u8> {
     let repo = &opened.repo;
+    // git's `warning()` prefixes the first line only.
     eprintln!(
         "warning: fetch updated the current branch head.\n\
-         warning: fast-forwarding your working tree from\n\
-         warning: commit {orig}."
+         fast-forwarding your working tree from\n\
+         commit {orig}."
     );
     let workdir = opened.require_workdir()?.to_owned();
     let args = crate::CheckoutArgs {

@@ -404,6 +404,19 @@ fn pull_of_an_annotated_tag_is_gits_merge() {
 }
 
 #[test]
+fn pull_that_fetches_into_the_current_branch_catches_the_work_tree_up() {
+    let t = Twin::new(advance, |clone| {
+        git_ok(clone, ["checkout", "-q", "-b", "side"]);
+        write(clone, "side.txt", "side\n");
+        git_ok(clone, ["add", "."]);
+        git_ok(clone, ["commit", "-qm", "side"]);
+        git_ok(clone, ["checkout", "-q", "main"]);
+    });
+    assert_eq!(t.same(&["pull", ".", "side:main"]), Some(0));
+    assert!(t.by_par.join("side.txt").exists());
+}
+
+#[test]
 fn pull_without_merge_candidates_says_why() {
     // No tracking information for the branch.
     let t = Twin::new(advance, |clone| {
