@@ -355,6 +355,13 @@ fn fast_forward(
         )
     })
     .map_err(|e| match e {
+        // `checkout_fast_forward` reports the lock as an error and the merge fails (1).
+        gitpar::switch::Error::Update(gitpar::update::Error::Checkout(
+            gitpar::checkout::Error::Lock(e),
+        )) => {
+            eprintln!("error: {e}");
+            1
+        }
         gitpar::switch::Error::Update(e) => {
             let advice = crate::branches::advice_enabled(repo, "commitBeforeMerge");
             report::update_error_for(e, report::Porcelain::Merge { advice });

@@ -270,6 +270,17 @@ fn merge_keeps_local_changes_and_refuses_to_lose_them() {
         ]),
         Some(1)
     );
+    // The index locked by another process: git's error, nothing moves.
+    let t = fetched();
+    for side in [&t.by_git, &t.by_par] {
+        fs::write(side.join(".git/index.lock"), "").unwrap();
+    }
+    let g = git(&t.by_git, ["merge", "origin/main"]);
+    let p = git_par(&t.by_par, ["merge", "origin/main"]);
+    assert_eq!(g.status.code(), p.status.code());
+    let neutral = |r: &Run, dir: &Path| r.stderr_str().replace(&dir.display().to_string(), "REPO");
+    assert_eq!(neutral(&g, &t.by_git), neutral(&p, &t.by_par));
+    assert_eq!(g.stdout_str(), p.stdout_str());
     // A staged change to a path it changes.
     let t = fetched();
     t.write("a.txt", "staged\n");
