@@ -231,6 +231,10 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
         if w.target.contains("...") {
             return Err(hand("a merge-base revision"));
         }
+        // git warns of an ambiguous name once: let it name it.
+        if crate::revision::ambiguous(repo, &w.target).is_some() {
+            return Err(hand("an ambiguous name"));
+        }
         let Some(id) = crate::revision::resolve_mb(repo, &w.target, false) else {
             return Err(hand("a name git-par does not resolve"));
         };

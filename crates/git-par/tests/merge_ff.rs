@@ -214,6 +214,21 @@ fn merge_fast_forwards_a_detached_head_and_the_previous_branch() {
 }
 
 #[test]
+fn merge_of_an_ambiguous_name_warns_once() {
+    let t = fetched();
+    t.both(&["branch", "x", "origin/main"]);
+    t.both(&["tag", "x", "origin/main"]);
+    assert_eq!(t.same(&["merge", "x"]), Some(0));
+    let p = git_par(&t.by_par, ["merge", "x"]);
+    assert_eq!(
+        p.stderr_str().matches("is ambiguous").count(),
+        1,
+        "{}",
+        p.describe()
+    );
+}
+
+#[test]
 fn merge_says_already_up_to_date() {
     let t = fetched();
     assert_eq!(t.same(&["merge", "HEAD"]), Some(0));
