@@ -149,12 +149,14 @@ fn maybe_bool(value: Option<&str>) -> Option<bool> {
 /// `Some(None)` for a key without `=`.
 fn config_value(config: &gix::config::Snapshot<'_>, key: &str) -> Option<Option<String>> {
     let file = config.plumbing();
-    let value = file.raw_value(key).ok()?;
-    // gix gives an empty value for a key without `=` too; its boolean tells them apart.
-    if value.is_empty() && file.boolean(key).is_ok_and(|b| b == Some(true)) {
-        return Some(None);
+    // gix's boolean reads a key without `=` as true (git's NULL value); an empty value is false.
+    let implicit_true = file.boolean(key).is_ok_and(|b| b == Some(true));
+    match file.raw_value(key) {
+        Ok(v) if !v.is_empty() => Some(Some(String::from_utf8_lossy(&v).into_owned())),
+        Ok(_) if implicit_true => Some(None),
+        Ok(_) => Some(Some(String::new())),
+        Err(_) => implicit_true.then_some(None),
     }
-    Some(Some(String::from_utf8_lossy(&value).into_owned()))
 }
 
 /// `git par pull ARGS` (the arguments after `pull`).

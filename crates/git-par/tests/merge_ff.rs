@@ -408,6 +408,27 @@ fn pull_on_diverging_branches_says_what_git_says() {
 }
 
 #[test]
+fn pull_reads_keys_without_a_value_as_git_does() {
+    // `[pull] rebase` without `=` is true (a rebase: git's); `rebase =` is false.
+    for (config, code) in [
+        ("[pull]\n\trebase\n", Some(0)),
+        ("[pull]\n\trebase =\n\tff\n", Some(0)),
+        ("[branch \"main\"]\n\trebase\n", Some(0)),
+    ] {
+        let t = Twin::new(advance, |clone| {
+            write(clone, "local.txt", "ours\n");
+            git_ok(clone, ["add", "."]);
+            git_ok(clone, ["commit", "-qm", "ours"]);
+            let path = clone.join(".git/config");
+            let mut text = fs::read_to_string(&path).unwrap();
+            text.push_str(config);
+            fs::write(&path, text).unwrap();
+        });
+        assert_eq!(t.same(&["pull", "--no-edit"]), code, "{config}");
+    }
+}
+
+#[test]
 fn pull_of_an_annotated_tag_is_gits_merge() {
     // FETCH_HEAD names the tag object: git merges it (a tag not in refs/tags is no
     // fast-forward), and git-par's pull compares the commit it points to.
