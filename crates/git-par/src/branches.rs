@@ -146,11 +146,35 @@ pub(crate) fn advice_enabled(repo: &gix::Repository, key: &str) -> bool {
 
 /// git's `advise`: every line of `text` as a `hint:` line on standard error.
 pub(crate) fn advise(text: &str) {
+    advise_colored(text, ("", ""));
+}
+
+/// [`advise`] in `repo`, coloured as git colours hints (`color.advice`, else `color.ui`:
+/// yellow when standard error is a terminal, or always).
+pub(crate) fn advise_in(repo: &gix::Repository, text: &str) {
+    let config = repo.config_snapshot();
+    let setting = config
+        .string("color.advice")
+        .or_else(|| config.string("color.ui"))
+        .map(|v| v.to_string().to_ascii_lowercase());
+    let on = match setting.as_deref() {
+        Some("always") => true,
+        Some("never" | "false" | "no" | "off" | "0") => false,
+        _ => {
+            use std::io::IsTerminal;
+            std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb")
+        }
+    };
+    advise_colored(text, if on { ("\x1b[33m", "\x1b[m") } else { ("", "") });
+}
+
+/// Every line of `text` as `<color>hint: <line><reset>` (git's `vadvise`).
+fn advise_colored(text: &str, (color, reset): (&str, &str)) {
     for line in text.split('\n') {
         if line.is_empty() {
-            eprintln!("hint:");
+            eprintln!("{color}hint:{reset}");
         } else {
-            eprintln!("hint: {line}");
+            eprintln!("{color}hint: {line}{reset}");
         }
     }
 }
@@ -166,11 +190,12 @@ pub(crate) fn advise_if_enabled(repo: &gix::Repository, key: &str, text: &str) {
         .boolean(format!("advice.{key}").as_str())
         .is_some();
     if explicit {
-        advise(text);
+        advise_in(repo, text);
     } else {
-        advise(&format!(
-            "{text}\nDisable this message with \"git config advice.{key} false\""
-        ));
+        advise_in(
+            repo,
+            &format!("{text}\nDisable this message with \"git config advice.{key} false\""),
+        );
     }
 }
 

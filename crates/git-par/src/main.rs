@@ -12,9 +12,11 @@ mod gitopts;
 mod hooks;
 mod identity;
 mod interrupt;
+mod merge;
 mod patch;
 mod pathspec_file;
 mod progress;
+mod pull;
 mod repo;
 mod report;
 mod revision;
@@ -91,6 +93,14 @@ enum Command {
     SparseCheckout(PassThrough),
     /// Measure git-par against git: interleaved runs on a built-in synthetic repository (or yours).
     Bench(bench::BenchArgs),
+    /// Fast-forward or confirm "Already up to date." with a parallel work tree update (like
+    /// `git merge`); every other merge is git's.
+    #[command(override_usage = "git par merge [git merge's options] [<commit>...]")]
+    Merge(PassThrough),
+    /// Fetch with git, then fast-forward in parallel (like `git pull`); rebases and real
+    /// merges are git's.
+    #[command(override_usage = "git par pull [git pull's options] [<repository> [<refspec>...]]")]
+    Pull(PassThrough),
     /// Make git-par stand in for git: a link named `git` in DIR, and the PATH line to use.
     #[command(
         long_about = "Make a link named `git` to git-par in DIR (created if missing) and print the \
@@ -232,6 +242,8 @@ fn main() -> ExitCode {
         Command::Status(args) => status::status(args.args, &overrides),
         Command::Refresh(args) => status::refresh(args.quiet, &overrides),
         Command::SparseCheckout(args) => sparse_checkout::run(args.args, &overrides),
+        Command::Merge(args) => merge::merge(args.args, &overrides),
+        Command::Pull(args) => pull::pull(args.args, &overrides),
         Command::Bench(args) => bench::run(args),
         Command::Shim { dir } => transparent::shim(&dir),
     };

@@ -148,8 +148,30 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
     }
 }
 
+/// Which command's words an update's refusal is told in (git's `setup_unpack_trees_porcelain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Porcelain {
+    /// `checkout`/`switch`/`reset`: "... by checkout:", "before you switch branches."
+    Checkout,
+    /// `merge` (and `pull`'s merge): "... by merge:", and "before you merge." when
+    /// `advice.commitBeforeMerge` is on (`advice`).
+    Merge {
+        /// `advice.commitBeforeMerge`.
+        advice: bool,
+    },
+}
+
 /// An update's refusal or failure in git's words; git's exit code.
 pub(crate) fn update_error(err: UpdateError) -> u8 {
+    update_error_for(err, Porcelain::Checkout)
+}
+
+/// [`update_error`] in the words of `porcelain`'s command.
+pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
+    let (verb, advice) = match porcelain {
+        Porcelain::Checkout => ("checkout", Some("switch branches")),
+        Porcelain::Merge { advice } => ("merge", advice.then_some("merge")),
+    };
     match err {
         UpdateError::WouldLose {
             local,
@@ -157,11 +179,17 @@ pub(crate) fn update_error(err: UpdateError) -> u8 {
             untracked_removed,
         } => {
             if !local.is_empty() {
-                eprintln!("error: Your local changes to the following files would be overwritten by checkout:");
+                eprintln!("error: Your local changes to the following files would be overwritten by {verb}:");
                 for p in &local {
                     eprintln!("\t{p}");
                 }
-                eprintln!("Please commit your changes or stash them before you switch branches.");
+                match advice {
+                    Some(advice) => {
+                        eprintln!("Please commit your changes or stash them before you {advice}.")
+                    }
+                    // git's message ends with the list's newline, and `error()` adds one.
+                    None => eprintln!(),
+                }
             }
             if !untracked_removed.is_empty() {
                 eprintln!(
@@ -173,11 +201,14 @@ pub(crate) fn update_error(err: UpdateError) -> u8 {
                 eprintln!();
             }
             if !untracked.is_empty() {
-                eprintln!("error: The following untracked working tree files would be overwritten by checkout:");
+                eprintln!("error: The following untracked working tree files would be overwritten by {verb}:");
                 for p in &untracked {
                     eprintln!("\t{p}");
                 }
-                eprintln!("Please move or remove them before you switch branches.");
+                match advice {
+                    Some(advice) => eprintln!("Please move or remove them before you {advice}."),
+                    None => eprintln!(),
+                }
             }
             eprintln!("Aborting");
             1

@@ -306,12 +306,21 @@ fn get_oid(repo: &gix::Repository, spec: &str, warn: bool) -> Option<ObjectId> {
 /// `spec` matches several refs (or a ref and an abbreviated object id), unless
 /// `core.warnAmbiguousRefs` is false.
 fn warn_if_ambiguous(repo: &gix::Repository, spec: &str) {
+    if let Some(label) = ambiguous(repo, spec) {
+        eprintln!("warning: refname '{label}' is ambiguous.");
+    }
+}
+
+/// The ref part of `spec` when git's `get_oid` would warn that it is ambiguous ("refname '…'
+/// is ambiguous": several refs, or a ref that is also an abbreviated object id), as
+/// `core.warnAmbiguousRefs` allows.
+pub(crate) fn ambiguous(repo: &gix::Repository, spec: &str) -> Option<String> {
     if repo
         .config_snapshot()
         .boolean("core.warnAmbiguousRefs")
         .is_some_and(|b| !b)
     {
-        return;
+        return None;
     }
     // The ref part: up to the first `^`, `~` or `:`, and before a reflog `@{…}` suffix.
     let end = spec.find(['^', '~', ':']).unwrap_or(spec.len());
@@ -322,19 +331,17 @@ fn warn_if_ambiguous(repo: &gix::Repository, spec: &str) {
         }
     }
     if label.is_empty() || label.len() == repo.object_hash().len_in_hex() {
-        return;
+        return None;
     }
     let name = interpret_branch_name(repo, label);
     if name != label && ObjectId::from_hex(name.as_bytes()).is_ok() {
-        return; // `@{-N}` naming a detached commit
+        return None; // `@{-N}` naming a detached commit
     }
     let refs = dwim_ref_count(repo, &name);
     if refs == 0 {
-        return;
+        return None;
     }
-    if refs > 1 || unique_abbrev(repo, label) {
-        eprintln!("warning: refname '{label}' is ambiguous.");
-    }
+    (refs > 1 || unique_abbrev(repo, label)).then(|| label.to_owned())
 }
 
 /// How many of git's `ref_rev_parse_rules` find a ref for `name` (`repo_dwim_ref`).

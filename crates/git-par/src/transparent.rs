@@ -5,7 +5,8 @@
 //!
 //! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
 //! `sparse-checkout`,
-//! `status`, `update-index [-q] --refresh` (exactly), and `par ...` (git-par's own commands).
+//! `status`, `update-index [-q] --refresh` (exactly), `merge` and `pull` (which hand what is no
+//! fast-forward back to git), and `par ...` (git-par's own commands).
 //! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
 //! `-P`, `--no-optional-locks`, `--no-advice` and the `--*-pathspecs` are honoured (the rest
 //! hand the call to git). A call git-par's own parser refuses (an option it does not take, a
@@ -201,6 +202,9 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         "reset" if before_dashdash().any(|a| a == "--hard") => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
+        "merge" | "pull" => std::iter::once(command.clone())
+            .chain(rest.iter().cloned())
+            .collect(),
         "worktree" if rest.first().is_some_and(|a| a == "add") => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
@@ -299,6 +303,11 @@ mod tests {
             ["worktree", "add", "../x"]
         );
         assert_eq!(ours(&["worktree", "list"]), None);
+        assert_eq!(
+            ours(&["merge", "--ff-only", "x"]).unwrap(),
+            ["merge", "--ff-only", "x"]
+        );
+        assert_eq!(ours(&["pull"]).unwrap(), ["pull"]);
         assert_eq!(ours(&["update-index", "--refresh"]).unwrap(), ["refresh"]);
         assert_eq!(
             ours(&["update-index", "-q", "--refresh"]).unwrap(),

@@ -29,6 +29,7 @@ pub(crate) mod convert;
 pub mod create_branch;
 pub mod donor;
 pub(crate) mod execute;
+pub mod fast_forward;
 pub(crate) mod filter;
 pub(crate) mod fs;
 pub mod hooks;

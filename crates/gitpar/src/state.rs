@@ -133,6 +133,19 @@ pub fn update_orig_head(
     env: Env<'_>,
     old_head: Option<gix::ObjectId>,
 ) -> Result<(), Aborted> {
+    let message = reset_reflog_message("updating ORIG_HEAD", None);
+    update_orig_head_with(repo, env, old_head, &message)
+}
+
+/// [`update_orig_head`] with `message` in `ORIG_HEAD`'s reflog (kept when
+/// `core.logAllRefUpdates=always`): `merge` writes a plain `updating ORIG_HEAD`, `reset`
+/// prefixes `$GIT_REFLOG_ACTION`.
+pub fn update_orig_head_with(
+    repo: &gix::Repository,
+    env: Env<'_>,
+    old_head: Option<gix::ObjectId>,
+    message: &str,
+) -> Result<(), Aborted> {
     // git passes ORIG_HEAD's current value as the expected old one.
     let orig = repo
         .try_find_reference("ORIG_HEAD")
@@ -144,7 +157,7 @@ pub fn update_orig_head(
             log: LogChange {
                 mode: RefLog::AndReference,
                 force_create_reflog: false,
-                message: reset_reflog_message("updating ORIG_HEAD", None).into(),
+                message: message.into(),
             },
             expected: PreviousValue::Any,
             new: Target::Object(old),

@@ -401,6 +401,7 @@ fn run(
             (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
         }
     };
+    crate::phase::mark("update: targets");
     let mut rows = classify(&index, &targets, mode, unborn);
     if trees.is_none() {
         // git's `update_sparsity` leaves unmerged paths alone, with a warning.
@@ -410,6 +411,7 @@ fn run(
     } else if mode == Policy::Safe {
         reject_kept_in_the_way(&mut rows);
     }
+    crate::phase::mark("update: classified");
     match (&sparse, target) {
         (Some(sparse), _) => mark_sparse(repo, sparse, &mut rows)?,
         (None, Target::Sparsity(Selection::Everything)) => {
@@ -419,7 +421,6 @@ fn run(
         }
         (None, _) => {}
     }
-    crate::phase::mark("update: classified");
     let (blockers, sparse_warnings) = verify(
         repo,
         &root,
@@ -429,6 +430,7 @@ fn run(
         (mode, trees.is_none()),
         opts,
     )?;
+    crate::phase::mark("update: verified");
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
     } else {
@@ -465,6 +467,7 @@ fn run(
     let original = crate::filter::drivers(repo)
         .is_ok_and(|d| !d.is_empty())
         .then(|| IndexLock::snapshot(index_path));
+    crate::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     crate::phase::mark("update: new paths announced");
     let mut outcome = Outcome {
