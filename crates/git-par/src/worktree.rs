@@ -81,6 +81,9 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
             .spawn(move || plan_ahead(&repo, &target))
             .ok()
     });
+    // The plan's copy is the only one left: its packs are unmapped when the plan is made, not
+    // held (resident) through the checkout, which maps them again.
+    drop(here);
     let status = crate::run_git(&git_args, None)?;
     gitpar::phase::mark("git worktree add --no-checkout");
     // Joined once the new work tree is open, which it need not wait for.
