@@ -62,7 +62,25 @@ pub(crate) enum Caller {
 
 /// `git par merge ARGS` (the arguments after `merge`).
 pub(crate) fn merge(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
+    if opens_an_editor(&args) {
+        // An editor session on a merge commit is git's alone: refused as usage git-par does not
+        // take (exit 2), so that whoever runs git-par in git's place runs git itself, in the
+        // same process (a test, or a tool, may signal the process it started by its pid); run
+        // as `git`, git-par never takes such a call (`transparent::parses`).
+        eprintln!(
+            "error: unexpected argument '--edit' found\n\n  tip: a merge message edited in an \
+             editor is git's: run `git merge` for it\n\nUsage: git par merge [every option of git \
+             merge] COMMIT\n\nFor more information, try '--help'."
+        );
+        return Err(2);
+    }
     run(&args, overrides, Caller::User)
+}
+
+/// Whether `git merge ARGS` asks for the merge message in an editor (`-e`/`--edit`), which
+/// only a merge commit has: git's, whole.
+pub(crate) fn opens_an_editor(args: &[OsString]) -> bool {
+    gitopts::parse(args, MERGE).flag("edit") == Some(true)
 }
 
 /// Replace this process by git for this merge, saying why with `GIT_PAR_TRACE`.

@@ -241,6 +241,12 @@ fn plan(args: &[OsString]) -> Option<Plan> {
 /// option it does not know, `-h`) is git's call, before git-par has done anything.
 fn parses(args: &[OsString]) -> bool {
     use clap::Parser;
+    let command = crate::patch::subcommand_at(args);
+    if command.is_some_and(|i| args[i] == "merge" && crate::merge::opens_an_editor(&args[i + 1..]))
+    {
+        // Refused by `git par merge` (an editor session is git's).
+        return false;
+    }
     let args = crate::patch::end_of_options(args.to_vec());
     crate::Cli::try_parse_from(std::iter::once(OsString::from("git-par")).chain(args)).is_ok()
 }
