@@ -588,6 +588,47 @@ fn join(prefix: &BStr, name: &BStr) -> BString {
 mod tests {
     use super::*;
 
+    /// Run git in `dir` with `input` on its standard input; its standard output, trimmed.
+    fn git_in(dir: &std::path::Path, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write as _;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("git runs");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input).expect("write");
+        drop(stdin);
+        let out = child.wait_with_output().expect("git ends");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
+    }
+
+    /// One entry of a tree object: mode, name, NUL, the binary id of `hex`.
+    fn tree_entry(mode: &str, name: &str, hex: &str) -> Vec<u8> {
+        let mut e = format!("{mode} {name}\0").into_bytes();
+        e.extend(ObjectId::from_hex(hex.as_bytes()).expect("hex").as_bytes());
+        e
+    }
+
+    /// A tree object of `entries` as given (any order, any name), written into `dir`'s
+    /// repository by git; its id.
+    fn mktree_in(dir: &std::path::Path, entries: &[Vec<u8>]) -> String {
+        git_in(
+            dir,
+            &["hash-object", "-w", "--literally", "-t", "tree", "--stdin"],
+            &entries.concat(),
+        )
+    }
+
     #[test]
     fn by_name_sorts_and_keeps_the_first_of_a_repeated_name() {
         let id = |b: u8| ObjectId::from_bytes_or_panic(&[b; 20]);
@@ -616,45 +657,12 @@ mod tests {
     /// sorts those of a tree whose entries are out of order (as only a hand-made one is).
     #[test]
     fn leaves_come_out_in_index_order_whatever_the_trees_order() {
-        use std::io::Write as _;
-        use std::process::{Command, Stdio};
         let dir = tempfile::tempdir().expect("temporary directory");
-        let git = |args: &[&str], input: &[u8]| {
-            let mut child = Command::new("git")
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .args(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("git runs");
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input)
-                .expect("write");
-            let out = child.wait_with_output().expect("git ends");
-            assert!(out.status.success(), "git {args:?}");
-            String::from_utf8(out.stdout)
-                .expect("utf-8")
-                .trim()
-                .to_owned()
-        };
+        let git = |args: &[&str], input: &[u8]| git_in(dir.path(), args, input);
         git(&["init", "-q"], b"");
         let blob = git(&["hash-object", "-w", "--stdin"], b"x\n");
-        let entry = |mode: &str, name: &str, hex: &str| {
-            let mut e = format!("{mode} {name}\0").into_bytes();
-            e.extend(ObjectId::from_hex(hex.as_bytes()).expect("hex").as_bytes());
-            e
-        };
-        let mktree = |entries: &[Vec<u8>]| {
-            git(
-                &["hash-object", "-w", "--literally", "-t", "tree", "--stdin"],
-                &entries.concat(),
-            )
-        };
+        let entry = tree_entry;
+        let mktree = |entries: &[Vec<u8>]| mktree_in(dir.path(), entries);
         // "a.b" sorts before the directory "a" ("a/" in a tree, "a/c" in the index).
         let sub = mktree(&[entry("100644", "c", &blob)]);
         let sorted = mktree(&[
@@ -685,28 +693,9 @@ mod tests {
     /// units (the trees two levels down) fail in two places report the first in walk order.
     #[test]
     fn the_parallel_walk_is_the_walk() {
-        use std::process::Command;
         let dir = tempfile::tempdir().expect("temporary directory");
         let git = |args: &[&str], input: Option<&[u8]>| {
-            use std::io::Write as _;
-            let mut child = Command::new("git")
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .args(args)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .expect("git runs");
-            let mut stdin = child.stdin.take().expect("stdin");
-            stdin.write_all(input.unwrap_or_default()).expect("write");
-            drop(stdin);
-            let out = child.wait_with_output().expect("git ends");
-            assert!(out.status.success(), "git {args:?}");
-            String::from_utf8(out.stdout)
-                .expect("utf-8")
-                .trim()
-                .to_owned()
+            git_in(dir.path(), args, input.unwrap_or_default())
         };
         git(&["init", "-q"], None);
         for path in [
@@ -747,17 +736,8 @@ mod tests {
             assert_eq!(listed(many), one, "{threads} threads");
         }
         // Two bad names, under `a/b` and under `m/n`: both walks name the one under `a/b`.
-        let entry = |mode: &str, name: &str, id: &str| {
-            let mut e = format!("{mode} {name}\0").into_bytes();
-            e.extend(ObjectId::from_hex(id.as_bytes()).expect("hex").as_bytes());
-            e
-        };
-        let mktree = |entries: &[Vec<u8>]| {
-            git(
-                &["hash-object", "-w", "--literally", "-t", "tree", "--stdin"],
-                Some(&entries.concat()),
-            )
-        };
+        let entry = tree_entry;
+        let mktree = |entries: &[Vec<u8>]| mktree_in(dir.path(), entries);
         let blob = git(&["hash-object", "-w", "--stdin"], Some(b"x\n"));
         let bad = mktree(&[entry("100644", ".git", &blob)]);
         let b = mktree(&[entry("40000", "bad", &bad)]);

@@ -227,6 +227,7 @@ pub(crate) fn commit_prepared(
     mut prepared: Prepared,
     stats: impl IntoIterator<Item = Option<gix::index::entry::Stat>>,
 ) -> Result<(), Error> {
+    let mut words = Vec::with_capacity(36);
     for (&at, stat) in prepared.offsets.iter().zip(stats) {
         let Some(s) = stat else {
             continue;
@@ -234,21 +235,12 @@ pub(crate) fn commit_prepared(
         let Some(slot) = prepared.body.get_mut(at..at + STAT) else {
             continue;
         };
-        // ctime, mtime, dev, ino; the mode (already there); uid, gid, size.
-        let words = [
-            s.ctime.secs,
-            s.ctime.nsecs,
-            s.mtime.secs,
-            s.mtime.nsecs,
-            s.dev,
-            s.ino,
-        ];
-        for (k, word) in words.iter().enumerate() {
-            slot[4 * k..4 * k + 4].copy_from_slice(&word.to_be_bytes());
-        }
-        for (k, word) in [s.uid, s.gid, s.size].iter().enumerate() {
-            slot[28 + 4 * k..32 + 4 * k].copy_from_slice(&word.to_be_bytes());
-        }
+        // The untracked cache's nine words are the entry's stat data without its mode: ctime,
+        // mtime, dev, ino; then (after the mode, already there) uid, gid, size.
+        words.clear();
+        push_stat_data(&mut words, &s);
+        slot[..24].copy_from_slice(&words[..24]);
+        slot[28..].copy_from_slice(&words[24..]);
     }
     let Prepared {
         body,

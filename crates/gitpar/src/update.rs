@@ -666,17 +666,7 @@ pub(crate) fn record(
     keep: crate::record::Keep<'_>,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
-    let Err(err) = crate::record::commit(lock, repo, state, keep) else {
-        return Ok(());
-    };
-    let source = CheckoutError::from(err);
-    if outcome.errors.is_empty() {
-        return Err(source.into());
-    }
-    Err(Error::Unrecorded {
-        errors: std::mem::take(&mut outcome.errors),
-        source,
-    })
+    recorded(crate::record::commit(lock, repo, state, keep), outcome)
 }
 
 /// [`record`] of an index encoded while its files were written ([`crate::record::Prepared`]),
@@ -687,7 +677,16 @@ pub(crate) fn record_prepared(
     stats: Vec<Option<gix::index::entry::Stat>>,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
-    let Err(err) = crate::record::commit_prepared(lock, prepared, stats) else {
+    recorded(
+        crate::record::commit_prepared(lock, prepared, stats),
+        outcome,
+    )
+}
+
+/// The result of recording an index: a failure after entries failed too returns their
+/// failures with it (see [`record`]).
+fn recorded(result: Result<(), crate::lock::Error>, outcome: &mut Outcome) -> Result<(), Error> {
+    let Err(err) = result else {
         return Ok(());
     };
     let source = CheckoutError::from(err);
