@@ -15,7 +15,7 @@ use std::io::Write as _;
 use gix::ObjectId;
 
 use crate::gitopts::{self, alias, both, long, short, Arity, Spec};
-use crate::{fatal, report, CheckoutArgs};
+use crate::{report, CheckoutArgs};
 
 /// The options of `git merge` (git 2.47's `builtin_merge_options`).
 pub(crate) const MERGE: &[Spec] = &[
@@ -85,18 +85,13 @@ pub(crate) fn opens_an_editor(args: &[OsString]) -> bool {
 
 /// Replace this process by git for this merge, saying why with `GIT_PAR_TRACE`.
 fn hand_to_git(args: &[OsString], caller: Caller, why: &str) -> u8 {
-    if std::env::var_os("GIT_PAR_TRACE").is_some() {
-        eprintln!("git-par: handing the merge to git: {why}");
-    }
     let git = match caller {
         Caller::User => crate::own_args(),
         Caller::Pull => std::iter::once(OsString::from("merge"))
             .chain(args.iter().cloned())
             .collect(),
     };
-    let _ = std::io::stdout().flush();
-    let err = crate::patch::exec_git(&git);
-    fatal(format!("cannot run git: {err}"))
+    crate::patch::hand_to_git("merge", why, &git)
 }
 
 /// What the command line asks for, when git-par can do it.

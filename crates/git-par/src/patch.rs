@@ -1,6 +1,8 @@
-//! `-p/--patch`: interactive hunk selection is git's, so `git par checkout -p`, `restore -p` and
-//! `reset -p` hand the call to git unchanged. This is git-par's one deliberate delegation: the
-//! interactive loop writes one hunk at a time and has nothing to parallelise.
+//! Calls handed to git whole. `-p/--patch`: interactive hunk selection is git's, so `git par
+//! checkout -p`, `restore -p` and `reset -p` hand the call to git unchanged (the interactive loop
+//! writes one hunk at a time and has nothing to parallelise). The other documented delegations
+//! (merges and pulls that are no fast-forward, `sparse-checkout list`, a status with an
+//! untracked cache, a repository gix cannot read, ...) go through [`hand_to_git`].
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
@@ -67,6 +69,20 @@ pub fn end_of_options(mut args: Vec<OsString>) -> Vec<OsString> {
 /// Replace this process by `git ARGS`; returns only if git could not be started.
 pub fn exec_git(args: &[OsString]) -> std::io::Error {
     gitpar::git_command().args(args).exec()
+}
+
+/// Replace this process by git with `args`, the whole call being git's (a documented
+/// delegation), after saying why under `GIT_PAR_TRACE` (`git-par: handing the WHAT to git:
+/// WHY`) and flushing what git-par printed. Returns only if git cannot be started: the exit
+/// code, after git's `fatal:` line.
+pub fn hand_to_git(what: &str, why: &str, args: &[OsString]) -> u8 {
+    use std::io::Write as _;
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!("git-par: handing the {what} to git: {why}");
+    }
+    let _ = std::io::stdout().flush();
+    let err = exec_git(args);
+    crate::fatal(format!("cannot run git: {err}"))
 }
 
 #[cfg(test)]

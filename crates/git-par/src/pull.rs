@@ -72,11 +72,7 @@ const NONEG: &[&str] = &["n", "ff-only", "unshallow", "refmap"];
 /// Replace this process by `git pull` with git-par's own arguments, saying why with
 /// `GIT_PAR_TRACE`.
 fn hand_to_git(why: &str) -> u8 {
-    if std::env::var_os("GIT_PAR_TRACE").is_some() {
-        eprintln!("git-par: handing the pull to git: {why}");
-    }
-    let err = crate::patch::exec_git(&crate::own_args());
-    fatal(format!("cannot run git: {err}"))
+    crate::patch::hand_to_git("pull", why, &crate::own_args())
 }
 
 /// An option as `OPT_PASSTHRU` rebuilds it: `--[no-]<long>[=<value>]`, or `-<short><value>`

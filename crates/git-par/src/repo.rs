@@ -62,13 +62,8 @@ fn unreadable_by_gix(git_dir: &Path) -> Option<&'static str> {
 /// `-p/--patch`, where git does the whole command, because git-par cannot read the repository
 /// at all (see [`unreadable_by_gix`]). Set `GIT_PAR_TRACE` to see it happen.
 fn hand_to_git(why: &str) -> ! {
-    let args = crate::own_args();
-    if std::env::var_os("GIT_PAR_TRACE").is_some() {
-        eprintln!("git-par: handing the command to git: {why}");
-    }
-    let err = crate::patch::exec_git(&args);
-    eprintln!("fatal: cannot run git: {err}");
-    std::process::exit(128)
+    let code = crate::patch::hand_to_git("command", why, &crate::own_args());
+    std::process::exit(i32::from(code))
 }
 
 /// What the setup decided, before gix opens anything.

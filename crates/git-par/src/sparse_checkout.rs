@@ -234,11 +234,7 @@ fn record_with_git(repo: &gix::Repository) -> Result<(), u8> {
 
 /// Replace this process by git with git-par's own arguments (a documented delegation).
 fn hand_to_git(why: &str) -> u8 {
-    if std::env::var_os("GIT_PAR_TRACE").is_some() {
-        eprintln!("git-par: sparse-checkout handed to git: {why}");
-    }
-    let err = crate::patch::exec_git(&crate::own_args());
-    fatal(format!("cannot run git: {err}"))
+    crate::patch::hand_to_git("sparse-checkout", why, &crate::own_args())
 }
 
 /// The part of git's `sanitize_paths` that reads the index, which git cannot see through the

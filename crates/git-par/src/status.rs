@@ -138,7 +138,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
 
 /// Hand this `status` to git, with the arguments it was given (options git-par does not
 /// implement, or settings such as `column.status` that change the output where it does not).
-fn hand_to_git() -> u8 {
+fn hand_to_git(why: &str) -> u8 {
     let mut git = vec![OsString::from("status")];
     git.extend(
         crate::own_args()
@@ -146,14 +146,13 @@ fn hand_to_git() -> u8 {
             .skip_while(|a| a != "status")
             .skip(1),
     );
-    let err = crate::patch::exec_git(&git);
-    fatal(format!("cannot run git: {err}"))
+    crate::patch::hand_to_git("status", why, &git)
 }
 
 /// `git par status [options] [--] [<pathspec>...]`.
 pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let Some(args) = parse(&args)? else {
-        return Err(hand_to_git());
+        return Err(hand_to_git("an option git-par does not implement"));
     };
     let opened = crate::repo::open(overrides)?;
     gitpar::phase::mark("repository opened");
@@ -162,7 +161,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     let config = repo.config_snapshot();
     let settings = config::Settings::read(&config, stdout_is_tty())?;
     if settings.columns {
-        return Err(hand_to_git());
+        return Err(hand_to_git("column.status"));
     }
     // git's finalize_deferred_config: -z without a format is --porcelain; status.short,
     // status.branch and status.aheadBehind only count for the formats made for people.
@@ -213,12 +212,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     };
     let st = match gitpar::status::status(repo, &worktree, &opened.index_path, head.tree, &opts) {
         Ok(st) => st,
-        Err(gitpar::status::Error::Delegate(why)) => {
-            if std::env::var_os("GIT_PAR_TRACE").is_some() {
-                eprintln!("git-par: handing the status to git: {why}");
-            }
-            return Err(hand_to_git());
-        }
+        Err(gitpar::status::Error::Delegate(why)) => return Err(hand_to_git(why)),
         Err(e) => return Err(fatal(e.to_string())),
     };
     let branch = args
