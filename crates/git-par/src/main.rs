@@ -226,6 +226,31 @@ fn main() -> ExitCode {
     let args = patch::end_of_options(args);
     let cli = Cli::parse_from(std::iter::once(program).chain(args));
     interrupt::install();
+    if matches!(
+        cli.command,
+        Command::Clone(_)
+            | Command::Worktree(_)
+            | Command::Switch(_)
+            | Command::Checkout(_)
+            | Command::Reset(_)
+            | Command::Merge(_)
+            | Command::Pull(_)
+    ) {
+        // These write reflogs, whose times name the local offset: the first look at the system
+        // time zone lists the whole zoneinfo database (jiff, under gix-date: a millisecond),
+        // which is done here beside the operation instead of on its sequential end. The zone
+        // is cached for the process.
+        let _ = std::thread::Builder::new()
+            .name("git-par tz".into())
+            .spawn(|| {
+                let _ = gix::date::Time::now_local_or_utc();
+            });
+    }
+    if !matches!(cli.command, Command::Bench(_)) {
+        // One operation, then the exit (as with git): what it lets go of at its end is left
+        // for the exit to free.
+        gitpar::leave_to_exit();
+    }
     // git's default identity first, so that any configured one (or `-c`) takes precedence.
     let mut overrides = identity::fallback_overrides();
     overrides.extend(config_env::from_git_config_parameters());
