@@ -1037,6 +1037,50 @@ mod tests {
         assert!(found.windows(2).all(|w| w[0] <= w[1]));
     }
 
+    /// gix-pack's `lookup` (vendored: a guess from the id's bytes narrows each fan-out bucket
+    /// before the binary search) finds every id of an index whose buckets have hundreds of
+    /// rows, and nothing for ids next to them that it does not hold.
+    #[test]
+    fn pack_index_lookups_in_large_buckets_find_every_id_and_only_those() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        git(dir.path(), &["init", "-q", "--bare"]);
+        let mut stream = String::new();
+        for n in 0..40_000 {
+            let data = format!("blob {n}\n");
+            stream.push_str(&format!("blob\ndata {}\n{data}\n", data.len()));
+        }
+        let mut child = Command::new("git")
+            .current_dir(dir.path())
+            .args(["fast-import", "--quiet"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("git fast-import runs");
+        std::io::Write::write_all(
+            child.stdin.as_mut().expect("piped stdin"),
+            stream.as_bytes(),
+        )
+        .expect("fast-import reads its stream");
+        drop(child.stdin.take());
+        assert!(child.wait().expect("fast-import ends").success());
+        let repo = gix::open(dir.path()).expect("repository opens");
+        let packs = open_packs(&repo);
+        let index = &packs[0].0;
+        let count = index.num_objects();
+        assert!(count >= 40_000, "{count} objects");
+        for i in 0..count {
+            let id = index.oid_at_index(i).to_owned();
+            assert_eq!(index.lookup(id), Some(i), "{id}");
+            // The id with its last byte changed lies between its neighbours or past them.
+            let mut near = id;
+            let bytes = near.as_mut_slice();
+            let last = bytes.len() - 1;
+            bytes[last] ^= 1;
+            let expected = (i.saturating_sub(1)..(i + 2).min(count))
+                .find(|&j| index.oid_at_index(j) == near.as_ref());
+            assert_eq!(index.lookup(near), expected, "{near}");
+        }
+    }
+
     #[test]
     fn objects_above_the_limit_fall_back() {
         assert!(reads_match_the_object_database(usize::MAX, 8 * 1024, 2) < 23);
