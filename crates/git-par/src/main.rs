@@ -246,11 +246,6 @@ fn main() -> ExitCode {
                 let _ = gix::date::Time::now_local_or_utc();
             });
     }
-    if !matches!(cli.command, Command::Bench(_)) {
-        // One operation, then the exit (as with git): what it lets go of at its end is left
-        // for the exit to free.
-        gitpar::leave_to_exit();
-    }
     // git's default identity first, so that any configured one (or `-c`) takes precedence.
     let mut overrides = identity::fallback_overrides();
     overrides.extend(config_env::from_git_config_parameters());

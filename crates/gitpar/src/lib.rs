@@ -78,4 +78,4 @@ pub fn git_command() -> std::process::Command {
 }
 pub use filter::{finish_filters, Meta as FilterMeta};
 pub use options::Options;
-pub use run::{leave_to_exit, Context, Progress};
+pub use run::{Context, Progress};

@@ -304,9 +304,7 @@ pub(crate) fn commit_prepared(
             };
             out.write_all(sum.as_bytes())
         })
-    })?;
-    crate::run::drop_apart((body, offsets));
-    Ok(())
+    })
 }
 
 /// Whether the engine reads an index without hashing it first (gix-index's `skip_hash`): git

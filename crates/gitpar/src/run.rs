@@ -7,7 +7,7 @@
 //! on this room rather than on one another: the machinery never reaches up into an operation.
 //! The public paths stay those of [`crate::checkout`](mod@crate::checkout), which re-exports them.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use bstr::BString;
 use gix::hash::ObjectId;
@@ -124,38 +124,11 @@ pub(crate) fn repo_err(context: &'static str) -> impl FnOnce(gix::Error) -> Erro
     }
 }
 
-/// How many more values [`drop_apart`] leaves for the process's exit to free
-/// ([`leave_to_exit`]).
-static LEAVE_TO_EXIT: AtomicUsize = AtomicUsize::new(0);
-
-/// What one checkout gives [`drop_apart`]: its plan, its blob cache, its encoded index.
-const ONE_CHECKOUT: usize = 3;
-
-/// Declare that the process exits once the operation it runs returns (git-par's commands, as
-/// git's own do): the large structures a checkout lets go of at its end (the plan, the blob
-/// cache, the encoded index) are then not freed one allocation at a time but left to the exit,
-/// which returns their pages in bulk. Freeing them took two threads' worth of `free` and
-/// `munmap` at the sequential end of tldr's and the bench's checkouts, and their malloc locks
-/// held up the thread writing the index. Only one checkout's worth is left so: a command that
-/// checks out more (submodules) frees the others' as before, so that what is held stays
-/// bounded. A library caller that goes on does not call this.
-pub fn leave_to_exit() {
-    LEAVE_TO_EXIT.store(ONE_CHECKOUT, Ordering::Relaxed);
-}
-
-/// Let go of `value` off the critical path: left to the process's exit after
-/// [`leave_to_exit`], else dropped on a thread of its own (a checkout's plan and blob cache,
-/// tens of thousands of paths and buffers to free and the packs to unmap, took 3 ms of tldr's
-/// checkout after its files were written, on the sequential end of it where the other CPUs
-/// have nothing to do), or here when no thread can be started.
+/// Drop `value` on a thread of its own: a checkout's plan and blob cache (tens of thousands of
+/// paths and buffers to free, the packs to unmap) took 3 ms of tldr's checkout after its files
+/// were written, on the sequential end of it where the other CPUs have nothing to do. Dropped
+/// here when no thread can be started.
 pub(crate) fn drop_apart<T: Send + 'static>(value: T) {
-    let leave = LEAVE_TO_EXIT
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-        .is_ok();
-    if leave {
-        std::mem::forget(value);
-        return;
-    }
     // A thread that cannot start drops its closure, and `value` with it, here.
     let _ = std::thread::Builder::new()
         .name("git-par drop".into())
