@@ -45,12 +45,6 @@ fn recode(text: &[u8], from: Option<&str>, to: Option<&str>) -> Vec<u8> {
 /// log output encoding (bytes, as git writes them).
 pub(crate) fn print_new_head_line(repo: &gix::Repository, commit: gix::ObjectId) {
     use std::io::Write as _;
-    let _ = std::io::stdout().write_all(&new_head_line(repo, commit));
-}
-
-/// The line [`print_new_head_line`] prints: made apart from printing it so that a caller can
-/// make it while its checkout runs (the abbreviation loads the object database's indexes).
-pub(crate) fn new_head_line(repo: &gix::Repository, commit: gix::ObjectId) -> Vec<u8> {
     let mut line = format!("HEAD is now at {}", crate::short(repo, commit)).into_bytes();
     let subject = subject(repo, commit);
     if !subject.is_empty() {
@@ -58,5 +52,5 @@ pub(crate) fn new_head_line(repo: &gix::Repository, commit: gix::ObjectId) -> Ve
         line.extend_from_slice(&subject);
     }
     line.push(b'\n');
-    line
+    let _ = std::io::stdout().write_all(&line);
 }

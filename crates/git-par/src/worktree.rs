@@ -208,12 +208,6 @@ fn check_out(
         ref_name: crate::dwim_ref(&wt_repo, "HEAD").filter(|r| r.starts_with(b"refs/")),
         treeish: Some(commit),
     };
-    // git's `HEAD is now at` line, made while the files are written: its abbreviation loads the
-    // object database's indexes (a millisecond on the sequential end of the checkout).
-    let head_line = (!checkout.quiet).then(|| {
-        let repo = wt_repo.clone();
-        std::thread::spawn(move || crate::state::new_head_line(&repo, commit))
-    });
     let written = crate::tree_of(&wt_repo, commit)
         .map_err(|msg| {
             eprintln!("fatal: {msg}");
@@ -245,12 +239,8 @@ fn check_out(
             eprintln!("error: {e}");
         }
     }
-    if let Some(line) = head_line {
-        use std::io::Write as _;
-        let line = line
-            .join()
-            .unwrap_or_else(|_| crate::state::new_head_line(&wt_repo, commit));
-        let _ = std::io::stdout().write_all(&line);
+    if !checkout.quiet {
+        crate::state::print_new_head_line(&wt_repo, commit);
     }
     if let Some(donor) = &checkout.donor {
         carry_included(donor, &wt_repo, &workdir, &checkout);

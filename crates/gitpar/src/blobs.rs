@@ -110,9 +110,6 @@ struct Cache {
     bytes: usize,
     /// Buffers of freed nodes, handed to the next writer that needs one.
     free: Vec<Vec<u8>>,
-    /// Buffers let go while the lock is held, freed once it is released ([`Locked`]): a
-    /// decoded blob of megabytes is unmapped page by page, which held the other writers up.
-    freed: Vec<Vec<u8>>,
 }
 
 /// A multiplicative hash of node numbers and pack offsets: the maps are ours and their keys are
@@ -163,8 +160,6 @@ impl Cache {
     fn recycle(&mut self, buf: Vec<u8>) {
         if self.free.len() < SPARE && buf.capacity() > 0 {
             self.free.push(buf);
-        } else if buf.capacity() > 0 {
-            self.freed.push(buf);
         }
     }
 }
@@ -243,33 +238,8 @@ impl Base {
 #[derive(Debug)]
 pub(crate) struct Fallback;
 
-fn lock(cache: &Mutex<Cache>) -> Locked<'_> {
-    Locked(Some(cache.lock().unwrap_or_else(PoisonError::into_inner)))
-}
-
-/// The cache, locked: what it lets go of while locked is freed after the lock is released,
-/// so that no writer waits for another's `munmap`.
-struct Locked<'a>(Option<std::sync::MutexGuard<'a, Cache>>);
-
-impl std::ops::Deref for Locked<'_> {
-    type Target = Cache;
-    fn deref(&self) -> &Cache {
-        self.0.as_ref().expect("held until dropped")
-    }
-}
-
-impl std::ops::DerefMut for Locked<'_> {
-    fn deref_mut(&mut self) -> &mut Cache {
-        self.0.as_mut().expect("held until dropped")
-    }
-}
-
-impl Drop for Locked<'_> {
-    fn drop(&mut self) {
-        let freed = self.0.as_mut().map(|c| std::mem::take(&mut c.freed));
-        self.0 = None;
-        drop(freed);
-    }
+fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
+    cache.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Blobs {
@@ -295,7 +265,6 @@ impl Blobs {
                 data: HashMap::default(),
                 bytes: 0,
                 free: Vec::new(),
-                freed: Vec::new(),
             }),
             cap,
             limit: u64::try_from(limit).unwrap_or(u64::MAX),
@@ -547,11 +516,10 @@ impl Blobs {
                     copy.clear();
                     copy.extend_from_slice(&buf[..len]);
                     let mut cache = lock(&self.cache);
-                    cache.bytes -= len;
                     if cache.pending[node as usize] > 0 && !cache.data.contains_key(&node) {
-                        cache.bytes += len;
                         cache.data.insert(node, Arc::new(copy));
                     } else {
+                        cache.bytes -= len;
                         cache.recycle(copy);
                     }
                 }

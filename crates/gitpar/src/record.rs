@@ -238,42 +238,18 @@ pub(crate) fn commit_prepared(
         hash,
         checksum,
     } = prepared;
-    let hashed_apart = checksum && body.len() >= 1 << 20;
     lock.commit_with(|out| {
         std::thread::scope(|scope| {
-            let (chunks, received) = std::sync::mpsc::channel::<&[u8]>();
-            let hashing = hashed_apart.then(|| {
-                scope.spawn(move || {
-                    let mut hasher = crate::checksum::Checksum::new(hash);
-                    for chunk in received {
-                        hasher.update(chunk);
-                    }
-                    hasher.finalize(hash)
-                })
-            });
-            let mut hasher =
-                (checksum && !hashed_apart).then(|| crate::checksum::Checksum::new(hash));
+            let mut digest = Digest::start(scope, hash, checksum, body.len());
             // `rest` is the part of the body not handed on yet, starting at byte `done`.
             let (mut rest, mut done): (&mut [u8], usize) = (&mut body, 0);
-            // Written, and hashed here or handed to the hashing thread (which ends when the
-            // channel closes; a send only fails if it has gone, and its join reports why).
-            let mut hand_on = |part: &'_ [u8], hasher: &mut Option<crate::checksum::Checksum>| {
-                out.write_all(part)?;
-                if let Some(hasher) = hasher {
-                    hasher.update(part);
-                }
-                std::io::Result::Ok(())
-            };
             let mut words = Vec::with_capacity(36);
             for (&at, stat) in offsets.iter().zip(stats) {
                 if at - done >= WRITE_CHUNK {
                     // Every entry before this one is patched: hand their bytes on.
                     let (part, tail) = std::mem::take(&mut rest).split_at_mut(at - done);
-                    let part: &[u8] = part;
-                    hand_on(part, &mut hasher)?;
-                    if hashed_apart {
-                        let _ = chunks.send(part);
-                    }
+                    out.write_all(part)?;
+                    digest.update(part);
                     (rest, done) = (tail, at);
                 }
                 let Some(s) = stat else {
@@ -289,22 +265,75 @@ pub(crate) fn commit_prepared(
                 slot[..24].copy_from_slice(&words[..24]);
                 slot[28..].copy_from_slice(&words[24..]);
             }
-            let rest: &[u8] = rest;
-            hand_on(rest, &mut hasher)?;
-            if hashed_apart {
-                let _ = chunks.send(rest);
-            }
-            drop(chunks);
-            let sum = match (hashing, hasher) {
-                (Some(thread), _) => thread
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                (None, Some(hasher)) => hasher.finalize(hash),
-                (None, None) => hash.null(),
-            };
-            out.write_all(sum.as_bytes())
+            out.write_all(rest)?;
+            digest.update(rest);
+            out.write_all(digest.finish().as_bytes())
         })
     })
+}
+
+/// The checksum of an index file being written, fed its bytes in order: on a thread of its own
+/// for a body of [`HASH_APART`] bytes or more (the pieces handed over as they are written), in
+/// line below that, not at all with `index.skipHash` (the null id).
+enum Digest<'scope, 'b> {
+    Skipped(gix::hash::Kind),
+    Here(crate::checksum::Checksum, gix::hash::Kind),
+    Apart(
+        std::sync::mpsc::Sender<&'b [u8]>,
+        std::thread::ScopedJoinHandle<'scope, ObjectId>,
+    ),
+}
+
+impl<'scope, 'b: 'scope> Digest<'scope, 'b> {
+    fn start<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        hash: gix::hash::Kind,
+        checksum: bool,
+        len: usize,
+    ) -> Self
+    where
+        'b: 'env,
+    {
+        if !checksum {
+            return Digest::Skipped(hash);
+        }
+        if len < HASH_APART {
+            return Digest::Here(crate::checksum::Checksum::new(hash), hash);
+        }
+        let (pieces, received) = std::sync::mpsc::channel::<&'b [u8]>();
+        let thread = scope.spawn(move || {
+            let mut hasher = crate::checksum::Checksum::new(hash);
+            for piece in received {
+                hasher.update(piece);
+            }
+            hasher.finalize(hash)
+        });
+        Digest::Apart(pieces, thread)
+    }
+
+    fn update(&mut self, piece: &'b [u8]) {
+        match self {
+            Digest::Skipped(_) => {}
+            Digest::Here(hasher, _) => hasher.update(piece),
+            // A send fails only if the thread has gone; `finish` resumes its panic.
+            Digest::Apart(pieces, _) => {
+                let _ = pieces.send(piece);
+            }
+        }
+    }
+
+    fn finish(self) -> ObjectId {
+        match self {
+            Digest::Skipped(hash) => hash.null(),
+            Digest::Here(hasher, hash) => hasher.finalize(hash),
+            Digest::Apart(pieces, thread) => {
+                drop(pieces);
+                thread
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            }
+        }
+    }
 }
 
 /// Whether the engine reads an index without hashing it first (gix-index's `skip_hash`): git
@@ -613,6 +642,9 @@ fn patched_chunks(
 /// (strace, the bench's 200,000-entry index on the root ext4).
 const WRITE_CHUNK: usize = 128 << 10;
 
+/// From this size an index's checksum is computed on a second thread beside its write.
+const HASH_APART: usize = 1 << 20;
+
 /// Write `body` with `patches` applied into `out` and return its checksum: the `kind` hash of
 /// it, or with `checksum` false (`index.skipHash`) the null id. A large body is hashed on a
 /// second thread while it is written: the write of a 20 MB index into the page cache and its
@@ -637,7 +669,7 @@ fn write_hashed(
         write(out)?;
         return Ok(kind.null());
     }
-    if body.len() < 1 << 20 {
+    if body.len() < HASH_APART {
         write(out)?;
         return digest();
     }
@@ -1238,9 +1270,16 @@ mod tests {
     /// An index encoded ahead and patched with its stat data ([`prepare`], [`commit_prepared`])
     /// is byte for byte the one [`commit`] writes from the same entries, in every format:
     /// versions 2, 3 (skip-worktree entries) and 4, `index.skipHash`, the end-of-entries
-    /// extension.
+    /// extension; for a small index (hashed in line, written in one piece) and one of more than
+    /// [`HASH_APART`] bytes (written in pieces, hashed on a thread of its own).
     #[test]
     fn a_prepared_index_is_the_index_commit_writes() {
+        for count in [300, 20_000] {
+            prepared_index_is_the_index_commit_writes(count);
+        }
+    }
+
+    fn prepared_index_is_the_index_commit_writes(count: u32) {
         let dir = tempfile::tempdir().expect("temporary directory");
         let git = |args: &[&str]| {
             let status = std::process::Command::new("git")
@@ -1253,7 +1292,7 @@ mod tests {
             assert!(status.success(), "git {args:?}");
         };
         git(&["init", "-q"]);
-        let paths: Vec<(String, u8)> = (0..300u32)
+        let paths: Vec<(String, u8)> = (0..count)
             .map(|k| (format!("d{}/e{}/f{k}", k % 7, k % 3), (k % 200) as u8 + 1))
             .collect();
         let mut sorted: Vec<(&str, u8)> = paths.iter().map(|(p, n)| (p.as_str(), *n)).collect();
@@ -1316,8 +1355,11 @@ mod tests {
                 let (one, two) = (std::fs::read(one).unwrap(), std::fs::read(two).unwrap());
                 assert!(
                     one == two,
-                    "config {c}, skip-worktree {skip}: the files differ"
+                    "{count} entries, config {c}, skip-worktree {skip}: the files differ"
                 );
+                if count > 300 {
+                    assert!(one.len() > HASH_APART, "{} bytes", one.len());
+                }
             }
             for (key, _) in *config {
                 git(&["config", "--unset", key]);
