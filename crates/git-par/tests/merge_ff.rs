@@ -117,9 +117,7 @@ impl Twin {
         let g = dated(&self.by_git, "git");
         let p = dated(&self.by_par, GIT_PAR);
         let both = || format!("--- git:\n{}\n--- git-par:\n{}", g.describe(), p.describe());
-        assert_eq!(g.status.code(), p.status.code(), "exit codes\n{}", both());
-        assert_eq!(g.stdout_str(), p.stdout_str(), "stdout\n{}", both());
-        assert_eq!(g.stderr_str(), p.stderr_str(), "stderr\n{}", both());
+        assert_same_output(&format!("{args:?}"), &g, &p, true);
         compare_worktrees(&self.by_git, &self.by_par);
         let show = |dir: &Path, args: &[&str]| git(dir, args).stdout_str();
         for view in [

@@ -69,18 +69,7 @@ fn same_as_git(setup: impl Fn(&Path), steps: &[&str]) {
         }
         let expected = git(&by_git, &args);
         let actual = git_par(&by_par, &args);
-        assert_eq!(
-            expected.status.code(),
-            actual.status.code(),
-            "exit code of {line}:\n{}\n{}",
-            expected.describe(),
-            actual.describe()
-        );
-        assert_eq!(
-            expected.stderr_str(),
-            actual.stderr_str(),
-            "standard error of {line}"
-        );
+        assert_same_output(line, &expected, &actual, false);
         compare_worktrees(&by_git, &by_par);
         assert_eq!(state(&by_git), state(&by_par), "after {line}");
     }

@@ -151,23 +151,7 @@ fn same_as_git(setup: impl Fn(&Path), steps: &[Step]) {
         }
         let expected = run_in("git", &dir(&by_git), &step.args, step.stdin.as_deref());
         let actual = run_in(GIT_PAR, &dir(&by_par), &step.args, step.stdin.as_deref());
-        assert_eq!(
-            expected.status.code(),
-            actual.status.code(),
-            "exit code of {line}:\n{}\n{}",
-            expected.describe(),
-            actual.describe()
-        );
-        assert_eq!(
-            expected.stderr_str(),
-            actual.stderr_str(),
-            "standard error of {line}"
-        );
-        assert_eq!(
-            expected.stdout_str(),
-            actual.stdout_str(),
-            "standard output of {line}"
-        );
+        assert_same_output(&line, &expected, &actual, true);
         compare_worktrees(&by_git, &by_par);
         assert_eq!(snapshot(&by_git), snapshot(&by_par), "after {line}");
     }

@@ -125,6 +125,39 @@ impl Run {
     }
 }
 
+/// What git showed for a command, git-par showed too: the exit code, standard error and, with
+/// `stdout`, standard output (`what` names the command in the message, which shows both runs).
+#[track_caller]
+pub fn assert_same_output(what: &str, by_git: &Run, by_par: &Run, stdout: bool) {
+    let both = || {
+        format!(
+            "--- git:\n{}\n--- git-par:\n{}",
+            by_git.describe(),
+            by_par.describe()
+        )
+    };
+    assert_eq!(
+        by_git.status.code(),
+        by_par.status.code(),
+        "exit code of {what}\n{}",
+        both()
+    );
+    assert_eq!(
+        by_git.stderr_str(),
+        by_par.stderr_str(),
+        "standard error of {what}\n{}",
+        both()
+    );
+    if stdout {
+        assert_eq!(
+            by_git.stdout_str(),
+            by_par.stdout_str(),
+            "standard output of {what}\n{}",
+            both()
+        );
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
