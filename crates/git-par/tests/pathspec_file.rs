@@ -6,9 +6,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use support::*;
 
@@ -53,34 +51,6 @@ fn setup(dir: &Path) {
     git_ok(dir, ["add", "added"]);
 }
 
-/// Runs `program args` in `cwd` with `input` on standard input.
-fn run_stdin(program: &str, cwd: &Path, args: &[&str], input: &[u8]) -> Run {
-    let mut cmd = Command::new(program);
-    clean_env(&mut cmd)
-        .current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    // A command that refuses its arguments exits without reading its input
-    // (git does too): a broken pipe is then expected, not a failure.
-    if let Err(e) = child.stdin.take().unwrap().write_all(input) {
-        assert_eq!(
-            e.kind(),
-            std::io::ErrorKind::BrokenPipe,
-            "feeding {program}: {e}"
-        );
-    }
-    let out = child.wait_with_output().unwrap();
-    Run {
-        command: format!("{program} {}", args.join(" ")),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
-}
-
 /// The work tree's files (outside `.git`) and their contents.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
@@ -120,8 +90,8 @@ fn same(args: &[&str], input: &[u8], files: &[(&str, &[u8])]) {
         }
         git_ok(dir, ["update-index", "-q", "--refresh"]);
     }
-    let by_git = run_stdin("git", &g, args, input);
-    let by_par = run_stdin(GIT_PAR, &p, args, input);
+    let by_git = run_with_input("git", &g, args, input);
+    let by_par = run_with_input(GIT_PAR, &p, args, input);
     let first = |r: &Run| r.stderr_str().lines().next().unwrap_or("").to_owned();
     let ctx = format!("{args:?}\n{}\n{}", by_git.describe(), by_par.describe());
     assert_eq!(by_git.status.code(), by_par.status.code(), "{ctx}");

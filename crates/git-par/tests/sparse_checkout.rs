@@ -8,9 +8,7 @@
 mod support;
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use support::*;
 
@@ -82,26 +80,7 @@ fn in_dir(mut step: Step, dir: &'static str) -> Step {
 
 /// `program args` in `cwd` with git's clean test environment and `stdin` fed in.
 fn run_in(program: &str, cwd: &Path, args: &[String], stdin: Option<&str>) -> Run {
-    let mut cmd = Command::new(program);
-    clean_env(&mut cmd)
-        .current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    let mut input = child.stdin.take().unwrap();
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .unwrap();
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    Run {
-        command: format!("{program} {}", args.join(" ")),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
+    run_with_input(program, cwd, args, stdin.unwrap_or_default().as_bytes())
 }
 
 /// Everything a step may change, as text: pattern file, configuration, index bits, status.
@@ -243,19 +222,13 @@ fn unmerged_entries_are_left_with_the_warning() {
         let blob = git_str(root, ["rev-parse", "HEAD:folder1/a"]);
         let zero = "0".repeat(40);
         let input = format!("0 {zero}\tfolder1/a\n100644 {blob} 1\tfolder1/a\n");
-        let mut child = Command::new("git");
-        clean_env(&mut child)
-            .current_dir(root)
-            .args(["update-index", "--index-info"])
-            .stdin(Stdio::piped());
-        let mut child = child.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        run_with_input(
+            "git",
+            root,
+            ["update-index", "--index-info"],
+            input.as_bytes(),
+        )
+        .assert_success();
     };
     same_as_git(
         unmerged,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write as _};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -175,7 +175,25 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let program = program.as_ref();
+    run_fed(program.as_ref(), cwd, args, None)
+}
+
+/// Runs `program args...` in `cwd` with the clean environment and `input` on its standard
+/// input. A command that refuses its arguments exits without reading its input (git does
+/// too): a broken pipe is then expected, not a failure.
+pub fn run_with_input<I, S>(program: impl AsRef<OsStr>, cwd: &Path, args: I, input: &[u8]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_fed(program.as_ref(), cwd, args, Some(input))
+}
+
+fn run_fed<I, S>(program: &OsStr, cwd: &Path, args: I, input: Option<&[u8]>) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut command = String::new();
     let _ = write!(command, "{}", Path::new(program).display());
@@ -185,9 +203,26 @@ where
     let _ = write!(command, "  (in {})", cwd.display());
     let mut cmd = Command::new(program);
     clean_env(&mut cmd).current_dir(cwd).args(&args);
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command}: {e}"));
+    let output = match input {
+        None => cmd.output(),
+        Some(input) => cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                let fed = child.stdin.take().expect("piped").write_all(input);
+                if let Err(e) = fed {
+                    assert_eq!(
+                        e.kind(),
+                        std::io::ErrorKind::BrokenPipe,
+                        "feeding {command}: {e}"
+                    );
+                }
+                child.wait_with_output()
+            }),
+    };
+    let output = output.unwrap_or_else(|e| panic!("cannot run {command}: {e}"));
     Run {
         command,
         status: output.status,
