@@ -32,20 +32,17 @@ impl Pair {
         let both = || format!("--- git:\n{}\n--- git-par:\n{}", g.describe(), p.describe());
         assert_same_output(&format!("{args:?}"), &g, &p, true);
         compare_worktrees(&self.by_git, &self.by_par);
-        let show = |dir: &Path, args: &[&str]| git(dir, args).stdout_str();
-        for view in [
-            ["ls-files", "-s"].as_slice(),
-            &["status", "--porcelain"],
-            &["rev-parse", "HEAD"],
-            &["symbolic-ref", "-q", "HEAD"],
-        ] {
-            assert_eq!(
-                show(&self.by_git, view),
-                show(&self.by_par, view),
-                "`git {view:?}` after {args:?}\n{}",
-                both()
-            );
-        }
+        assert_same_views(
+            &self.by_git,
+            &self.by_par,
+            &[
+                &["ls-files", "-s"],
+                &["status", "--porcelain"],
+                &["rev-parse", "HEAD"],
+                &["symbolic-ref", "-q", "HEAD"],
+            ],
+            &format!("{args:?}\n{}", both()),
+        );
         g.status.code()
     }
 

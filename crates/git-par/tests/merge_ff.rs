@@ -119,30 +119,27 @@ impl Twin {
         let both = || format!("--- git:\n{}\n--- git-par:\n{}", g.describe(), p.describe());
         assert_same_output(&format!("{args:?}"), &g, &p, true);
         compare_worktrees(&self.by_git, &self.by_par);
-        let show = |dir: &Path, args: &[&str]| git(dir, args).stdout_str();
-        for view in [
-            ["ls-files", "-s"].as_slice(),
-            &["status", "--porcelain"],
-            &["rev-parse", "HEAD"],
-            &["rev-parse", "-q", "--verify", "ORIG_HEAD"],
-            &["symbolic-ref", "-q", "HEAD"],
-            &["reflog", "show", "--format=%H %gs", "HEAD"],
-            &["reflog", "show", "--format=%H %gs", "refs/heads/main"],
+        assert_same_views(
+            &self.by_git,
+            &self.by_par,
             &[
-                "reflog",
-                "show",
-                "--format=%H %gs",
-                "refs/remotes/origin/main",
+                &["ls-files", "-s"],
+                &["status", "--porcelain"],
+                &["rev-parse", "HEAD"],
+                &["rev-parse", "-q", "--verify", "ORIG_HEAD"],
+                &["symbolic-ref", "-q", "HEAD"],
+                &["reflog", "show", "--format=%H %gs", "HEAD"],
+                &["reflog", "show", "--format=%H %gs", "refs/heads/main"],
+                &[
+                    "reflog",
+                    "show",
+                    "--format=%H %gs",
+                    "refs/remotes/origin/main",
+                ],
+                &["log", "-1", "--format=%T %P %s"],
             ],
-            &["log", "-1", "--format=%T %P %s"],
-        ] {
-            assert_eq!(
-                show(&self.by_git, view),
-                show(&self.by_par, view),
-                "`git {view:?}` after {args:?}\n{}",
-                both()
-            );
-        }
+            &format!("{args:?}\n{}", both()),
+        );
         let fetch_head = |dir: &Path| fs::read(dir.join(".git/FETCH_HEAD")).ok();
         assert_eq!(
             fetch_head(&self.by_git),

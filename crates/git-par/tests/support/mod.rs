@@ -158,6 +158,19 @@ pub fn assert_same_output(what: &str, by_git: &Run, by_par: &Run, stdout: bool) 
     }
 }
 
+/// git sees both repositories the same way after a command: each of `views` (git's arguments)
+/// prints the same in both (`after` says after what, in the message).
+#[track_caller]
+pub fn assert_same_views(by_git: &Path, by_par: &Path, views: &[&[&str]], after: &str) {
+    for view in views {
+        assert_eq!(
+            git(by_git, *view).stdout_str(),
+            git(by_par, *view).stdout_str(),
+            "`git {view:?}` after {after}"
+        );
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
