@@ -427,22 +427,16 @@ fn pull_reads_keys_without_a_value_as_git_does() {
 fn pull_of_an_annotated_tag_is_gits_merge() {
     // FETCH_HEAD names the tag object: git merges it (a tag not in refs/tags is no
     // fast-forward), and git-par's pull compares the commit it points to.
-    let t = Twin::new(
-        |up| {
-            advance(up);
-            git_ok(up, ["tag", "-a", "-m", "annotated", "v2"]);
-        },
-        |_| {},
-    );
-    assert_eq!(t.same(&["pull", "--no-edit", "origin", "v2"]), Some(0));
-    let t = Twin::new(
-        |up| {
-            advance(up);
-            git_ok(up, ["tag", "-a", "-m", "annotated", "v2"]);
-        },
-        |_| {},
-    );
-    assert_eq!(t.same(&["pull", "--ff-only", "origin", "v2"]), Some(0));
+    for how in ["--no-edit", "--ff-only"] {
+        let t = Twin::new(
+            |up| {
+                advance(up);
+                git_ok(up, ["tag", "-a", "-m", "annotated", "v2"]);
+            },
+            |_| {},
+        );
+        assert_eq!(t.same(&["pull", how, "origin", "v2"]), Some(0), "{how}");
+    }
 }
 
 #[test]
