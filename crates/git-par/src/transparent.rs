@@ -14,6 +14,8 @@
 //! `$GIT_PAR_REAL_GIT`, else the first `git` on `PATH` that is not git-par itself; git-par sets
 //! `GIT_PAR_REAL_GIT` for the commands it runs itself, so that every git it starts is the real
 //! one and it never runs itself in a loop. `GIT_PAR_TRACE=1` says which way each call went.
+//! An alias of a command git-par owns is expanded here ([`expand_alias`]): handed to git, it
+//! would run git's own command in a git of its own.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
@@ -37,8 +39,23 @@ pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
             return Err(crate::FATAL);
         }
     };
-    let Some(plan) = plan(&args).filter(|plan| parses(&plan.args)) else {
-        return Err(hand_to_git(&git, &args, trace));
+    let mut call = args.clone();
+    let mut aliases: Vec<String> = Vec::new();
+    let plan = loop {
+        if let Some(plan) = plan(&call).filter(|plan| parses(&plan.args)) {
+            break plan;
+        }
+        // git expands an alias itself, and runs the command it names in a git of its own: an
+        // alias of a command git-par owns is expanded here instead. Anything else about an
+        // alias (a shell alias, a loop, an alias of a command git-par does not own or of a
+        // usage it does not take) is git's, with the call as given.
+        match expand_alias(&git, &call) {
+            Some((name, expanded)) if !aliases.contains(&name) && aliases.len() < MAX_ALIASES => {
+                aliases.push(name);
+                call = expanded;
+            }
+            _ => return Err(hand_to_git(&git, &args, trace)),
+        }
     };
     let cwd = std::env::current_dir().ok();
     for dir in &plan.chdir {
@@ -55,8 +72,12 @@ pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
     }
     std::env::set_var(gitpar::REAL_GIT, &git);
     if trace {
+        let via = aliases
+            .iter()
+            .map(|a| format!("{a} (alias) -> "))
+            .collect::<String>();
         eprintln!(
-            "git-par: as git: {} -> git-par",
+            "git-par: as git: {via}{} -> git-par",
             plan.command.to_string_lossy()
         );
     }
@@ -132,8 +153,20 @@ struct Plan {
     args: Vec<OsString>,
 }
 
-/// The plan for `git ARGS`, or `None` when git runs it.
-fn plan(args: &[OsString]) -> Option<Plan> {
+/// git's options before the command, as git-par applies them.
+#[derive(Debug, Default)]
+struct Globals {
+    /// `-C` directories, in order.
+    chdir: Vec<OsString>,
+    /// Environment the options set, as git sets it for itself.
+    env: Vec<(&'static str, OsString)>,
+    /// `-c` values, in order.
+    config: Vec<OsString>,
+}
+
+/// git's options before the command in `args`, and where the command is; `None` when an
+/// option is one git-par does not apply (git runs the call) or no command follows.
+fn globals(args: &[OsString]) -> Option<(Globals, usize)> {
     let mut chdir = Vec::new();
     let mut env = Vec::new();
     let mut config = Vec::new();
@@ -185,7 +218,14 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         }
         i += 1;
     }
-    let command = args.get(i)?.clone();
+    args.get(i)?;
+    Some((Globals { chdir, env, config }, i))
+}
+
+/// The plan for `git ARGS`, or `None` when git runs it.
+fn plan(args: &[OsString]) -> Option<Plan> {
+    let (Globals { chdir, env, config }, i) = globals(args)?;
+    let command = args[i].clone();
     let rest = &args[i + 1..];
     let before_dashdash = || rest.iter().take_while(|a| a.as_os_str() != "--");
     let ours: Vec<OsString> = match command.to_str()? {
@@ -235,6 +275,144 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         command,
         args: par_args,
     })
+}
+
+/// The most aliases expanded in one call: git stops a loop by the names it has seen; a chain
+/// this long is handed to git, which runs it or reports the loop.
+const MAX_ALIASES: usize = 16;
+
+/// git 2.47's own commands (`git --list-cmds=main`: its builtins and the programs it installs),
+/// sorted. git runs them before it looks for an alias (an alias of one of these names is
+/// ignored), so a call naming one is never expanded and costs no configuration lookup.
+#[rustfmt::skip]
+const GIT_COMMANDS: &[&str] = &[
+    "add", "am", "annotate", "apply", "archimport", "archive", "bisect", "blame", "branch",
+    "bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap",
+    "check-ref-format", "checkout", "checkout--worker", "checkout-index", "cherry",
+    "cherry-pick", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config",
+    "count-objects", "credential", "credential-cache", "credential-cache--daemon",
+    "credential-store", "cvsexportcommit", "cvsimport", "cvsserver", "daemon", "describe",
+    "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "difftool",
+    "difftool--helper", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
+    "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "fsck-objects",
+    "fsmonitor--daemon", "gc", "get-tar-commit-id", "grep", "hash-object", "help", "hook",
+    "http-backend", "http-fetch", "http-push", "imap-send", "index-pack", "init", "init-db",
+    "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree", "mailinfo",
+    "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
+    "merge-octopus", "merge-one-file", "merge-ours", "merge-recursive", "merge-recursive-ours",
+    "merge-recursive-theirs", "merge-resolve", "merge-subtree", "merge-tree", "mergetool",
+    "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "p4", "pack-objects",
+    "pack-redundant", "pack-refs", "patch-id", "pickaxe", "prune", "prune-packed", "pull",
+    "push", "quiltimport", "range-diff", "read-tree", "rebase", "receive-pack", "reflog",
+    "refs", "remote", "remote-ext", "remote-fd", "remote-ftp", "remote-ftps", "remote-http",
+    "remote-https", "repack", "replace", "replay", "request-pull", "rerere", "reset",
+    "restore", "rev-list", "rev-parse", "revert", "rm", "send-email", "send-pack",
+    "sh-i18n--envsubst", "shell", "shortlog", "show", "show-branch", "show-index", "show-ref",
+    "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule",
+    "submodule--helper", "svn", "switch", "symbolic-ref", "tag", "unpack-file",
+    "unpack-objects", "update-index", "update-ref", "update-server-info", "upload-archive",
+    "upload-archive--writer", "upload-pack", "var", "verify-commit", "verify-pack",
+    "verify-tag", "version", "web--browse", "whatchanged", "worktree", "write-tree",
+];
+
+/// The call git makes of `args` when its command is an alias (`alias.NAME` in git's
+/// configuration, as git's `handle_alias` expands it: the value split as `split_cmdline`
+/// splits it, the call's other arguments after it), with the alias's name; `None` when git
+/// would not expand it here: the command is one of git's own or a program `git-NAME` (on
+/// `PATH` or in git's exec path, which git runs first), no such alias is set, or the alias is
+/// one whose expansion is git's to make (a shell alias `!...`, options first, a value
+/// `split_cmdline` refuses, an alias of itself). The configuration is asked of the real git,
+/// with the call's own global options (`-C`, `-c`, `--git-dir`, ...): the same files, includes
+/// and overrides git reads; the one process this costs is paid by names git does not know
+/// alone.
+fn expand_alias(git: &Path, args: &[OsString]) -> Option<(String, Vec<OsString>)> {
+    let (_, at) = globals(args)?;
+    let name = args[at].to_str()?;
+    if name.is_empty()
+        || name == "par"
+        || name.starts_with('-')
+        || name.contains(['.', '=', '/'])
+        || GIT_COMMANDS.binary_search(&name).is_ok()
+    {
+        return None;
+    }
+    let external = format!("git-{name}");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(&external))) {
+        return None;
+    }
+    let ask = |what: &[&str]| {
+        let out = std::process::Command::new(git)
+            .arg0("git")
+            .args(&args[..at])
+            .args(what)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        out.status
+            .success()
+            .then(|| text.strip_suffix('\n').unwrap_or(&text).to_owned())
+    };
+    let value = ask(&["config", "--get", &format!("alias.{name}")])?;
+    if value.starts_with('!') {
+        return None;
+    }
+    let words = split_cmdline(&value)?;
+    let first = words.first()?;
+    if first.is_empty() || first.starts_with('-') || first == name {
+        return None;
+    }
+    let exec_path = std::env::var_os("GIT_EXEC_PATH")
+        .map(PathBuf::from)
+        .or_else(|| ask(&["--exec-path"]).map(PathBuf::from))?;
+    if is_executable(&exec_path.join(&external)) {
+        return None;
+    }
+    let expanded = args[..at]
+        .iter()
+        .cloned()
+        .chain(words.into_iter().map(OsString::from))
+        .chain(args[at + 1..].iter().cloned())
+        .collect();
+    Some((name.to_owned(), expanded))
+}
+
+/// An alias's value split into words as git's `split_cmdline` splits it: at unquoted
+/// whitespace; single and double quotes group; a backslash outside single quotes takes the
+/// next character as it is. `None` for an unclosed quote or a trailing backslash (git then
+/// dies with its own message).
+fn split_cmdline(line: &str) -> Option<Vec<String>> {
+    let mut words = vec![String::new()];
+    let mut quoted: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quoted {
+            None if is_space(c) => {
+                while chars.peek().copied().is_some_and(is_space) {
+                    chars.next();
+                }
+                words.push(String::new());
+            }
+            None if c == '\'' || c == '"' => quoted = Some(c),
+            Some(q) if c == q => quoted = None,
+            _ => {
+                let c = if c == '\\' && quoted != Some('\'') {
+                    chars.next()?
+                } else {
+                    c
+                };
+                words.last_mut()?.push(c);
+            }
+        }
+    }
+    quoted.is_none().then_some(words)
+}
+
+/// git's `isspace` (space, tab, newline, carriage return), which `split_cmdline` splits at.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
 /// Returns true if and only if git-par's own parser takes `args`: anything it refuses (an
@@ -292,6 +470,39 @@ mod tests {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect()
         })
+    }
+
+    #[test]
+    fn alias_values_split_as_git_splits_them() {
+        let split = |line: &str| split_cmdline(line);
+        assert_eq!(split("checkout -q").unwrap(), ["checkout", "-q"]);
+        assert_eq!(split("switch  \t -c").unwrap(), ["switch", "-c"]);
+        assert_eq!(
+            split(r#"checkout "a b" 'c "d"' e\ f"#).unwrap(),
+            ["checkout", "a b", r#"c "d""#, "e f"]
+        );
+        assert_eq!(split(r#"x "a\"b" 'c\d'"#).unwrap(), ["x", r#"a"b"#, r"c\d"]);
+        assert_eq!(split("x a'b'c").unwrap(), ["x", "abc"]);
+        assert!(split("x 'open").is_none());
+        assert!(split("x \"open").is_none());
+        assert!(split("x end\\").is_none());
+    }
+
+    #[test]
+    fn gits_own_commands_are_gits_and_sorted_for_the_search() {
+        assert!(GIT_COMMANDS.windows(2).all(|w| w[0] < w[1]));
+        // The git the tests run (2.47, as the list): a newer git's new commands would be
+        // looked up as aliases before git ran them.
+        let out = std::process::Command::new("git")
+            .arg("--list-cmds=main")
+            .output()
+            .expect("git");
+        let mut listed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        listed.sort();
+        assert_eq!(listed, GIT_COMMANDS);
     }
 
     #[test]

@@ -211,3 +211,116 @@ fn shim_refuses_to_replace_another_git() {
     shim(&other);
     shim(&other);
 }
+
+/// The lines of a run's standard error that are not git-par's trace.
+fn untraced(run: &Run) -> String {
+    run.stderr_str()
+        .lines()
+        .filter(|l| !l.starts_with("git-par: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn aliases_of_owned_commands_run_in_git_par_the_rest_in_git() {
+    let s = scratch();
+    let dir = s.join("bin");
+    shim(&dir);
+    let repo = repo(s.path());
+    for (name, value) in [
+        ("co", "checkout"),
+        ("sw", "switch -q"),
+        ("back", "co"),
+        ("lg", "log --format=%s"),
+        ("bang", "!git checkout -q"),
+        ("loop1", "loop2"),
+        ("loop2", "loop1"),
+        ("ext", "checkout"),
+    ] {
+        git_ok(&repo, ["config", &format!("alias.{name}"), value]);
+    }
+    // An alias of checkout: git-par runs the checkout, with git's messages.
+    let run = via_shim(&dir, &repo, &["co", "other"], &[]).assert_success();
+    assert!(
+        run.stderr_str()
+            .contains("as git: co (alias) -> checkout -> git-par"),
+        "{}",
+        run.stderr_str()
+    );
+    assert_eq!(untraced(&run), "Switched to branch 'other'\n");
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "a\n");
+    assert_clean(&repo, &[]);
+    // Arguments in the alias come first, the call's after them; an alias of an alias.
+    let run = via_shim(&dir, &repo, &["sw", "main"], &[]).assert_success();
+    assert!(
+        run.stderr_str().contains("sw (alias) -> switch -> git-par"),
+        "{}",
+        run.stderr_str()
+    );
+    assert_eq!(untraced(&run), "");
+    assert_eq!(git_str(&repo, ["branch", "--show-current"]).trim(), "main");
+    let run = via_shim(&dir, &repo, &["back", "-q", "other"], &[]).assert_success();
+    assert!(
+        run.stderr_str()
+            .contains("back (alias) -> co (alias) -> checkout -> git-par"),
+        "{}",
+        run.stderr_str()
+    );
+    assert_eq!(git_str(&repo, ["branch", "--show-current"]).trim(), "other");
+    // An alias given with -c, from another directory with -C.
+    let run = via_shim(
+        &dir,
+        s.path(),
+        &[
+            "-C",
+            "repo",
+            "-c",
+            "alias.fresh=switch",
+            "fresh",
+            "-q",
+            "main",
+        ],
+        &[],
+    )
+    .assert_success();
+    assert!(
+        run.stderr_str()
+            .contains("fresh (alias) -> switch -> git-par"),
+        "{}",
+        run.stderr_str()
+    );
+    assert_eq!(git_str(&repo, ["branch", "--show-current"]).trim(), "main");
+    assert_clean(&repo, &[]);
+    // An alias of a command git-par does not own, a shell alias, a loop and `-h`: git's, as
+    // git answers them when called directly.
+    for call in [
+        &["lg", "main"][..],
+        &["bang", "other"],
+        &["loop1"],
+        &["co", "-h"],
+        &["nosuchcommand"],
+    ] {
+        let run = via_shim(&dir, &repo, call, &[]);
+        let direct = git(&repo, call);
+        assert_eq!(run.status.code(), direct.status.code(), "{call:?}");
+        assert_eq!(run.stdout_str(), direct.stdout_str(), "{call:?}");
+        assert_eq!(untraced(&run), direct.stderr_str(), "{call:?}");
+        assert!(
+            !run.stderr_str().contains("-> git-par"),
+            "{call:?}: {}",
+            run.stderr_str()
+        );
+    }
+    assert_eq!(git_str(&repo, ["branch", "--show-current"]).trim(), "other");
+    // A program `git-NAME` on PATH is run before an alias of that name, as git runs it.
+    let external = dir.join("git-ext");
+    std::fs::write(&external, "#!/bin/sh\necho external \"$@\"\n").unwrap();
+    std::fs::set_permissions(
+        &external,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let run = via_shim(&dir, &repo, &["ext", "main"], &[]).assert_success();
+    assert_eq!(run.stdout_str(), "external main\n");
+    assert_eq!(git_str(&repo, ["branch", "--show-current"]).trim(), "other");
+}
