@@ -272,3 +272,67 @@ fn clone_of_a_shallow_repository_matches_git() {
     assert_clean(&by_par, &[]);
     assert_write_tree_is_head(&by_par);
 }
+
+/// A commit whose tree has a gitlink without an object id (the null id, as only a broken tree
+/// has), in a repository whose work tree and index are still at the commit before, and a copy
+/// of it: one for git, one for git-par.
+fn null_gitlink_pair(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let by_git = dir.join("by-git");
+    git_ok(dir, ["init", "-q", "-b", "main", by_git.to_str().unwrap()]);
+    fs::write(by_git.join("a"), "a\n").unwrap();
+    git_ok(&by_git, ["add", "a"]);
+    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    let listing = format!(
+        "{}\n160000 commit {}\tbroken\n",
+        git_str(&by_git, ["ls-tree", "HEAD"]).trim_end(),
+        "0".repeat(40)
+    );
+    let tree = run_with_input("git", &by_git, ["mktree"], listing.as_bytes());
+    let tree = tree.assert_success().stdout_str().trim().to_owned();
+    let commit = git_str(&by_git, ["commit-tree", &tree, "-p", "HEAD", "-m", "broken"]);
+    git_ok(&by_git, ["update-ref", "HEAD", commit.trim()]);
+    let by_par = dir.join("by-par");
+    copy_repo(&by_git, &by_par);
+    (by_git, by_par)
+}
+
+#[test]
+fn an_entry_without_object_id_is_refused_or_written_without_cache_tree_as_git_does() {
+    let s = scratch();
+    let (by_git, by_par) = null_gitlink_pair(s.path());
+    // Refused: git writes the files, then refuses the index (the old one stays).
+    let git_run = git(&by_git, ["reset", "--hard"]);
+    let par_run = git_par(&by_par, ["reset", "--hard"]);
+    assert_eq!(par_run.status.code(), git_run.status.code());
+    assert!(
+        par_run
+            .stderr_str()
+            .contains("cache entry has null sha1: broken"),
+        "{:?} {} {}",
+        par_run.status,
+        par_run.stdout_str(),
+        par_run.stderr_str()
+    );
+    assert_eq!(
+        git_str(&by_par, ["ls-files", "-s"]),
+        git_str(&by_git, ["ls-files", "-s"])
+    );
+    // With GIT_ALLOW_NULL_SHA1 the index is written, without a cache-tree (git's
+    // `drop_cache_tree`), for reset --hard and for a full checkout into an empty work tree.
+    for dir in [&by_git, &by_par] {
+        let program = if dir == &by_git { "git" } else { GIT_PAR };
+        let mut cmd = std::process::Command::new(program);
+        clean_env(&mut cmd)
+            .current_dir(dir)
+            .env("GIT_ALLOW_NULL_SHA1", "1")
+            .args(["reset", "--hard", "-q"]);
+        assert!(cmd.status().unwrap().success(), "{program}");
+    }
+    assert_eq!(
+        git_str(&by_par, ["ls-files", "-s"]),
+        git_str(&by_git, ["ls-files", "-s"])
+    );
+    for dir in [&by_git, &by_par] {
+        assert!(index_of(dir).tree().is_none(), "{}", dir.display());
+    }
+}

@@ -178,6 +178,9 @@ pub(crate) struct Prepared {
     offsets: Vec<usize>,
     hash: gix::hash::Kind,
     checksum: bool,
+    /// Why the index cannot be written (an entry without an object id, see [`encode_to`]):
+    /// [`commit_prepared`] fails with it, as [`commit`] would.
+    refused: Option<String>,
 }
 
 /// Encode the new index `state` (stat data to come, see [`Prepared`]) in `format` with the
@@ -197,7 +200,7 @@ pub(crate) fn prepare(
         skip_hash: true,
         ..format
     };
-    encode_to(
+    let refused = encode_to(
         state,
         unhashed,
         cache.as_ref(),
@@ -205,7 +208,12 @@ pub(crate) fn prepare(
         &mut body,
         Some(&mut offsets),
     )
-    .expect("writing to a Vec");
+    .err()
+    .map(|e| e.to_string());
+    if refused.is_some() {
+        body.resize(12 + hash.len_in_bytes(), 0);
+        offsets.clear();
+    }
     body.truncate(body.len() - hash.len_in_bytes());
     for offset in &mut offsets {
         // The entries follow the 12-byte header.
@@ -216,6 +224,7 @@ pub(crate) fn prepare(
         offsets,
         hash,
         checksum: !format.skip_hash,
+        refused,
     }
 }
 
@@ -237,8 +246,12 @@ pub(crate) fn commit_prepared(
         offsets,
         hash,
         checksum,
+        refused,
     } = prepared;
     lock.commit_with(|out| {
+        if let Some(why) = refused {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+        }
         std::thread::scope(|scope| {
             let mut digest = Digest::start(scope, hash, checksum, body.len());
             // `rest` is the part of the body not handed on yet, starting at byte `done`.
@@ -867,6 +880,24 @@ fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&S
     out
 }
 
+/// The path of the first entry written without an object id (the null id), if any.
+fn null_id(state: &State) -> Option<BString> {
+    state
+        .entries()
+        .iter()
+        .find(|e| e.id.is_null() && !e.flags.contains(Flags::REMOVE))
+        .map(|e| e.path(state).to_owned())
+}
+
+/// git's `GIT_ALLOW_NULL_SHA1` (its `git_env_bool`, false when unset or not a boolean): an
+/// index may then hold entries without an object id, written without a cache-tree.
+fn allow_null_ids() -> bool {
+    std::env::var("GIT_ALLOW_NULL_SHA1").is_ok_and(|v| {
+        let v = v.to_ascii_lowercase();
+        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
+    })
+}
+
 /// A writer that hashes and counts what passes through it, so the index can be streamed into
 /// its lock file and still end with its checksum.
 struct Sink<'w> {
@@ -898,6 +929,19 @@ fn encode_to(
     out: &mut dyn Write,
     offsets: Option<&mut Vec<usize>>,
 ) -> std::io::Result<()> {
+    // As git's do_write_index: an entry without an object id (a broken tree's gitlink) is
+    // refused, or with GIT_ALLOW_NULL_SHA1 written without a cache-tree.
+    let tree = if let Some(path) = null_id(&state) {
+        if !allow_null_ids() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("cache entry has null sha1: {path}"),
+            ));
+        }
+        None
+    } else {
+        tree
+    };
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
     let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
     let mut extended = false;
