@@ -272,13 +272,23 @@ pub(crate) fn refresh(quiet: bool, overrides: &[String]) -> Result<(), u8> {
     let opened = crate::repo::open(overrides)?;
     gitpar::phase::mark("repository opened");
     let worktree = opened.require_workdir()?.to_owned();
-    let outcome = gitpar::status::refresh(
+    let outcome = match gitpar::status::refresh(
         &opened.repo,
         &worktree,
         &opened.index_path,
         &gitpar::status::RefreshOptions::default(),
-    )
-    .map_err(|e| fatal(e.to_string()))?;
+    ) {
+        Ok(outcome) => outcome,
+        Err(gitpar::status::Error::Delegate(why)) => {
+            let mut git = vec![OsString::from("update-index")];
+            if quiet {
+                git.push("-q".into());
+            }
+            git.push("--refresh".into());
+            return Err(crate::patch::hand_to_git("refresh", why, &git));
+        }
+        Err(e) => return Err(fatal(e.to_string())),
+    };
     let prefix = prefix_bytes(&opened);
     let mut failed = false;
     let mut out = Vec::new();

@@ -289,7 +289,10 @@ fn null_gitlink_pair(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     );
     let tree = run_with_input("git", &by_git, ["mktree"], listing.as_bytes());
     let tree = tree.assert_success().stdout_str().trim().to_owned();
-    let commit = git_str(&by_git, ["commit-tree", &tree, "-p", "HEAD", "-m", "broken"]);
+    let commit = git_str(
+        &by_git,
+        ["commit-tree", &tree, "-p", "HEAD", "-m", "broken"],
+    );
     git_ok(&by_git, ["update-ref", "HEAD", commit.trim()]);
     let by_par = dir.join("by-par");
     copy_repo(&by_git, &by_par);

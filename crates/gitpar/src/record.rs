@@ -364,6 +364,8 @@ pub(crate) struct ReadIndex {
     /// The bytes it was decoded from; `None` for a split index (its entries are in two files)
     /// or an index that was not there.
     pub bytes: Option<IndexBytes>,
+    /// Whether the file is a split index (its `link` extension names a shared index).
+    pub split: bool,
 }
 
 /// The bytes of an index file as read for a refresh: a read-only mapping of the file, as git
@@ -387,6 +389,7 @@ pub(crate) fn read_for_refresh(
     let empty = || ReadIndex {
         file: gix::index::File::from_state(State::new(hash), path),
         bytes: None,
+        split: false,
     };
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
@@ -414,11 +417,16 @@ pub(crate) fn read_for_refresh(
         // A split index: gix resolves the shared index when it opens the file itself.
         let file = gix::index::File::at(path, hash, SKIP_HASH_ON_READ, options)
             .map_err(|e| e.to_string())?;
-        return Ok(ReadIndex { file, bytes: None });
+        return Ok(ReadIndex {
+            file,
+            bytes: None,
+            split: true,
+        });
     }
     Ok(ReadIndex {
         file: gix::index::File::from_state(state, path),
         bytes: Some(bytes),
+        split: false,
     })
 }
 

@@ -47,8 +47,9 @@ pub enum Error {
     /// Reading objects, attributes, ignore files or the work tree failed.
     #[error("{0}")]
     Other(String),
-    /// git must run this status itself (why): the index's untracked cache or the fsmonitor is
-    /// in use, which git-par neither maintains nor asks. Nothing was written.
+    /// git must run this status or refresh itself (why): the index's untracked cache or the
+    /// fsmonitor is in use (status), which git-par neither maintains nor asks, or the index is
+    /// to be written split (both). Nothing was written.
     #[error("{0}")]
     Delegate(&'static str),
 }
@@ -152,13 +153,14 @@ fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static 
     None
 }
 
+/// Also returns whether the index is split (see [`split_for_git`]).
 fn read_index(
     repo: &gix::Repository,
     path: &Path,
-) -> Result<(gix::index::File, Option<crate::record::IndexBytes>), Error> {
+) -> Result<((gix::index::File, Option<crate::record::IndexBytes>), bool), Error> {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
     crate::phase::mark("index decoded");
-    let (mut index, mut bytes) = (read.file, read.bytes);
+    let (mut index, mut bytes, split) = (read.file, read.bytes, read.split);
     // gix marks an index sparse when it decodes a directory entry (or the `sdir` extension), so
     // only a sparse one is searched for them.
     if index.is_sparse() && index.entries().iter().any(|e| e.mode == Mode::DIR) {
@@ -166,7 +168,26 @@ fn read_index(
         crate::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
     }
-    Ok((index, bytes))
+    Ok(((index, bytes), split))
+}
+
+/// Why git, not git-par, must write back the index a refresh or a status read, if it must: a
+/// split index (`core.splitIndex=true`, `GIT_TEST_SPLIT_INDEX`, or an index already split
+/// while `core.splitIndex` is unset: git's `tweak_split_index` keeps it so). git-par writes
+/// whole indexes; git would write the split one (a `link` to a shared index, a new shared
+/// index when none or too many entries changed), so that index is git's to write.
+fn split_for_git(repo: &gix::Repository, split: bool) -> Option<&'static str> {
+    let config = repo.config_snapshot();
+    let forced = std::env::var("GIT_TEST_SPLIT_INDEX").is_ok_and(|v| {
+        let v = v.to_ascii_lowercase();
+        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
+    });
+    match config.boolean("core.splitIndex") {
+        Some(true) => Some("core.splitIndex is set"),
+        None if split => Some("the index is split (core.splitIndex)"),
+        _ if forced => Some("GIT_TEST_SPLIT_INDEX is set"),
+        _ => None,
+    }
 }
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
@@ -412,7 +433,11 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let index = read_index(repo, index_path)?;
+    let (index, split) = read_index(repo, index_path)?;
+    if let Some(why) = split_for_git(repo, split) {
+        drop(lock);
+        return Err(Error::Delegate(why));
+    }
     let (refreshed, _) = refresh_index(
         repo,
         &root,
@@ -695,8 +720,8 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let index = read_index(repo, index_path)?;
-    if let Some(why) = for_git(repo, &index.0) {
+    let (index, split) = read_index(repo, index_path)?;
+    if let Some(why) = for_git(repo, &index.0).or_else(|| split_for_git(repo, split)) {
         return Err(Error::Delegate(why));
     }
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
