@@ -339,3 +339,105 @@ fn an_entry_without_object_id_is_refused_or_written_without_cache_tree_as_git_do
         assert!(index_of(dir).tree().is_none(), "{}", dir.display());
     }
 }
+
+/// The shared index git names for the index of `dir` (empty when the index is not split).
+fn shared_index(dir: &Path) -> String {
+    git_str(dir, ["rev-parse", "--shared-index-path"])
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn split_indexes_are_written_split_as_git_writes_them() {
+    let s = scratch();
+    let by_git = s.join("by-git");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", by_git.to_str().unwrap()],
+    );
+    for n in 0..40 {
+        fs::create_dir_all(by_git.join(format!("d{}", n % 4))).unwrap();
+        fs::write(by_git.join(format!("d{}/f{n}", n % 4)), format!("{n}\n")).unwrap();
+    }
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    git_ok(&by_git, ["branch", "other"]);
+    fs::write(by_git.join("d1/f1"), "changed\n").unwrap();
+    fs::write(by_git.join("d2/new"), "new\n").unwrap();
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "two"]);
+    git_ok(&by_git, ["config", "core.splitIndex", "true"]);
+    git_ok(&by_git, ["status", "--porcelain"]);
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    assert!(!shared_index(&by_par).is_empty());
+    // The same commands in both: git's index stays split, reusing its shared index while few
+    // entries change, and so does git-par's; both read back the same, clean.
+    let steps: &[&[&str]] = &[
+        &["checkout", "-q", "other"],
+        &["reset", "-q", "--hard", "main"],
+        &["switch", "-q", "-c", "topic", "other"],
+        &[
+            "-c",
+            "splitIndex.maxPercentChange=0",
+            "checkout",
+            "-q",
+            "main",
+        ],
+        &[
+            "-c",
+            "splitIndex.maxPercentChange=100",
+            "checkout",
+            "-q",
+            "other",
+        ],
+        &["checkout", "main", "--", "d1"],
+        &["-c", "core.splitIndex=false", "checkout", "-q", "main"],
+        &["-c", "core.splitIndex=true", "checkout", "-q", "other"],
+    ];
+    for step in steps {
+        let (git_before, par_before) = (shared_index(&by_git), shared_index(&by_par));
+        git_ok(&by_git, *step);
+        git_par(&by_par, *step).assert_success();
+        let (git_after, par_after) = (shared_index(&by_git), shared_index(&by_par));
+        assert_eq!(
+            par_after.is_empty(),
+            git_after.is_empty(),
+            "{step:?}: split after"
+        );
+        assert_eq!(
+            par_after == par_before,
+            git_after == git_before,
+            "{step:?}: shared index reused"
+        );
+        for view in [
+            &["ls-files", "-s"][..],
+            &["status", "--porcelain"],
+            &["diff-index", "HEAD"],
+        ] {
+            assert_eq!(
+                git_str(&by_par, view),
+                git_str(&by_git, view),
+                "{step:?}: {view:?}"
+            );
+        }
+        assert_eq!(
+            git_str(&by_par, ["diff-files", "--name-only"]),
+            "",
+            "{step:?}"
+        );
+    }
+    // A work tree added to a repository whose configuration splits indexes: its own shared
+    // index, in its own git directory.
+    git_ok(&by_git, ["worktree", "add", "-q", "../wt-git", "main"]);
+    git_par(&by_par, ["worktree", "add", "-q", "../wt-par", "main"]).assert_success();
+    let (wt_git, wt_par) = (s.join("wt-git"), s.join("wt-par"));
+    assert!(!shared_index(&wt_git).is_empty());
+    assert!(!shared_index(&wt_par).is_empty());
+    assert_eq!(
+        git_str(&wt_par, ["ls-files", "-s"]),
+        git_str(&wt_git, ["ls-files", "-s"])
+    );
+    assert_eq!(git_str(&wt_par, ["status", "--porcelain"]), "");
+    assert_write_tree_is_head(&wt_par);
+}

@@ -117,8 +117,10 @@ pub fn checkout_planned(
         source,
     })?;
     // The index is encoded while the files are written, all but their stat data.
-    let format = crate::record::Format::of(repo, None);
-    let (executed, prepared) = full.write_preparing(repo, &root, opts, ctx, tree, Some(format));
+    // (Not when it is to be split: `record::commit` writes a split index.)
+    let format = (!crate::split_index::wanted(repo, index_path))
+        .then(|| crate::record::Format::of(repo, None));
+    let (executed, prepared) = full.write_preparing(repo, &root, opts, ctx, tree, format);
     let executed = executed?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
     // checkout records no index (git's clone does the same), and a `reset --hard` converges.

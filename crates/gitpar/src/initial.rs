@@ -91,10 +91,10 @@ pub(crate) fn update(
         return Err(CheckoutError::Interrupted.into());
     }
     // The new index is encoded while the files are written unless the previous one has an
-    // untracked cache to carry over (`record::commit` does that).
-    let format = previous
-        .is_none_or(|p| p.untracked().is_none())
-        .then(|| crate::record::Format::of(repo, previous));
+    // untracked cache to carry over or it is to be split (`record::commit` does those).
+    let format = (previous.is_none_or(|p| p.untracked().is_none())
+        && !crate::split_index::wanted(repo, lock.index_path()))
+    .then(|| crate::record::Format::of(repo, previous));
     let (executed, prepared) = full.write_preparing(repo, root, opts, ctx, new_tree, format);
     let executed = executed?;
     let interrupted = executed.interrupted;

@@ -53,6 +53,7 @@ pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod run;
 pub(crate) mod sparse;
+pub(crate) mod split_index;
 pub mod state;
 pub mod status;
 pub(crate) mod stream;

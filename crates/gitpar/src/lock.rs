@@ -42,6 +42,11 @@ impl FileLock {
         &self.lock_path
     }
 
+    /// The file the lock replaces.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
     /// Write `contents` into the lock file and rename it over the target.
     pub fn commit(self, contents: &[u8]) -> io::Result<()> {
         self.commit_with(|out| out.write_all(contents))
@@ -142,6 +147,11 @@ impl IndexLock {
                 }
             }
         }
+    }
+
+    /// The index file this lock replaces.
+    pub(crate) fn index_path(&self) -> &Path {
+        self.0.target()
     }
 
     /// Write the index with `write` into the lock file and rename it over the index; the

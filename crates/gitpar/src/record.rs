@@ -37,9 +37,10 @@
 //!     re-adds it at its next command (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
 //!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it. Path
 //!     restores carry it ([`Keep::resolve_undo`]), as git's `checkout -- paths` does.
-//!   - `link` (split index): git keeps the split. We write one whole index (the shared index is
-//!     not referenced any more and expires as git's `splitIndex.sharedIndexExpire` says); with
-//!     `core.splitIndex=true` git splits it again at its next index write.
+//!   - `link` (split index): written split where git would write it split
+//!     ([`crate::split_index`]: `core.splitIndex`, the shared index reused while few entries
+//!     changed, a new one otherwise), whole where that module says git-par leaves the split to
+//!     git's next write; `link` is then the first extension, as git writes it.
 //!   - `sdir` (sparse index) is written when the state has sparse-directory entries (never: the
 //!     engine expands a sparse index when it reads one, `sparse::expand`); `EOIE` as git writes it (`index.recordEndOfIndexEntries`, or `index.threads` ≠ 1);
 //!     `IEOT` (the offset table) is not written: git reads an index without it.
@@ -151,16 +152,49 @@ pub fn commit(
     let format = Format::of(repo, keep.previous);
     let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
     let tree = cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id));
+    // Split where git would split it (`crate::split_index`): the shared index first, then this
+    // file with what differs from it.
+    let split = crate::split_index::plan(repo, lock.index_path(), &state, format);
     lock.commit_with(|out| {
+        let (state, link) = match split {
+            Some(split) => {
+                if let Some(path) = null_id(&state) {
+                    if !allow_null_ids() {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!("cache entry has null sha1: {path}"),
+                        ));
+                    }
+                }
+                let written = split.write(&state, format)?;
+                (written.state, Some(written.link))
+            }
+            None => (state, None),
+        };
         encode_to(
             state,
             format,
             tree.as_ref(),
-            (keep.previous, keep.resolve_undo, keep.changed_paths),
+            Extensions {
+                previous: keep.previous,
+                resolve_undo: keep.resolve_undo,
+                changed_paths: keep.changed_paths,
+                link: link.as_deref(),
+            },
             out,
             None,
         )
     })
+}
+
+/// Write `state` in `format` with no extension at all (git's `WRITE_NO_EXTENSION`): a shared
+/// index of a split one ([`crate::split_index`]).
+pub(crate) fn encode_plain(
+    state: State,
+    format: Format,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    encode_to(state, format, None, Extensions::default(), out, None)
 }
 
 /// A new index encoded while its files are still being written: everything but its entries'
@@ -204,7 +238,7 @@ pub(crate) fn prepare(
         state,
         unhashed,
         cache.as_ref(),
-        (None, None, None),
+        Extensions::default(),
         &mut body,
         Some(&mut offsets),
     )
@@ -704,17 +738,27 @@ fn write_hashed(
     })
 }
 
-/// Write `state` as a short-lived index: no cache-tree, no extensions and a null checksum (which
+/// Write `state` as a short-lived index: no cache-tree, no other extension and a null checksum (which
 /// git and gix accept as "not computed", as with `index.skipHash`), because it only has to be a
 /// valid index until the final one replaces it. The update's announcement of the paths it is
 /// about to create uses it: hashing a 40,000-entry index twice per switch costs milliseconds.
-pub(crate) fn commit_transient(lock: IndexLock, state: State) -> Result<(), Error> {
+/// `link`: the payload of a `link` extension to keep a split index's shared index named
+/// ([`crate::split_index::transient_link`]).
+pub(crate) fn commit_transient(
+    lock: IndexLock,
+    state: State,
+    link: Option<&[u8]>,
+) -> Result<(), Error> {
     let format = Format {
         version4: false,
         skip_hash: true,
         eoie: false,
     };
-    lock.commit_with(|out| encode_to(state, format, None, (None, None, None), out, None))
+    let extensions = Extensions {
+        link,
+        ..Extensions::default()
+    };
+    lock.commit_with(|out| encode_to(state, format, None, extensions, out, None))
 }
 
 /// The cache-tree of `state` as git's `cache_tree_update` with `WRITE_TREE_REPAIR` builds it
@@ -883,8 +927,18 @@ fn confirm(
 #[cfg(test)]
 fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&State>) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_to(state, format, tree, (previous, None, None), &mut out, None)
-        .expect("writing to a Vec");
+    encode_to(
+        state,
+        format,
+        tree,
+        Extensions {
+            previous,
+            ..Extensions::default()
+        },
+        &mut out,
+        None,
+    )
+    .expect("writing to a Vec");
     out
 }
 
@@ -928,12 +982,30 @@ impl Write for Sink<'_> {
     }
 }
 
+/// What an index file carries besides its entries and cache-tree ([`encode_to`]).
+#[derive(Default, Clone, Copy)]
+struct Extensions<'a> {
+    /// The index replaced: its untracked cache is carried (see [`Keep::previous`]).
+    previous: Option<&'a State>,
+    /// The resolve-undo payload ([`Keep::resolve_undo`]).
+    resolve_undo: Option<&'a [u8]>,
+    /// The paths the update changed ([`Keep::changed_paths`]).
+    changed_paths: Option<&'a [BString]>,
+    /// A split index's `link` payload ([`crate::split_index`]).
+    link: Option<&'a [u8]>,
+}
+
 /// Write the index file (header, entries, extensions, checksum) into `out`.
 fn encode_to(
     mut state: State,
     format: Format,
     tree: Option<&Tree>,
-    (previous, resolve_undo, changed_paths): (Option<&State>, Option<&[u8]>, Option<&[BString]>),
+    Extensions {
+        previous,
+        resolve_undo,
+        changed_paths,
+        link,
+    }: Extensions<'_>,
     out: &mut dyn Write,
     offsets: Option<&mut Vec<usize>>,
 ) -> std::io::Result<()> {
@@ -988,6 +1060,10 @@ fn encode_to(
         out.write_all(&size.to_be_bytes())?;
         out.write_all(payload)
     };
+    // A split index names its shared index first (git's do_write_index).
+    if let Some(payload) = link {
+        extension(&mut out, *b"link", payload)?;
+    }
     if let Some(tree) = tree {
         let mut encoded = Vec::new();
         tree.write_to(&mut encoded)?;
@@ -1634,7 +1710,11 @@ mod tests {
             state.clone(),
             format,
             None,
-            (Some(state), None, Some(&changed)),
+            Extensions {
+                previous: Some(state),
+                changed_paths: Some(&changed),
+                ..Extensions::default()
+            },
             &mut out,
             None,
         )

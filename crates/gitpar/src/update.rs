@@ -1472,7 +1472,8 @@ fn announce_new_paths(
             push_old(&mut state, index, row);
         }
     }
-    crate::record::commit_transient(lock, state).map_err(CheckoutError::from)?;
+    let link = crate::split_index::transient_link(repo, index_path);
+    crate::record::commit_transient(lock, state, link.as_deref()).map_err(CheckoutError::from)?;
     Ok(IndexLock::acquire(index_path).map_err(CheckoutError::from)?)
 }
 
