@@ -86,6 +86,40 @@ pub(crate) fn env() -> Env<'static> {
     }
 }
 
+/// Have the engine run `post-index-change` after each index it writes (git's
+/// `do_write_locked_index`), launched as git launches hooks for the repository this process
+/// works on ([`env`]); for the index of another work tree (a clone's, a new work tree's), from
+/// the top of that work tree, where git's own checkout of it runs.
+pub(crate) fn run_post_index_change() {
+    gitpar::hooks::on_index_change(Box::new(|repo, updated_workdir, updated_skipworktree| {
+        let env = env();
+        let elsewhere = repo
+            .workdir()
+            .and_then(|w| std::fs::canonicalize(w).ok())
+            .filter(|w| std::fs::canonicalize(&env.launch.git_cwd).ok().as_ref() != Some(w))
+            .map(|w| {
+                // As git's `git reset --hard` child of `worktree add` (and a clone's checkout)
+                // runs it: in that work tree, its git directory exported.
+                let git_dir = std::fs::canonicalize(repo.git_dir())
+                    .unwrap_or_else(|_| repo.git_dir().to_owned());
+                Launch {
+                    dir: Some(w.clone()),
+                    git_cwd: w,
+                    relative_git_dir: false,
+                    env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
+                }
+            });
+        let launch = elsewhere.as_ref().unwrap_or(env.launch);
+        gitpar::hooks::post_index_change(
+            repo,
+            launch,
+            updated_workdir,
+            updated_skipworktree,
+            env.sink,
+        );
+    }));
+}
+
 /// `post-checkout <old> <new> <flag>` in the work tree of `opened`, as git launches it there.
 pub(crate) fn post_checkout(
     opened: &Opened,

@@ -226,6 +226,7 @@ fn main() -> ExitCode {
     let args = patch::end_of_options(args);
     let cli = Cli::parse_from(std::iter::once(program).chain(args));
     interrupt::install();
+    hooks::run_post_index_change();
     if matches!(
         cli.command,
         Command::Clone(_)

@@ -702,3 +702,76 @@ fn reset_hard_end_of_options_takes_what_follows_as_the_revision() {
     pair.run(&["reset", "--hard", "--end-of-options", "--foo"]);
     pair.assert_same();
 }
+
+/// Install a `post-index-change` hook in `dir` that appends its arguments (and whether the
+/// index is in place and unlocked when it runs) to `.git/index-changes`.
+fn index_change_hook(dir: &Path) {
+    let hook = dir.join(".git/hooks/post-index-change");
+    fs::write(
+        &hook,
+        "#!/bin/sh\nstate=ok\ntest -f .git/index.lock && state=locked\ntest -f .git/index || state=missing\n\
+         echo \"$1 $2 $state\" >>.git/index-changes\n",
+    )
+    .unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn post_index_change_runs_as_git_runs_it() {
+    let s = scratch();
+    let by_git = s.join("by-git");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", by_git.to_str().unwrap()],
+    );
+    write(&by_git, "dir1/a", "a\n");
+    write(&by_git, "dir2/b", "b\n");
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    git_ok(&by_git, ["branch", "other"]);
+    write(&by_git, "dir1/a", "a2\n");
+    git_ok(&by_git, ["commit", "-q", "-am", "two"]);
+    index_change_hook(&by_git);
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    // Each step in both; between steps a file's stat data moves (its content does not), so
+    // that a status or a no-op checkout has an index to write, as in git's t7113.
+    let steps: &[&[&str]] = &[
+        &["status", "--porcelain"],
+        &["checkout", "-q", "other"],
+        &["checkout", "-q", "HEAD"],
+        &["checkout", "main", "--", "dir1/a"],
+        &["reset", "-q", "--hard"],
+        &["switch", "-q", "-c", "topic"],
+        &["restore", "dir1/a"],
+        &["refresh"],
+        &["sparse-checkout", "set", "dir1"],
+        &["sparse-checkout", "disable"],
+    ];
+    for step in steps {
+        for dir in [&by_git, &by_par] {
+            let file = dir.join("dir2/b");
+            let when = fs::metadata(&file).unwrap().modified().unwrap()
+                + std::time::Duration::from_secs(60);
+            fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        let git_step: Vec<&str> = match *step {
+            ["refresh"] => vec!["update-index", "-q", "--refresh"],
+            other => other.to_vec(),
+        };
+        let by = git(&by_git, &git_step);
+        let par = git_par(&by_par, *step);
+        assert_eq!(par.status.code(), by.status.code(), "{step:?}");
+        let log =
+            |dir: &Path| fs::read_to_string(dir.join(".git/index-changes")).unwrap_or_default();
+        assert_eq!(log(&by_par), log(&by_git), "{step:?}");
+    }
+    assert!(fs::read_to_string(by_git.join(".git/index-changes"))
+        .unwrap()
+        .contains("1 0 ok"));
+}

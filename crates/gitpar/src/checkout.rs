@@ -145,6 +145,7 @@ pub fn checkout_planned(
         crate::phase::mark("files written");
         crate::record::commit_prepared(lock, prepared, executed.stats)?;
         crate::phase::mark("index written");
+        crate::hooks::index_changed(repo, true, false);
         return Ok(outcome);
     }
     let mut full = full;
@@ -168,6 +169,7 @@ pub fn checkout_planned(
         },
     )?;
     crate::phase::mark("index written");
+    crate::hooks::index_changed(repo, true, false);
     Ok(outcome)
 }
 

@@ -206,6 +206,47 @@ fn hex(repo: &gix::Repository, id: Option<gix::ObjectId>) -> String {
     id.unwrap_or_else(|| repo.object_hash().null()).to_string()
 }
 
+/// What runs git's `post-index-change` hook for the engine: set once by the program (which
+/// knows where and with which environment git would launch it), called after every index the
+/// engine writes, as git's `do_write_locked_index` runs the hook after it wrote one.
+type IndexHook = dyn Fn(&gix::Repository, bool, bool) + Send + Sync;
+
+static INDEX_HOOK: std::sync::OnceLock<Box<IndexHook>> = std::sync::OnceLock::new();
+
+/// Have `hook` run `post-index-change` after each index the engine writes, with the
+/// repository, whether the work tree was updated with it and whether skip-worktree bits
+/// changed (git's `updated_workdir` and `updated_skipworktree`); the first call wins. Without
+/// it, library callers run no such hook.
+pub fn on_index_change(hook: Box<IndexHook>) {
+    let _ = INDEX_HOOK.set(hook);
+}
+
+/// An index of `repo` was written (see [`on_index_change`]). Not for the transient index an
+/// update writes before the final one: git writes only the final one.
+pub(crate) fn index_changed(
+    repo: &gix::Repository,
+    updated_workdir: bool,
+    updated_skipworktree: bool,
+) {
+    if let Some(hook) = INDEX_HOOK.get() {
+        hook(repo, updated_workdir, updated_skipworktree);
+    }
+}
+
+/// `post-index-change <updated_workdir> <updated_skipworktree>` ("1" or "0" each) after an
+/// index was written; git ignores its exit status.
+pub fn post_index_change(
+    repo: &gix::Repository,
+    launch: &Launch,
+    updated_workdir: bool,
+    updated_skipworktree: bool,
+    sink: &dyn Sink,
+) {
+    let flag = |b: bool| if b { "1" } else { "0" }.to_owned();
+    let args = [flag(updated_workdir), flag(updated_skipworktree)];
+    let _ = run(repo, "post-index-change", &args, launch, sink);
+}
+
 /// `post-checkout <old> <new> <flag>`: after a branch switch (`branch`: flag 1) or a path
 /// checkout (flag 0), with the old and new `HEAD` commits (null when there is none). Returns the
 /// hook's status, which the commands fold into their exit code as git's `errs |= hook`.

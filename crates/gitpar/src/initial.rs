@@ -131,12 +131,13 @@ pub(crate) fn update(
     crate::phase::mark("files written");
     match recorded {
         Ok(prepared) => {
-            crate::update::record_prepared(lock, prepared, executed.stats, &mut outcome)?;
+            crate::update::record_prepared(lock, repo, prepared, executed.stats, &mut outcome)?;
         }
         Err(index) => crate::update::record(
             lock,
             repo,
             index,
+            true,
             crate::record::Keep {
                 tree: (!interrupted).then_some(new_tree),
                 previous,

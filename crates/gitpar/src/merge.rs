@@ -775,6 +775,7 @@ fn record(
         },
     )
     .map_err(CheckoutError::from)?;
+    crate::hooks::index_changed(repo, true, false);
     Ok((changes, stages.keys().cloned().collect()))
 }
 

@@ -335,7 +335,14 @@ fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
 }
 
 /// Write the refreshed index into `lock`, as git's `write_locked_index` after a refresh.
-fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Result<(), Error> {
+/// `update_index`: written by `git update-index --refresh`, which tells `post-index-change`
+/// that skip-worktree bits may have changed (it always does); `git status` does not.
+fn write(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    refreshed: Refreshed,
+    update_index: bool,
+) -> Result<(), Error> {
     let Refreshed {
         index,
         smudge,
@@ -375,6 +382,7 @@ fn write(lock: IndexLock, repo: &gix::Repository, refreshed: Refreshed) -> Resul
     drop_later(original);
     drop_later(state);
     written?;
+    crate::hooks::index_changed(repo, false, update_index);
     Ok(())
 }
 
@@ -470,7 +478,7 @@ pub fn refresh(
     // new index's timestamp makes them clean.
     if refreshed.changed || has_racy_timestamp(&refreshed.index) {
         outcome.written = true;
-        write(lock, repo, refreshed)?;
+        write(lock, repo, refreshed, true)?;
         crate::phase::mark("index written");
     } else {
         drop_later(refreshed);
@@ -823,7 +831,7 @@ pub fn status(
     // git's `repo_update_index_if_able`: written when an entry changed or one is racy.
     if let Some(lock) = lock {
         if refreshed.changed || has_racy_timestamp(&refreshed.index) {
-            write(lock, repo, refreshed)?;
+            write(lock, repo, refreshed, false)?;
             crate::phase::mark("index written");
             out.index_written = true;
             return Ok(out);

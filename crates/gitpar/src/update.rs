@@ -610,10 +610,13 @@ fn run(
         drop(lock);
         return Err(CheckoutError::Entries(std::mem::take(&mut outcome.errors)).into());
     }
+    // git's update_sparsity writes its index without updated_workdir, unpack_trees with it.
+    let updated_workdir = !matches!(target, Target::Sparsity(_));
     record(
         lock,
         repo,
         state,
+        updated_workdir,
         crate::record::Keep {
             tree: new_tree.filter(|_| !interrupted),
             // A missing index is a new one: its version comes from the configuration.
@@ -659,20 +662,26 @@ pub(crate) fn bring_submodules(
 /// Write the updated index `state` into the held `lock` as `keep` says. When the index cannot
 /// be written after entries failed (a full disk), the entries' own failures (the cause, with
 /// their paths) are returned with it rather than lost behind the index's: git prints them first.
+/// `updated_workdir`: the work tree was updated with it (`post-index-change`'s first
+/// argument, see [`crate::hooks::on_index_change`]).
 pub(crate) fn record(
     lock: IndexLock,
     repo: &gix::Repository,
     state: gix::index::State,
+    updated_workdir: bool,
     keep: crate::record::Keep<'_>,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
-    recorded(crate::record::commit(lock, repo, state, keep), outcome)
+    recorded(crate::record::commit(lock, repo, state, keep), outcome)?;
+    crate::hooks::index_changed(repo, updated_workdir, false);
+    Ok(())
 }
 
 /// [`record`] of an index encoded while its files were written ([`crate::record::Prepared`]),
 /// with their stat data.
 pub(crate) fn record_prepared(
     lock: IndexLock,
+    repo: &gix::Repository,
     prepared: crate::record::Prepared,
     stats: Vec<Option<gix::index::entry::Stat>>,
     outcome: &mut Outcome,
@@ -680,7 +689,9 @@ pub(crate) fn record_prepared(
     recorded(
         crate::record::commit_prepared(lock, prepared, stats),
         outcome,
-    )
+    )?;
+    crate::hooks::index_changed(repo, true, false);
+    Ok(())
 }
 
 /// The result of recording an index: a failure after entries failed too returns their
