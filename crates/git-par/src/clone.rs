@@ -91,7 +91,13 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
             .config_snapshot()
             .boolean("clone.filterSubmodules")
             .unwrap_or(false);
-        let status = clone_submodules(&parsed, filter, &repo, &workdir, quiet)?;
+        let status = if parsed.flag("remote-submodules") == Some(true) {
+            // `--remote-submodules`: each submodule at its remote-tracking branch, which git's
+            // `submodule update --remote` fetches and picks; git checks those out itself.
+            update_submodules(&parsed, filter, repo.git_dir(), &workdir, None)?
+        } else {
+            clone_submodules(&parsed, filter, &repo, &workdir, quiet)?
+        };
         return if status == 0 { Ok(()) } else { Err(status) };
     }
     hooks::combine(Ok(()), rc)
