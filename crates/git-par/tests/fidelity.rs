@@ -544,3 +544,37 @@ fn reference_transaction_refusing_in_prepared_aborts_the_update() {
         .stderr_str()
         .contains("fatal: ref updates aborted by hook"));
 }
+
+/// A commit of the empty tree, whose object no repository needs to store (git knows it without
+/// reading it; `git commit-tree` of its id writes none): checked out, reset to and left as git
+/// does (t7003-filter-branch.47).
+#[test]
+fn the_empty_tree_is_known_without_its_object() {
+    let pair = Pair::new(|dir| {
+        write(dir, "a", "a\n");
+        git_ok(dir, ["add", "a"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        let empty = git_str(
+            dir,
+            [
+                "commit-tree",
+                "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                "-m",
+                "empty",
+            ],
+        );
+        git_ok(dir, ["branch", "empty", empty.trim()]);
+    });
+    // Not stored (git's `cat-file -e` knows it all the same).
+    assert!(!pair
+        .by_par
+        .join(".git/objects/4b/825dc642cb6eb9a060e54bf8d69288fbee4904")
+        .exists());
+    assert!(git_str(&pair.by_par, ["count-objects", "-v"]).contains("in-pack: 0"));
+    pair.run(&["checkout", "-q", "empty"]);
+    pair.assert_same();
+    pair.run(&["checkout", "-q", "main"]);
+    pair.assert_same();
+    pair.run(&["reset", "-q", "--hard", "empty"]);
+    pair.assert_same();
+}

@@ -488,6 +488,11 @@ fn read_tree<'b>(
     buf: &'b mut Vec<u8>,
     protect: Option<gix_validate::path::component::Options>,
 ) -> Result<Vec<Item<'b>>, Error> {
+    // git knows the empty tree without storing it (a commit of nothing names it, and no pack
+    // need hold it).
+    if tree_id.is_empty_tree() {
+        return Ok(Vec::new());
+    }
     let data = objects
         .try_find(&tree_id, buf)
         .map_err(|err| Error::BadTree {
