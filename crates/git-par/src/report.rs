@@ -220,6 +220,10 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
             eprintln!("error: you need to resolve your current index first");
             1
         }
+        UpdateError::SubmodulePathSymlink(message) => {
+            eprintln!("error: {message}");
+            128
+        }
         UpdateError::Submodules(refused) => {
             submodule_refusals(&refused);
             eprintln!("error: Cannot update submodule:");

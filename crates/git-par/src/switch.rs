@@ -165,6 +165,9 @@ pub struct RestoreArgs {
     /// `--overlay` / `--no-overlay` (the default).
     #[command(flatten)]
     overlay: crate::pathspec_file::OverlayArgs,
+    /// `--[no-]recurse-submodules`.
+    #[command(flatten)]
+    recurse: RecurseArgs,
     /// The paths to restore.
     #[arg(value_name = "PATHSPEC")]
     paths: Vec<String>,
@@ -386,6 +389,43 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     )
 }
 
+/// Whether a path checkout or restore would move submodules' work trees: `--recurse-submodules`
+/// (`choice`, else `submodule.recurse`) with a submodule in the index. git then moves each
+/// selected submodule's `HEAD` to the commit it checks out (`checkout_entry` of a gitlink,
+/// `submodule_move_head`), which the engine's path restore does not do: the call is git's
+/// ([`paths_to_git`]).
+fn paths_reach_submodules(opened: &crate::repo::Opened, choice: Option<bool>) -> bool {
+    let recurse = choice.unwrap_or_else(|| {
+        opened
+            .repo
+            .config_snapshot()
+            .boolean("submodule.recurse")
+            .unwrap_or(false)
+    });
+    recurse
+        && gix::index::File::at(
+            &opened.index_path,
+            opened.repo.object_hash(),
+            true,
+            gix::index::decode::Options::default(),
+        )
+        .is_ok_and(|index| {
+            index
+                .entries()
+                .iter()
+                .any(|e| e.mode == gix::index::entry::Mode::COMMIT)
+        })
+}
+
+/// Hand the path checkout or restore `what` to git whole ([`paths_reach_submodules`]).
+fn paths_to_git(what: &str) -> u8 {
+    crate::patch::hand_to_git(
+        what,
+        "--recurse-submodules with submodules in the index",
+        &crate::own_args(),
+    )
+}
+
 /// Run `git par checkout` (branch form).
 pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
@@ -417,6 +457,9 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         Parsed::Guessed(_) => Vec::new(),
     };
     if let Some(first) = paths.first() {
+        if paths_reach_submodules(&opened, args.checkout.recurse_submodules) {
+            return Err(paths_to_git("checkout"));
+        }
         let commit = match &parsed {
             Parsed::Rev(target, _) => target.commit,
             _ => None,
@@ -766,6 +809,9 @@ pub fn restore(mut args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
+    if paths_reach_submodules(&opened, args.recurse.choice()) {
+        return Err(paths_to_git("restore"));
+    }
     let worktree = args.worktree || !args.staged;
     let source = match (&args.source, args.staged) {
         (Some(rev), _) => Some(resolve_tree(repo, rev)?),

@@ -349,3 +349,105 @@ fn a_full_checkout_of_an_emptied_work_tree_checks_out_its_submodules() {
         traced.describe()
     );
 }
+
+/// A submodule path that is a symbolic link (to a repository elsewhere in the work tree): a
+/// recursing checkout that would remove or move that submodule refuses, with git's message and
+/// exit code, and follows no link (git's `validate_submodule_path`, t7423). git-par changes
+/// nothing; git leaves some of the superproject's update done.
+#[test]
+fn a_symlinked_submodule_path_is_refused() {
+    let s = scratch();
+    let repo = s.join("repo");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", repo.to_str().unwrap()],
+    );
+    std::fs::write(repo.join("top"), "top\n").unwrap();
+    git_ok(&repo, ["add", "top"]);
+    git_ok(&repo, ["commit", "-q", "-m", "initial"]);
+    git_ok(&repo, ["tag", "initial"]);
+    let upstream = repo.join("upstream");
+    git_ok(&repo, ["init", "-q", "upstream"]);
+    std::fs::write(upstream.join("submodule_file"), "u\n").unwrap();
+    git_ok(&upstream, ["add", "."]);
+    git_ok(&upstream, ["commit", "-q", "-m", "up"]);
+    git_ok(
+        &repo,
+        [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            "./upstream",
+            "a/sm",
+        ],
+    );
+    git_ok(&repo, ["commit", "-q", "-m", "submodule"]);
+    std::fs::remove_dir_all(repo.join("a")).unwrap();
+    std::fs::create_dir(repo.join("a")).unwrap();
+    git_ok(&repo, ["init", "-q", "a/target"]);
+    std::os::unix::fs::symlink("target", repo.join("a/sm")).unwrap();
+    std::fs::remove_dir_all(repo.join(".git/modules")).unwrap();
+    let before = git_str(&repo, ["ls-files", "-s"]);
+    let run = git_par(&repo, ["checkout", "-f", "--recurse-submodules", "initial"]);
+    assert_eq!(run.status.code(), Some(128));
+    assert_eq!(
+        run.stderr_str(),
+        "error: expected submodule path 'a/sm' not to be a symbolic link\n"
+    );
+    assert_eq!(
+        git_str(&repo, ["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/main"
+    );
+    assert_eq!(git_str(&repo, ["ls-files", "-s"]), before);
+    assert!(repo.join(".gitmodules").is_file());
+    assert!(repo.join("a/target/.git").is_dir());
+    assert!(!repo.join(".git/modules/a/sm").exists());
+    // git refuses it the same way.
+    let by_git = git(&repo, ["checkout", "-f", "--recurse-submodules", "initial"]);
+    assert_eq!(by_git.status.code(), Some(128));
+    assert!(by_git
+        .stderr_str()
+        .contains("error: expected submodule path 'a/sm' not to be a symbolic link"));
+}
+
+/// Path checkouts and restores with `--recurse-submodules` move the selected submodules'
+/// `HEAD` in git (`checkout_entry` of a gitlink); git-par hands such a call to git whole while
+/// a submodule is in the index, so that the result is git's.
+#[test]
+fn recursing_path_restores_are_gits() {
+    same_as_git(
+        |_| {},
+        &[
+            &["checkout", "--recurse-submodules", "modify_sub1"],
+            &[
+                "restore",
+                "--recurse-submodules",
+                "--source=add_sub1",
+                "sub1",
+            ],
+            &[
+                "checkout",
+                "--recurse-submodules",
+                "modify_sub1",
+                "--",
+                "sub1",
+            ],
+            &[
+                "-c",
+                "submodule.recurse=true",
+                "checkout",
+                "add_sub1",
+                "--",
+                "sub1",
+            ],
+            &[
+                "restore",
+                "--no-recurse-submodules",
+                "--source=modify_sub1",
+                "sub1",
+            ],
+        ],
+    );
+}

@@ -252,11 +252,16 @@ pub fn check(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<(), Error> {
-    // Most updates move no submodule: then `.gitmodules` is not even read.
-    if moves.iter().all(|m| m.old.is_none()) {
+    if moves.is_empty() {
         return Ok(());
     }
     let modules = Modules::load(root);
+    let mut dirs = root.dirs();
+    for m in moves {
+        if modules.active(repo, m.path.as_bstr()).is_some() {
+            validate_path(&mut dirs, m.path.as_bstr()).map_err(Error::SubmodulePathSymlink)?;
+        }
+    }
     let mut refused = Vec::new();
     for m in moves {
         if m.old.is_none() {
@@ -280,6 +285,30 @@ pub fn check(
     } else {
         Err(Error::Submodules(refused))
     }
+}
+
+/// git's `validate_submodule_path`: no leading directory of the submodule's `path`, nor the
+/// path itself, may be a symbolic link (missing ones are fine); `Err` with git's message.
+fn validate_path(dirs: &mut crate::fs::Dirs<'_>, path: &BStr) -> Result<(), String> {
+    let is_link = |dirs: &mut crate::fs::Dirs<'_>, p: &BStr| {
+        dirs.lstat(p).ok().flatten().is_some_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+        })
+    };
+    for (i, _) in path.iter().enumerate().filter(|(_, &b)| b == b'/') {
+        let prefix = path[..i].as_bstr();
+        if is_link(dirs, prefix) {
+            return Err(format!(
+                "expected '{prefix}' in submodule path '{path}' not to be a symbolic link"
+            ));
+        }
+    }
+    if is_link(dirs, path) {
+        return Err(format!(
+            "expected submodule path '{path}' not to be a symbolic link"
+        ));
+    }
+    Ok(())
 }
 
 fn check_one(

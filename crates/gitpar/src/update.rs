@@ -137,6 +137,12 @@ pub enum Error {
     /// not be updated.", then "Cannot update submodule:" and the paths.
     #[error("Cannot update submodule: {}", .0.first().map(|r| r.path.to_string()).unwrap_or_default())]
     Submodules(Vec<SubmoduleRefused>),
+    /// A submodule the update would move, add or remove has a symbolic link at its path or in
+    /// a leading directory (git's `validate_submodule_path`, which stops a submodule operation
+    /// from following a link out of the work tree); nothing was changed. git: its message,
+    /// exit code 128.
+    #[error("{0}")]
+    SubmodulePathSymlink(String),
     /// Entries could not be written, and then the index could not be recorded either (a full
     /// disk): git prints the entries' errors, then dies on the index. The old index stands and
     /// the caller moves no ref.
