@@ -41,7 +41,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     let quiet = parsed.verbosity() < 0;
     let repo = match open_new(&dir, overrides) {
         Some(repo) => repo,
-        // A repository gix cannot read (SHA-256).
+        // A repository gix cannot read (SHA-256, reftable).
         _ => return checkout_by_git(&parsed, &dir, quiet),
     };
     let Some(workdir) = repo.workdir().map(Path::to_owned) else {
@@ -318,7 +318,9 @@ fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
         .with(gix::sec::Trust::Full);
-    let mut repo = gix::open_opts(dir, opts).ok()?;
+    let mut repo = gix::open_opts(dir, opts)
+        .ok()
+        .filter(|repo| !crate::repo::uses_reftable(repo))?;
     if let Some(work_tree) = std::env::var_os("GIT_WORK_TREE") {
         let work_tree = std::fs::canonicalize(&work_tree).unwrap_or_else(|_| work_tree.into());
         repo.set_workdir(Some(work_tree)).ok()?;

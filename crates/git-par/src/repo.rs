@@ -58,6 +58,15 @@ fn unreadable_by_gix(git_dir: &Path) -> Option<&'static str> {
         .then_some("it uses the SHA-256 object format")
 }
 
+/// Returns true if and only if `repo` keeps its references in a reftable
+/// (`extensions.refStorage=reftable`), which gix opens but cannot read: such a repository is
+/// git's, as a SHA-256 one is.
+pub(crate) fn uses_reftable(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .string("extensions.refStorage")
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"))
+}
+
 /// Replace this process by git with git-par's own arguments: the one case, besides
 /// `-p/--patch`, where git does the whole command, because git-par cannot read the repository
 /// at all (see [`unreadable_by_gix`]). Set `GIT_PAR_TRACE` to see it happen.
@@ -106,6 +115,9 @@ pub(crate) fn open(overrides: &[String]) -> Result<Opened, u8> {
             )));
         }
     };
+    if uses_reftable(&repo) {
+        hand_to_git("it stores its references in a reftable");
+    }
     if let Some(common) = std::env::var_os("GIT_COMMON_DIR") {
         // gix reads `commondir` and has no way to be told another one: refuse rather than
         // work on other objects and refs than git would.

@@ -1474,3 +1474,29 @@ fn clone_sparse_matches_git() {
     assert!(!sides.par().join("dest/dir").exists());
     assert!(sides.par().join("dest/top.txt").exists());
 }
+
+/// A repository whose references are in a reftable (`--ref-format=reftable`), which gix cannot
+/// read: the clone is checked out by git (as a SHA-256 one), and git-par's commands in it are
+/// git's (t7424).
+#[test]
+fn reftable_repositories_are_gits() {
+    let sides = clone_like_git(
+        &[],
+        &[
+            OsString::from("--ref-format=reftable"),
+            "-q".into(),
+            source("plain"),
+            "dest".into(),
+        ],
+        "dest",
+        &[],
+    );
+    let (g, p) = (sides.git().join("dest"), sides.par().join("dest"));
+    git_ok(&g, ["checkout", "-q", "-b", "topic"]);
+    git_par(&p, ["checkout", "-q", "-b", "topic"]).assert_success();
+    assert_eq!(
+        git_str(&p, ["symbolic-ref", "HEAD"]),
+        git_str(&g, ["symbolic-ref", "HEAD"])
+    );
+    assert_eq!(git_str(&p, ["status", "--porcelain"]), "");
+}

@@ -451,3 +451,63 @@ fn recursing_path_restores_are_gits() {
         ],
     );
 }
+
+/// Submodules named `hippo` and `hippo/hooks`: the second one's repository would be the first
+/// one's hooks directory. A recursing checkout refuses to connect it, with git's words, and
+/// leaves no `.git` in its directory (git's `validate_submodule_git_dir`, t7450.49).
+#[test]
+fn a_submodule_git_dir_inside_another_is_refused() {
+    let s = scratch();
+    let nested = s.join("nested");
+    git_ok(
+        s.path(),
+        ["init", "-q", "-b", "main", nested.to_str().unwrap()],
+    );
+    std::fs::write(nested.join("file"), "f\n").unwrap();
+    git_ok(&nested, ["add", "file"]);
+    git_ok(&nested, ["commit", "-q", "-m", "one"]);
+    std::fs::write(
+        nested.join(".gitmodules"),
+        "[submodule \"hippo\"]\n\turl = .\n\tpath = thing1\n\
+         [submodule \"hippo/hooks\"]\n\turl = .\n\tpath = thing2\n",
+    )
+    .unwrap();
+    git_ok(&nested, ["clone", "-q", ".", "thing1"]);
+    git_ok(&nested, ["clone", "-q", ".", "thing2"]);
+    git_ok(&nested, ["add", ".gitmodules", "thing1", "thing2"]);
+    git_ok(&nested, ["commit", "-q", "-m", "nested"]);
+    let checkout = s.join("checkout");
+    git_ok(s.path(), ["clone", "-q", "nested", "checkout"]);
+    git_ok(&checkout, ["submodule", "init", "-q"]);
+    git_ok(
+        &checkout,
+        [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "-q",
+            "thing1",
+        ],
+    );
+    let hooks = checkout.join(".git/modules/hippo/hooks");
+    std::fs::create_dir_all(hooks.join("refs")).unwrap();
+    std::fs::create_dir_all(hooks.join("objects/info")).unwrap();
+    std::fs::write(
+        hooks.join("objects/info/alternates"),
+        "../../../../objects\n",
+    )
+    .unwrap();
+    std::fs::write(hooks.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+    let run = git_par(
+        &checkout,
+        ["checkout", "-f", "--recurse-submodules", "HEAD"],
+    );
+    assert!(!run.status.success());
+    assert!(
+        run.stderr_str().contains("is inside git dir"),
+        "{}",
+        run.stderr_str()
+    );
+    assert!(!checkout.join("thing2/.git").exists());
+}

@@ -129,6 +129,33 @@ impl Modules {
     }
 }
 
+/// git's `validate_submodule_git_dir`: the git directory of submodule `name` must not lie
+/// inside another submodule's (a submodule `hippo/hooks` would put its repository in the hooks
+/// directory of submodule `hippo`'s, t7450). `Some` with git's messages when a directory of
+/// `modules/` above it is a git directory: the submodule is then neither connected nor
+/// checked out.
+fn nesting(repo: &gix::Repository, name: &str) -> Option<String> {
+    let git_dir = module_git_dir(repo, name);
+    let modules = repo.common_dir().join("modules");
+    let mut above = git_dir.parent();
+    let mut found = None;
+    while let Some(dir) = above.filter(|d| d.starts_with(&modules) && *d != modules) {
+        if gix::discover::is_git(dir).is_ok() {
+            found = Some(dir.to_owned());
+        }
+        above = dir.parent();
+    }
+    // git reports the outermost first.
+    let outer = found?;
+    Some(format!(
+        "error: submodule git dir '{}' is inside git dir '{}'\n\
+         fatal: refusing to create/use '{}' in another submodule's git dir",
+        git_dir.display(),
+        outer.display(),
+        git_dir.display()
+    ))
+}
+
 /// The submodule's git directory in the superproject: `<common dir>/modules/<name>`.
 fn module_git_dir(repo: &gix::Repository, name: &str) -> PathBuf {
     repo.common_dir().join("modules").join(name)
@@ -495,12 +522,12 @@ pub fn bring_all(
     let modules = Modules::load(root);
     // What each submodule needs from the superproject, resolved here: the threads below share
     // nothing but the work tree's root.
-    let work: Vec<(&Move, PathBuf)> = moves
+    let work: Vec<(&Move, PathBuf, Option<String>)> = moves
         .iter()
         .filter(|m| m.new.is_some())
         .filter_map(|m| {
             let name = modules.active(repo, m.path.as_bstr())?;
-            Some((m, module_git_dir(repo, name)))
+            Some((m, module_git_dir(repo, name), nesting(repo, name)))
         })
         .collect();
     if work.is_empty() {
@@ -520,10 +547,14 @@ pub fn bring_all(
         for _ in 0..at_once {
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((m, git_dir)) = work.get(k) else {
+                let Some((m, git_dir, nested)) = work.get(k) else {
                     break;
                 };
-                if let Err(message) = bring(root, git_dir, m, mode, &share, ctx) {
+                let brought = match nested {
+                    Some(message) => Err(message.clone()),
+                    None => bring(root, git_dir, m, mode, &share, ctx),
+                };
+                if let Err(message) = brought {
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
                 }
             });
@@ -531,7 +562,7 @@ pub fn bring_all(
     });
     work.iter()
         .zip(results)
-        .filter_map(|((m, _), r)| {
+        .filter_map(|((m, _, _), r)| {
             let message = r.into_inner().unwrap_or_else(|e| e.into_inner())?;
             Some((m.path.clone(), message))
         })
