@@ -972,11 +972,7 @@ fn clone_recurse_submodules_without_submodules_still_runs_the_update_like_git() 
 #[test]
 fn clone_recurse_nested_submodules_checked_out_by_the_engine_like_git() {
     let s = scratch();
-    let env = [
-        ("GIT_CONFIG_COUNT", OsString::from("1")),
-        ("GIT_CONFIG_KEY_0", OsString::from("protocol.file.allow")),
-        ("GIT_CONFIG_VALUE_0", OsString::from("always")),
-    ];
+    let env = file_protocol_allowed();
     let git_env = |dir: &Path, args: &[&str]| {
         run_with("git", dir, &os(args), &env).assert_success();
     };
@@ -1030,11 +1026,7 @@ fn clone_recurse_nested_submodules_checked_out_by_the_engine_like_git() {
 #[test]
 fn clone_remote_submodules_checks_out_the_remote_branch_like_git() {
     let s = scratch();
-    let env = [
-        ("GIT_CONFIG_COUNT", OsString::from("1")),
-        ("GIT_CONFIG_KEY_0", OsString::from("protocol.file.allow")),
-        ("GIT_CONFIG_VALUE_0", OsString::from("always")),
-    ];
+    let env = file_protocol_allowed();
     let git_env = |dir: &Path, args: &[&str]| {
         run_with("git", dir, &os(args), &env).assert_success();
     };
@@ -1074,6 +1066,16 @@ fn clone_remote_submodules_checks_out_the_remote_branch_like_git() {
             "{flag}"
         );
     }
+}
+
+/// The environment that lets git clone submodules from local paths (`protocol.file.allow`,
+/// which git 2.38.1 and later deny to submodules by default), for git and git-par alike.
+fn file_protocol_allowed() -> [(&'static str, OsString); 3] {
+    [
+        ("GIT_CONFIG_COUNT", OsString::from("1")),
+        ("GIT_CONFIG_KEY_0", OsString::from("protocol.file.allow")),
+        ("GIT_CONFIG_VALUE_0", OsString::from("always")),
+    ]
 }
 
 /// A `git daemon` on a free loopback port, serving `base`; killed on drop.

@@ -340,21 +340,10 @@ fn an_entry_without_object_id_is_refused_or_written_without_cache_tree_as_git_do
     }
 }
 
-/// The shared index git names for the index of `dir` (empty when the index is not split).
-fn shared_index(dir: &Path) -> String {
-    git_str(dir, ["rev-parse", "--shared-index-path"])
-        .trim()
-        .to_owned()
-}
-
 #[test]
 fn split_indexes_are_written_split_as_git_writes_them() {
     let s = scratch();
-    let by_git = s.join("by-git");
-    git_ok(
-        s.path(),
-        ["init", "-q", "-b", "main", by_git.to_str().unwrap()],
-    );
+    let by_git = init_repo(s.path(), "by-git");
     for n in 0..40 {
         fs::create_dir_all(by_git.join(format!("d{}", n % 4))).unwrap();
         fs::write(by_git.join(format!("d{}/f{n}", n % 4)), format!("{n}\n")).unwrap();

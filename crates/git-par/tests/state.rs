@@ -719,11 +719,7 @@ fn index_change_hook(dir: &Path) {
 #[test]
 fn post_index_change_runs_as_git_runs_it() {
     let s = scratch();
-    let by_git = s.join("by-git");
-    git_ok(
-        s.path(),
-        ["init", "-q", "-b", "main", by_git.to_str().unwrap()],
-    );
+    let by_git = init_repo(s.path(), "by-git");
     write(&by_git, "dir1/a", "a\n");
     write(&by_git, "dir2/b", "b\n");
     git_ok(&by_git, ["add", "."]);

@@ -542,19 +542,13 @@ fn untracked_files_below_sparse_directories_are_listed_as_git_lists_them() {
 
 /// Whether the index of `repo` is split (git names its shared index).
 fn is_split(repo: &Path) -> bool {
-    !git_str(repo, ["rev-parse", "--shared-index-path"])
-        .trim()
-        .is_empty()
+    !shared_index(repo).is_empty()
 }
 
 #[test]
 fn a_split_index_is_written_split_as_git_writes_it() {
     let s = scratch();
-    let by_git = s.join("by-git");
-    git_ok(
-        s.path(),
-        ["init", "-q", "-b", "main", by_git.to_str().unwrap()],
-    );
+    let by_git = init_repo(s.path(), "by-git");
     for name in ["a", "b", "c"] {
         std::fs::write(by_git.join(name), format!("{name}\n")).unwrap();
     }

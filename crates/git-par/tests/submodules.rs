@@ -357,11 +357,7 @@ fn a_full_checkout_of_an_emptied_work_tree_checks_out_its_submodules() {
 #[test]
 fn a_symlinked_submodule_path_is_refused() {
     let s = scratch();
-    let repo = s.join("repo");
-    git_ok(
-        s.path(),
-        ["init", "-q", "-b", "main", repo.to_str().unwrap()],
-    );
+    let repo = init_repo(s.path(), "repo");
     std::fs::write(repo.join("top"), "top\n").unwrap();
     git_ok(&repo, ["add", "top"]);
     git_ok(&repo, ["commit", "-q", "-m", "initial"]);
@@ -458,11 +454,7 @@ fn recursing_path_restores_are_gits() {
 #[test]
 fn a_submodule_git_dir_inside_another_is_refused() {
     let s = scratch();
-    let nested = s.join("nested");
-    git_ok(
-        s.path(),
-        ["init", "-q", "-b", "main", nested.to_str().unwrap()],
-    );
+    let nested = init_repo(s.path(), "nested");
     std::fs::write(nested.join("file"), "f\n").unwrap();
     git_ok(&nested, ["add", "file"]);
     git_ok(&nested, ["commit", "-q", "-m", "one"]);

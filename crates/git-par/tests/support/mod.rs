@@ -480,6 +480,21 @@ impl Scratch {
     }
 }
 
+/// A new repository `name` under `parent` (`git init -q -b main`), its path.
+pub fn init_repo(parent: &Path, name: &str) -> PathBuf {
+    let repo = parent.join(name);
+    git_ok(parent, ["init", "-q", "-b", "main", repo.to_str().unwrap()]);
+    repo
+}
+
+/// The shared index git names for the index of the work tree `dir` (`git rev-parse
+/// --shared-index-path`): empty when the index is not split.
+pub fn shared_index(dir: &Path) -> String {
+    git_str(dir, ["rev-parse", "--shared-index-path"])
+        .trim()
+        .to_owned()
+}
+
 pub fn scratch() -> Scratch {
     let root = Path::new(TARGET_TMP).join("scratch");
     fs::create_dir_all(&root).expect("create scratch root");
