@@ -18,6 +18,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "index.lock and the index, inside the git directory",
     ),
     ("record.rs", "writes the index through the lock"),
+    (
+        "split_index.rs",
+        "reads the index and writes and removes the shared index files, inside the git directory",
+    ),
     ("branch.rs", "config and reflogs, inside the git directory"),
     (
         "state.rs",
