@@ -613,3 +613,40 @@ fn a_split_index_is_written_split_as_git_writes_it() {
         assert_eq!(git_str(&by_par, ["diff-files", "--name-only"]), "");
     }
 }
+
+/// A sparse index that git wrote (cone mode, `index.sparse`, directories outside the cone as
+/// single entries): git-par's status expands it, and compares HEAD with it as git does, staged
+/// changes included (t1092.5: the expanded index still called itself sparse, and the diff
+/// refused it).
+#[test]
+fn status_of_a_sparse_index_git_wrote() {
+    let s = scratch();
+    let repo = init_repo(s.path(), "repo");
+    for path in ["in/a", "in/deep/b", "out/c", "out/deep/d", "top"] {
+        let file = repo.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, format!("{path}\n")).unwrap();
+    }
+    git_ok(&repo, ["add", "."]);
+    git_ok(&repo, ["commit", "-q", "-m", "one"]);
+    git_ok(
+        &repo,
+        ["sparse-checkout", "init", "--cone", "--sparse-index"],
+    );
+    git_ok(&repo, ["sparse-checkout", "set", "in"]);
+    std::fs::write(repo.join("in/a"), "changed\n").unwrap();
+    std::fs::write(repo.join("top"), "staged\n").unwrap();
+    git_ok(&repo, ["add", "top"]);
+    std::fs::write(repo.join("in/new"), "new\n").unwrap();
+    assert!(git_str(&repo, ["ls-files", "--sparse"]).contains("out/\n"));
+    for args in [
+        &["status", "--porcelain=v2"][..],
+        &["status", "--porcelain"],
+        &["status", "-uno", "--porcelain=v2"],
+    ] {
+        let by_git = git(&repo, args);
+        let by_par = git_par(&repo, args);
+        assert_eq!(by_par.status.code(), by_git.status.code(), "{args:?}");
+        assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
+    }
+}

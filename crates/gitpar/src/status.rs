@@ -942,12 +942,18 @@ fn collect_changes(
                 gix::status::tree_index::TrackRenames::Disabled
             };
             // Intent-to-add entries are not in the index for this comparison (git's diff-index
-            // --cached skips them).
-            let state: std::borrow::Cow<'_, gix::index::State> = if special {
-                let mut state: gix::index::State = (**index).clone();
-                state.remove_entries(|_, _, e| {
-                    e.flags.contains(Flags::INTENT_TO_ADD) || e.stage_raw() != 0
-                });
+            // --cached skips them). A sparse index was expanded when it was read, but gix keeps
+            // calling it sparse, and its diff refuses a sparse index: the entries are copied
+            // into a state of their own.
+            let state: std::borrow::Cow<'_, gix::index::State> = if special || index.is_sparse() {
+                let mut state = gix::index::State::new(repo.object_hash());
+                for e in index
+                    .entries()
+                    .iter()
+                    .filter(|e| !e.flags.contains(Flags::INTENT_TO_ADD) && e.stage_raw() == 0)
+                {
+                    state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
+                }
                 std::borrow::Cow::Owned(state)
             } else {
                 std::borrow::Cow::Borrowed(&**index)
