@@ -650,3 +650,41 @@ fn status_of_a_sparse_index_git_wrote() {
         assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
     }
 }
+
+/// A skip-worktree entry whose file is in the work tree all the same (copied back by hand) is
+/// an ordinary tracked entry to git (`clear_skip_worktree_from_present_files`): its changes
+/// show in status, and a refresh sees it (t1092.29).
+#[test]
+fn a_present_file_outside_the_sparse_patterns_is_tracked_again() {
+    let s = scratch();
+    let repo = init_repo(s.path(), "repo");
+    for path in ["in/a", "out/b"] {
+        let file = repo.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, format!("{path}\n")).unwrap();
+    }
+    git_ok(&repo, ["add", "."]);
+    git_ok(&repo, ["commit", "-q", "-m", "one"]);
+    git_ok(&repo, ["sparse-checkout", "set", "in"]);
+    std::fs::create_dir_all(repo.join("out")).unwrap();
+    std::fs::write(repo.join("out/b"), "out/b\nmore\n").unwrap();
+    let other = s.join("other");
+    copy_repo(&repo, &other);
+    for args in [
+        &["status", "--porcelain=v2"][..],
+        &["status", "--porcelain"],
+    ] {
+        let by_git = git(&repo, args);
+        let by_par = git_par(&other, args);
+        assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
+        assert!(by_par.stdout_str().contains("out/b"), "{args:?}");
+    }
+    let by_git = git(&repo, ["update-index", "--refresh"]);
+    let by_par = git_par(&other, ["refresh"]);
+    assert_eq!(by_par.status.code(), by_git.status.code());
+    assert_eq!(by_par.stdout_str(), by_git.stdout_str());
+    assert_eq!(
+        git_str(&other, ["ls-files", "-t"]),
+        git_str(&repo, ["ls-files", "-t"])
+    );
+}

@@ -154,8 +154,14 @@ fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static 
 }
 
 /// Also returns whether the index is split (see [`split_for_git`]).
+///
+/// As git's `post_read_index_from`: in a sparse checkout (unless
+/// `sparse.expectFilesOutsideOfPatterns`), skip-worktree entries whose file is present lose
+/// their bit ([`crate::sparse::clear_present`]), so that their changes show; an index written
+/// back then carries the cleared bits, as git's does.
 fn read_index(
     repo: &gix::Repository,
+    root: &Root,
     path: &Path,
 ) -> Result<((gix::index::File, Option<crate::record::IndexBytes>), bool), Error> {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
@@ -167,6 +173,21 @@ fn read_index(
         bytes = None;
         crate::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
+    }
+    let skipped = |index: &gix::index::File| {
+        index
+            .entries()
+            .iter()
+            .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+            .count()
+    };
+    if crate::sparse::clears_present_files(repo) && skipped(&index) > 0 {
+        let before = skipped(&index);
+        crate::sparse::clear_present(root, &mut index);
+        if skipped(&index) != before {
+            // The entries' flags changed: the index is encoded again if it is written.
+            bytes = None;
+        }
     }
     Ok(((index, bytes), split))
 }
@@ -441,7 +462,7 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let (index, split) = read_index(repo, index_path)?;
+    let (index, split) = read_index(repo, &root, index_path)?;
     if let Some(why) = split_for_git(repo, split) {
         drop(lock);
         return Err(Error::Delegate(why));
@@ -728,7 +749,7 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let (index, split) = read_index(repo, index_path)?;
+    let (index, split) = read_index(repo, &root, index_path)?;
     if let Some(why) = for_git(repo, &index.0).or_else(|| split_for_git(repo, split)) {
         return Err(Error::Delegate(why));
     }
