@@ -578,3 +578,28 @@ fn the_empty_tree_is_known_without_its_object() {
     pair.run(&["reset", "-q", "--hard", "empty"]);
     pair.assert_same();
 }
+
+/// A directory where the index has a file that the update removes (the target has files
+/// below that name): git warns that it cannot unlink it and goes on, writing the target's
+/// files into that directory (t6430.26); so does git-par.
+#[test]
+fn an_entry_that_cannot_be_unlinked_is_warned_about() {
+    let pair = Pair::new(|dir| {
+        write(dir, "d/e", "e\n");
+        write(dir, "other", "o\n");
+        git_ok(dir, ["add", "."]);
+        git_ok(dir, ["commit", "-q", "-m", "two"]);
+        git_ok(dir, ["tag", "two"]);
+        git_ok(dir, ["rm", "-q", "-r", "d"]);
+        write(dir, "d", "x\n");
+        git_ok(dir, ["add", "d"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        fs::remove_file(dir.join("d")).unwrap();
+        write(dir, "d/e", "e\n");
+    });
+    let (_, by_par) = pair.run(&["reset", "--hard", "two"]);
+    assert!(by_par
+        .stderr_str()
+        .contains("warning: unable to unlink 'd': Is a directory"));
+    pair.assert_same();
+}

@@ -26,14 +26,17 @@ pub struct Remover<'r> {
     pub kept: Vec<Kept>,
 }
 
-/// A submodule's directory the removal left in place, and why (git's warning
-/// `unable to rmdir '<path>': <reason>`).
+/// An entry the removal left in place, and why (git's warning `unable to rmdir '<path>':
+/// <reason>` for a submodule's directory, `unable to unlink '<path>': <reason>` for anything
+/// else, a directory where the index has a file say).
 #[derive(Debug, thiserror::Error)]
-#[error("unable to rmdir '{path}': {}", crate::fs::strerror(.source))]
+#[error("unable to {op} '{path}': {}", crate::fs::strerror(.source))]
 pub struct Kept {
-    /// The gitlink's path.
+    /// `rmdir` or `unlink`.
+    pub op: &'static str,
+    /// The entry's path.
     pub path: BString,
-    /// Why `rmdir` failed.
+    /// Why it failed.
     #[source]
     pub source: io::Error,
 }
@@ -68,6 +71,7 @@ impl<'r> Remover<'r> {
             self.dirs.rmdir(path).or_else(|err| {
                 if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::ENOTDIR)) {
                     self.kept.push(Kept {
+                        op: "rmdir",
                         path: path.to_owned(),
                         source: err,
                     });
@@ -77,7 +81,20 @@ impl<'r> Remover<'r> {
                 }
             })
         } else {
-            self.dirs.unlink(path)
+            match self.dirs.unlink(path) {
+                // git's `remove_or_warn`: an entry that cannot be unlinked (a directory where
+                // the index has a file, a file the user may not remove) is warned about and
+                // left, and its directories are not scheduled for removal; the update goes on.
+                Err(err) if err.raw_os_error().is_some() => {
+                    self.kept.push(Kept {
+                        op: "unlink",
+                        path: path.to_owned(),
+                        source: err,
+                    });
+                    return Ok(());
+                }
+                other => other,
+            }
         };
         self.finish_one(path, result)
     }
