@@ -350,6 +350,9 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
+    if args.merge.given() && renormalizes(repo) {
+        return Err(merge_to_git("switch"));
+    }
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
         return done;
     }
@@ -386,6 +389,24 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
         merge,
         &args.checkout,
         "checkout",
+    )
+}
+
+/// Whether `merge.renormalize` is set: git's three-way merges (`-m`, `--conflict`) then pass
+/// both sides through the attributes' conversions before merging (`ll_merge`'s renormalize),
+/// which gix's merge does not do; such a call is git's ([`merge_to_git`]).
+fn renormalizes(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .boolean("merge.renormalize")
+        .unwrap_or(false)
+}
+
+/// Hand the merging checkout, switch or restore `what` to git whole ([`renormalizes`]).
+fn merge_to_git(what: &str) -> u8 {
+    crate::patch::hand_to_git(
+        what,
+        "merge.renormalize with -m/--conflict",
+        &crate::own_args(),
     )
 }
 
@@ -433,6 +454,9 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
+    if args.merge.given() && renormalizes(repo) {
+        return Err(merge_to_git("checkout"));
+    }
     if let Some(done) = crate::unborn::intercept(&opened, &args.unborn_request()) {
         if let (Ok(()), true, Some(name)) = (&done, args.reflog, args.orphan.as_deref()) {
             crate::branches::orphan_reflog(repo, name).map_err(fatal)?;
@@ -809,6 +833,9 @@ pub fn restore(mut args: RestoreArgs, overrides: &[String]) -> Result<(), u8> {
     args.merge.check_style()?;
     let opened = open_repo(overrides)?;
     let repo = &opened.repo;
+    if args.merge.given() && renormalizes(repo) {
+        return Err(merge_to_git("restore"));
+    }
     if paths_reach_submodules(&opened, args.recurse.choice()) {
         return Err(paths_to_git("restore"));
     }

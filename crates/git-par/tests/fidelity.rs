@@ -603,3 +603,38 @@ fn an_entry_that_cannot_be_unlinked_is_warned_about() {
         .contains("warning: unable to unlink 'd': Is a directory"));
     pair.assert_same();
 }
+
+/// With `merge.renormalize`, git's `checkout -m` passes both sides through the attributes'
+/// conversions before merging (t6418.8/9); git-par hands such a merging checkout to git.
+#[test]
+fn merging_checkouts_under_merge_renormalize_are_gits() {
+    let pair = Pair::new(|dir| {
+        write(dir, "file", "one\ntwo\nthree\n");
+        git_ok(dir, ["add", "file"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        git_ok(dir, ["branch", "b"]);
+        write(dir, "file", "one\ntwo\nthree changed\n");
+        git_ok(dir, ["commit", "-q", "-am", "main"]);
+        git_ok(dir, ["checkout", "-q", "b"]);
+        write(dir, "file", "one changed\ntwo\nthree\n");
+        git_ok(dir, ["config", "merge.renormalize", "true"]);
+    });
+    let args = ["checkout", "-m", "main"];
+    let by_git = run_env("git", &pair.by_git, &[], &args);
+    let by_par = run_env(GIT_PAR, &pair.by_par, &[("GIT_PAR_TRACE", "1")], &args);
+    assert_eq!(by_par.status.code(), by_git.status.code());
+    assert_eq!(by_par.stdout_str(), by_git.stdout_str());
+    let stderr = by_par.stderr_str();
+    let (trace, rest): (Vec<&str>, Vec<&str>) =
+        stderr.lines().partition(|l| l.starts_with("git-par: "));
+    assert_eq!(rest.join("\n"), by_git.stderr_str().trim_end());
+    assert!(
+        trace.iter().any(|l| l.contains("merge.renormalize")),
+        "{trace:?}"
+    );
+    pair.assert_same();
+    assert_eq!(
+        fs::read_to_string(pair.by_par.join("file")).unwrap(),
+        "one changed\ntwo\nthree changed\n"
+    );
+}
