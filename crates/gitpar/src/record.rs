@@ -158,14 +158,7 @@ pub fn commit(
     lock.commit_with(|out| {
         let (state, link) = match split {
             Some(split) => {
-                if let Some(path) = null_id(&state) {
-                    if !allow_null_ids() {
-                        return Err(std::io::Error::new(
-                            std::io::ErrorKind::InvalidData,
-                            format!("cache entry has null sha1: {path}"),
-                        ));
-                    }
-                }
+                null_ids(&state)?;
                 let written = split.write(&state, format)?;
                 (written.state, Some(written.link))
             }
@@ -942,22 +935,25 @@ fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&S
     out
 }
 
-/// The path of the first entry written without an object id (the null id), if any.
-fn null_id(state: &State) -> Option<BString> {
-    state
+/// git's rule for entries without an object id (the null id; a broken tree's gitlink), as
+/// its `do_write_index` applies it: refused (`cache entry has null sha1: <path>`) unless
+/// `GIT_ALLOW_NULL_SHA1`, then written without a cache-tree. `Ok(true)`: there are some
+/// (drop the cache-tree).
+fn null_ids(state: &State) -> std::io::Result<bool> {
+    let Some(entry) = state
         .entries()
         .iter()
         .find(|e| e.id.is_null() && !e.flags.contains(Flags::REMOVE))
-        .map(|e| e.path(state).to_owned())
-}
-
-/// git's `GIT_ALLOW_NULL_SHA1` (its `git_env_bool`, false when unset or not a boolean): an
-/// index may then hold entries without an object id, written without a cache-tree.
-fn allow_null_ids() -> bool {
-    std::env::var("GIT_ALLOW_NULL_SHA1").is_ok_and(|v| {
-        let v = v.to_ascii_lowercase();
-        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
-    })
+    else {
+        return Ok(false);
+    };
+    if crate::options::git_env_bool("GIT_ALLOW_NULL_SHA1") {
+        return Ok(true);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("cache entry has null sha1: {}", entry.path(state)),
+    ))
 }
 
 /// A writer that hashes and counts what passes through it, so the index can be streamed into
@@ -1011,17 +1007,7 @@ fn encode_to(
 ) -> std::io::Result<()> {
     // As git's do_write_index: an entry without an object id (a broken tree's gitlink) is
     // refused, or with GIT_ALLOW_NULL_SHA1 written without a cache-tree.
-    let tree = if let Some(path) = null_id(&state) {
-        if !allow_null_ids() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("cache entry has null sha1: {path}"),
-            ));
-        }
-        None
-    } else {
-        tree
-    };
+    let tree = if null_ids(&state)? { None } else { tree };
     // As git: an entry carries the extended-flags word exactly when it has an extended flag.
     let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
     let mut extended = false;

@@ -104,7 +104,8 @@ pub fn clears_present_files(repo: &gix::Repository) -> bool {
 /// work tree (a file the user brought back, or one another tool wrote) is treated as an ordinary
 /// tracked entry, so that its changes are seen and never silently overwritten or left behind.
 /// Paths are looked up without following symlinks; a missing leading directory is checked once.
-pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) {
+/// Returns whether any entry lost its bit.
+pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) -> bool {
     let mut dirs = root.dirs();
     let mut missing_dir: Option<Vec<u8>> = None;
     let mut clear = Vec::new();
@@ -130,9 +131,10 @@ pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) {
         }
     }
     let entries = index.entries_mut();
-    for k in clear {
+    for &k in &clear {
         entries[k].flags.remove(Flags::SKIP_WORKTREE);
     }
+    !clear.is_empty()
 }
 
 /// git's `ensure_full_index`: replace every sparse-directory entry of a sparse index

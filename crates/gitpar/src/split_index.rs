@@ -27,6 +27,8 @@ use gix::index::entry::Flags;
 use gix::index::State;
 use gix::ObjectId;
 
+use crate::options::git_env_bool;
+
 /// The default of `splitIndex.maxPercentChange` (git's `SPLIT_INDEX_MAX_PERCENT_CHANGE_DEFAULT`).
 const MAX_PERCENT_CHANGE: i64 = 20;
 
@@ -47,28 +49,28 @@ pub(crate) struct Split {
     testing: bool,
 }
 
-/// git's `git_env_bool` of `name` (false when unset or not a boolean).
-fn env_bool(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| {
-        let v = v.to_ascii_lowercase();
-        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
-    })
-}
-
-/// Whether the index at `index_path` of `repo` may be written split, from the configuration
-/// alone (no index is read): `core.splitIndex=true`, `GIT_TEST_SPLIT_INDEX`, or the setting
-/// unset and a shared index file present. The full checkouts that encode their index beside
-/// the writers ([`crate::record::prepare`]) leave the index to [`crate::record::commit`] then.
-pub(crate) fn wanted(repo: &gix::Repository, index_path: &Path) -> bool {
-    let git_dir = repo.git_dir();
-    if index_path != git_dir.join("index") {
-        return false;
+/// Why an index is to be written split, if it is (git's `tweak_split_index` and
+/// `write_locked_index`): `GIT_TEST_SPLIT_INDEX` (whatever the configuration), else
+/// `core.splitIndex=true`, else `core.splitIndex` unset and the index being replaced split
+/// (`split`, asked only then).
+pub(crate) fn reason(repo: &gix::Repository, split: impl FnOnce() -> bool) -> Option<&'static str> {
+    if git_env_bool("GIT_TEST_SPLIT_INDEX") {
+        return Some("GIT_TEST_SPLIT_INDEX is set");
     }
     match repo.config_snapshot().boolean("core.splitIndex") {
-        Some(true) => true,
-        Some(false) => false,
-        None => env_bool("GIT_TEST_SPLIT_INDEX") || has_shared_indexes(git_dir),
+        Some(true) => Some("core.splitIndex is set"),
+        None if split() => Some("the index is split (core.splitIndex)"),
+        _ => None,
     }
+}
+
+/// Whether the index at `index_path` of `repo` may be written split, without reading the
+/// index ([`reason`], a shared index file in the git directory standing for "the index is
+/// split"). The full checkouts that encode their index beside the writers
+/// ([`crate::record::prepare`]) leave the index to [`crate::record::commit`] then.
+pub(crate) fn wanted(repo: &gix::Repository, index_path: &Path) -> bool {
+    let git_dir = repo.git_dir();
+    index_path == git_dir.join("index") && reason(repo, || has_shared_indexes(git_dir)).is_some()
 }
 
 /// Returns true if and only if `git_dir` holds a `sharedindex.*` file.
@@ -150,7 +152,7 @@ pub(crate) fn plan(
         .integer("splitIndex.maxPercentChange")
         .filter(|v| (0..=100).contains(v))
         .unwrap_or(MAX_PERCENT_CHANGE);
-    let testing = env_bool("GIT_TEST_SPLIT_INDEX");
+    let testing = git_env_bool("GIT_TEST_SPLIT_INDEX");
     let hash = repo.object_hash();
     // The shared index the index being replaced names, if it is split.
     let base = link_of(index_path, hash).and_then(|id| {
@@ -216,14 +218,14 @@ impl Split {
             } || (self.testing && (id.as_bytes()[0] & 15) < 6);
             if !renew {
                 let mut written = State::new(hash);
-                for &i in &replaced {
-                    let (e, _) = find(state, &base.entries()[i], base);
-                    push(&mut written, e, b"");
+                for &(_, j) in &replaced {
+                    push(&mut written, &state.entries()[j], b"");
                 }
                 for &j in &new {
                     let e = &state.entries()[j];
                     push(&mut written, e, e.path(state));
                 }
+                let replaced: Vec<usize> = replaced.iter().map(|&(i, _)| i).collect();
                 let link = link_payload(id, &deleted, &replaced, base.entries().len())?;
                 let path = self.git_dir.join(format!("sharedindex.{id}"));
                 let _ = filetime::set_file_mtime(&path, filetime::FileTime::now());
@@ -290,23 +292,12 @@ impl Split {
     }
 }
 
-/// The entry of `state` at the path and stage of `base_entry` of `base` (it is there: the
-/// difference found it), and its position.
-fn find<'s>(
-    state: &'s State,
-    base_entry: &gix::index::Entry,
-    base: &State,
-) -> (&'s gix::index::Entry, usize) {
-    let i = state
-        .entry_index_by_path_and_stage(base_entry.path(base), base_entry.stage())
-        .expect("the difference matched this entry");
-    (&state.entries()[i], i)
-}
-
 /// Between the shared index `base` and the new index `state`: the shared entries deleted, the
-/// shared entries replaced (same path, stage, id and mode, other stat data or flags), and the
-/// new entries (positions in `state`): by path and stage, both being sorted.
-fn difference(base: &State, state: &State) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+/// shared entries replaced (same path, stage, id and mode, other stat data or flags; with the
+/// replacing entry's position in `state`), and the new entries (positions in `state`): by
+/// path and stage, both being sorted.
+#[allow(clippy::type_complexity)]
+fn difference(base: &State, state: &State) -> (Vec<usize>, Vec<(usize, usize)>, Vec<usize>) {
     use std::cmp::Ordering;
     let (b, n) = (base.entries(), state.entries());
     let (mut deleted, mut replaced, mut new) = (Vec::new(), Vec::new(), Vec::new());
@@ -326,7 +317,9 @@ fn difference(base: &State, state: &State) -> (Vec<usize>, Vec<usize>, Vec<usize
                 i += 1;
             }
             Ordering::Greater => {
-                new.push(j);
+                if !n[j].flags.contains(Flags::REMOVE) {
+                    new.push(j);
+                }
                 j += 1;
             }
             Ordering::Equal => {
@@ -337,14 +330,13 @@ fn difference(base: &State, state: &State) -> (Vec<usize>, Vec<usize>, Vec<usize
                         new.push(j);
                     }
                 } else if !same_entry(x, y) {
-                    replaced.push(i);
+                    replaced.push((i, j));
                 }
                 i += 1;
                 j += 1;
             }
         }
     }
-    new.retain(|&j| !n[j].flags.contains(Flags::REMOVE));
     (deleted, replaced, new)
 }
 

@@ -174,41 +174,19 @@ fn read_index(
         crate::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
     }
-    let skipped = |index: &gix::index::File| {
-        index
-            .entries()
-            .iter()
-            .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
-            .count()
-    };
-    if crate::sparse::clears_present_files(repo) && skipped(&index) > 0 {
-        let before = skipped(&index);
-        crate::sparse::clear_present(root, &mut index);
-        if skipped(&index) != before {
-            // The entries' flags changed: the index is encoded again if it is written.
-            bytes = None;
-        }
+    if crate::sparse::clears_present_files(repo) && crate::sparse::clear_present(root, &mut index) {
+        // The entries' flags changed: the index is encoded again if it is written.
+        bytes = None;
     }
     Ok(((index, bytes), split))
 }
 
-/// Why git, not git-par, must write back the index a refresh or a status read, if it must: a
-/// split index (`core.splitIndex=true`, `GIT_TEST_SPLIT_INDEX`, or an index already split
-/// while `core.splitIndex` is unset: git's `tweak_split_index` keeps it so). git-par writes
-/// whole indexes; git would write the split one (a `link` to a shared index, a new shared
-/// index when none or too many entries changed), so that index is git's to write.
+/// Why git, not git-par, must write back the index a refresh or a status read, if it must: it
+/// is to be written split ([`crate::split_index::reason`]; `split`: the index read is split).
+/// These write back the index they read, patched; git would write the split one, so that
+/// index is git's to write.
 fn split_for_git(repo: &gix::Repository, split: bool) -> Option<&'static str> {
-    let config = repo.config_snapshot();
-    let forced = std::env::var("GIT_TEST_SPLIT_INDEX").is_ok_and(|v| {
-        let v = v.to_ascii_lowercase();
-        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
-    });
-    match config.boolean("core.splitIndex") {
-        Some(true) => Some("core.splitIndex is set"),
-        None if split => Some("the index is split (core.splitIndex)"),
-        _ if forced => Some("GIT_TEST_SPLIT_INDEX is set"),
-        _ => None,
-    }
+    crate::split_index::reason(repo, || split)
 }
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.

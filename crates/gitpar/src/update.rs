@@ -384,7 +384,7 @@ fn run(
         _ => crate::sparse::Sparse::load(repo)?,
     };
     if crate::sparse::clears_present_files(repo) {
-        crate::sparse::clear_present(&root, &mut index);
+        let _ = crate::sparse::clear_present(&root, &mut index);
     }
     crate::phase::mark("update: sparse patterns loaded");
     let index = index;
