@@ -688,3 +688,126 @@ fn a_present_file_outside_the_sparse_patterns_is_tracked_again() {
         git_str(&repo, ["ls-files", "-t"])
     );
 }
+
+/// `core.fsmonitor` set to a hook: git-par's status and refresh ask it as git does (its
+/// arguments, protocol versions 2 and 1, a trivial `/` answer), trust what it does not report
+/// (a change it leaves out is not seen, by git either), and write back the extension git
+/// writes: after each step `git ls-files -f` (which reads the extension) and the hook's calls
+/// are the same in a repository git works in and one git-par works in; with index versions 2
+/// and 4 (whose prefix-compressed entries git-par must step over to find the extension).
+#[test]
+fn an_fsmonitor_hook_is_asked_and_trusted_as_git_does() {
+    fsmonitor_steps("2");
+    fsmonitor_steps("4");
+}
+
+/// Files written first (empty: deleted), what the hook reports, the command.
+type Step<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a [&'a str]);
+
+fn fsmonitor_steps(version: &str) {
+    let s = scratch();
+    let by_git = init_repo(s.path(), "by-git");
+    for name in ["a", "b", "d/c", "d/e", "f/g"] {
+        let path = by_git.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{name}\n")).unwrap();
+    }
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    // The hook reports what `.git/report` lists (NUL-separated), after a token; with version 1
+    // (asked with a time) only the paths. Its calls are logged with the time made a word.
+    let hook = "#!/bin/sh\n\
+                case \"$2\" in *[!0-9]*) t=\"$2\";; *) t=TIME;; esac\n\
+                echo \"$1 $t\" >>.git/calls\n\
+                test \"$1\" = 2 && printf 'token\\0'\n\
+                cat .git/report 2>/dev/null\n\
+                exit 0\n";
+    std::fs::write(by_git.join(".git/fsm"), hook).unwrap();
+    run("chmod", &by_git, ["+x", ".git/fsm"]).assert_success();
+    git_ok(&by_git, ["config", "core.fsmonitor", ".git/fsm"]);
+    git_ok(&by_git, ["update-index", "--index-version", version]);
+    age(&by_git, "-2 hours");
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    // (setup, report, command): each repository gets the same setup and report, then git's
+    // command in one and git-par's in the other.
+    let steps: &[Step] = &[
+        // No extension yet: added, everything checked, the fresh stat data not yet trusted.
+        (&[], "", &["status", "--porcelain"]),
+        // Now trusted: the clean files are fsmonitor-valid.
+        (&[], "", &["status", "--porcelain"]),
+        // A change the hook reports is seen; one it does not report is not, by git either.
+        (
+            &[("a", "A\n"), ("d/c", "C\n")],
+            "a\0",
+            &["status", "--porcelain"],
+        ),
+        (&[], "a\0", &["refresh"]),
+        // A directory reported: everything below it is looked at again.
+        (&[], "d\0", &["status", "--porcelain"]),
+        (&[], "d/\0", &["refresh"]),
+        // A trivial answer: nothing is trusted.
+        (&[], "/", &["status", "--porcelain"]),
+        // A deleted file the hook reports; a hook that fails.
+        (&[("f/g", "")], "f/g\0", &["status", "--porcelain"]),
+        (
+            &[("b", "B\n")],
+            "",
+            &["-c", "core.fsmonitor=false", "status", "--porcelain"],
+        ),
+        (&[], "", &["status", "--porcelain"]),
+        (
+            &[("a", "a2\n")],
+            "a\0",
+            &["-c", "core.fsmonitorHookVersion=1", "refresh"],
+        ),
+    ];
+    let fsmn = |repo: &Path| {
+        std::fs::read(repo.join(".git/index"))
+            .unwrap()
+            .windows(4)
+            .any(|w| w == b"FSMN")
+    };
+    for (n, &(setup, report, args)) in steps.iter().enumerate() {
+        for dir in [&by_git, &by_par] {
+            for &(name, content) in setup {
+                if name == "f/g" {
+                    std::fs::remove_file(dir.join(name)).unwrap();
+                } else {
+                    std::fs::write(dir.join(name), content).unwrap();
+                    run("touch", dir, ["-d", "-1 hour", name]).assert_success();
+                }
+            }
+            std::fs::write(dir.join(".git/report"), report).unwrap();
+        }
+        let par = git_par(&by_par, args);
+        let git_args: Vec<&str> = match args.last() {
+            Some(&"refresh") => args[..args.len() - 1]
+                .iter()
+                .copied()
+                .chain(["update-index", "--refresh"])
+                .collect(),
+            _ => args.to_vec(),
+        };
+        let by = git(&by_git, &git_args);
+        let n = format!("v{version} {n}");
+        assert_eq!(par.status.code(), by.status.code(), "step {n}: {args:?}");
+        assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}: {args:?}");
+        assert_eq!(
+            fsmn(&by_par),
+            fsmn(&by_git),
+            "step {n}: {args:?}: extension"
+        );
+        // What the extension says, as git reads it (ls-files asks the hook too, in both).
+        assert_eq!(
+            git_str(&by_par, ["ls-files", "-f"]),
+            git_str(&by_git, ["ls-files", "-f"]),
+            "step {n}: {args:?}: fsmonitor-valid entries"
+        );
+        assert_eq!(
+            std::fs::read_to_string(by_par.join(".git/calls")).unwrap_or_default(),
+            std::fs::read_to_string(by_git.join(".git/calls")).unwrap_or_default(),
+            "step {n}: {args:?}: the hook's calls"
+        );
+    }
+}

@@ -32,6 +32,7 @@ pub(crate) mod execute;
 pub mod fast_forward;
 pub(crate) mod filter;
 pub(crate) mod fs;
+pub(crate) mod fsmonitor;
 pub mod hooks;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;

@@ -479,8 +479,16 @@ pub(crate) fn commit_refreshed(
     state: &State,
     index_path: &std::path::Path,
     original: Option<(&[u8], &[usize], Option<&crate::refresh::Layout>)>,
+    fsmonitor: Option<Option<&[u8]>>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
+    // The extensions as read, with the fsmonitor's replaced (or dropped) when it changed.
+    fn rebuilt<'a>(ext: &'a [u8], fsmonitor: Option<Option<&[u8]>>) -> std::borrow::Cow<'a, [u8]> {
+        match fsmonitor {
+            Some(fsmn) => std::borrow::Cow::Owned(crate::fsmonitor::with_extension(ext, fsmn)),
+            None => std::borrow::Cow::Borrowed(ext),
+        }
+    }
     let format = Format::of(repo, Some(state));
     let read;
     let (original, changed): (&[u8], _) = match original {
@@ -494,10 +502,16 @@ pub(crate) fn commit_refreshed(
         changed.and_then(|(changed, measured)| stat_patches(state, original, changed, measured))
     {
         crate::phase::mark("stat data patches encoded");
-        if extensions_to_keep(original, end, hash).is_some() {
-            let body = &original[..original.len() - hash.len_in_bytes()];
+        if let Some(ext) = extensions_to_keep(original, end, hash) {
+            let (body, tail) = match fsmonitor {
+                None => (
+                    &original[..original.len() - hash.len_in_bytes()],
+                    rebuilt(&[], None),
+                ),
+                Some(_) => (&original[..end], rebuilt(ext, fsmonitor)),
+            };
             return lock.commit_with(|out| {
-                let sum = write_hashed(body, &patches, hash, !format.skip_hash, out)?;
+                let sum = write_hashed(body, &patches, &tail, hash, !format.skip_hash, out)?;
                 out.write_all(sum.as_bytes())
             });
         }
@@ -508,7 +522,8 @@ pub(crate) fn commit_refreshed(
     let start = 12 + entries.len();
     let extensions = encoded
         .then(|| extensions_to_keep(original, start, hash))
-        .flatten();
+        .flatten()
+        .map(|ext| rebuilt(ext, fsmonitor));
     let Some(extensions) = extensions else {
         return commit(
             lock,
@@ -536,7 +551,7 @@ pub(crate) fn commit_refreshed(
         out.write_all(&version.to_be_bytes())?;
         out.write_all(count)?;
         out.write_all(&entries)?;
-        out.write_all(extensions)?;
+        out.write_all(&extensions)?;
         let sum = match out.hasher.take() {
             Some(hasher) => hasher.finalize(hash),
             None => hash.null(),
@@ -700,6 +715,7 @@ const HASH_APART: usize = 1 << 20;
 fn write_hashed(
     body: &[u8],
     patches: &[StatPatch],
+    tail: &[u8],
     kind: gix::hash::Kind,
     checksum: bool,
     out: &mut dyn Write,
@@ -710,9 +726,15 @@ fn write_hashed(
             hasher.update(chunk);
             Ok(())
         })
-        .map(|()| hasher.finalize(kind))
+        .map(|()| {
+            hasher.update(tail);
+            hasher.finalize(kind)
+        })
     };
-    let write = |out: &mut dyn Write| patched_chunks(body, patches, |chunk| out.write_all(chunk));
+    let write = |out: &mut dyn Write| {
+        patched_chunks(body, patches, |chunk| out.write_all(chunk))?;
+        out.write_all(tail)
+    };
     if !checksum {
         write(out)?;
         return Ok(kind.null());

@@ -129,31 +129,85 @@ struct Refreshed {
     /// The entries carry git's `CE_UPTODATE` for the untracked walk (status), to be removed
     /// before the index is written.
     uptodate: bool,
+    /// The fsmonitor asked, with what the refresh found.
+    fsmonitor: Option<crate::fsmonitor::Monitor>,
+}
+
+impl Refreshed {
+    /// Whether the index is to be written (git's `cache_changed` after a refresh): an entry
+    /// took new stat data, one is racy, or the fsmonitor extension changed (`has_fsmonitor`:
+    /// the file has one, which goes when no fsmonitor is configured).
+    fn to_write(&self, has_fsmonitor: bool) -> bool {
+        self.changed
+            || has_racy_timestamp(&self.index)
+            || match &self.fsmonitor {
+                Some(monitor) => monitor.changed,
+                None => has_fsmonitor,
+            }
+    }
 }
 
 /// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
 /// they can be written back patched: not for a sparse index, whose entries change here.
 /// Why git, not git-par, must run a status of `index`, if it must: an untracked cache in use
 /// (`core.untrackedCache=true`, or the index has one, which git then uses, or with `false`
-/// drops), or `core.fsmonitor` set (git asks the hook or daemon which files may have changed
-/// and trusts the others). git-par would give the same answer, but git's untracked cache and
-/// fsmonitor extension would not be maintained as git maintains them, and the fsmonitor's
-/// view of "unchanged" would not be trusted as git trusts it.
+/// drops): git-par would give the same answer, but git's untracked cache would not be
+/// maintained as git maintains it. An fsmonitor git-par does not ask is also git's
+/// ([`fsmonitor_for_git`]).
 fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static str> {
     let config = repo.config_snapshot();
-    let fsmonitor = config
-        .string("core.fsmonitor")
-        .is_some_and(|v| !v.is_empty() && config.boolean("core.fsmonitor") != Some(false));
-    if fsmonitor {
-        return Some("core.fsmonitor is set");
-    }
     if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
         return Some("the index has an untracked cache (core.untrackedCache)");
     }
     None
 }
 
-/// Also returns whether the index is split (see [`split_for_git`]).
+/// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
+/// an fsmonitor hook itself ([`crate::fsmonitor`]), but not git's built-in daemon, and not
+/// where the answer also concerns an untracked cache (which git invalidates from it), a split
+/// or sparse index (whose extension's entry positions are not those git-par refreshes: `read`
+/// says the index was read as is; and with `index.sparse`, git writes back a sparse index
+/// where git-par would write it whole), or `core.ignoreCase` (git looks the reported paths up
+/// case-insensitively).
+fn fsmonitor_for_git(
+    repo: &gix::Repository,
+    setting: &crate::fsmonitor::Setting,
+    index: &gix::index::File,
+    split: bool,
+    read: &ReadIndex,
+) -> Option<&'static str> {
+    use crate::fsmonitor::Setting;
+    match setting {
+        Setting::Disabled => None,
+        Setting::Daemon => Some("core.fsmonitor=true (git's built-in daemon)"),
+        Setting::Hook(_) => {
+            let config = repo.config_snapshot();
+            if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
+                Some("core.fsmonitor with an untracked cache")
+            } else if split || read.expanded || config.boolean("index.sparse") == Some(true) {
+                Some("core.fsmonitor with a split or sparse index")
+            } else if config.boolean("core.ignoreCase") == Some(true) {
+                Some("core.fsmonitor with core.ignoreCase")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// What [`read_index`] learnt of the index file besides its entries.
+struct ReadIndex {
+    /// The file is split.
+    split: bool,
+    /// It was a sparse index, expanded.
+    expanded: bool,
+    /// Its `FSMN` extension, if it has one: the token and the entries not known valid.
+    fsmonitor: Option<(BString, Vec<usize>)>,
+    /// It has an `FSMN` extension (readable or not).
+    has_fsmonitor: bool,
+}
+
+/// Also returns what [`ReadIndex`] says of the file.
 ///
 /// As git's `post_read_index_from`: in a sparse checkout (unless
 /// `sparse.expectFilesOutsideOfPatterns`), skip-worktree entries whose file is present lose
@@ -163,14 +217,30 @@ fn read_index(
     repo: &gix::Repository,
     root: &Root,
     path: &Path,
-) -> Result<((gix::index::File, Option<crate::record::IndexBytes>), bool), Error> {
+) -> Result<
+    (
+        (gix::index::File, Option<crate::record::IndexBytes>),
+        ReadIndex,
+    ),
+    Error,
+> {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
     crate::phase::mark("index decoded");
     let (mut index, mut bytes, split) = (read.file, read.bytes, read.split);
+    let has_fsmonitor = index.fs_monitor().is_some();
+    let fsmonitor = has_fsmonitor
+        .then(|| {
+            bytes
+                .as_ref()
+                .and_then(|b| crate::fsmonitor::read_extension(b, &index))
+        })
+        .flatten();
+    let mut expanded = false;
     // gix marks an index sparse when it decodes a directory entry (or the `sdir` extension), so
     // only a sparse one is searched for them.
     if index.is_sparse() && index.entries().iter().any(|e| e.mode == Mode::DIR) {
         bytes = None;
+        expanded = true;
         crate::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
     }
@@ -178,7 +248,38 @@ fn read_index(
         // The entries' flags changed: the index is encoded again if it is written.
         bytes = None;
     }
-    Ok(((index, bytes), split))
+    Ok((
+        (index, bytes),
+        ReadIndex {
+            split,
+            expanded,
+            fsmonitor,
+            has_fsmonitor,
+        },
+    ))
+}
+
+/// The fsmonitor of a status or refresh of `index` (read as `read` says) under `setting`:
+/// asked now, as git asks it when it reads the index (`None`: no fsmonitor hook).
+fn start_fsmonitor(
+    repo: &gix::Repository,
+    root: &Root,
+    setting: &crate::fsmonitor::Setting,
+    index: &gix::index::File,
+    read: &mut ReadIndex,
+) -> Option<crate::fsmonitor::Monitor> {
+    let crate::fsmonitor::Setting::Hook(hook) = setting else {
+        return None;
+    };
+    let monitor = crate::fsmonitor::Monitor::start(
+        repo,
+        root.path(),
+        hook.as_bstr(),
+        index,
+        read.fsmonitor.take(),
+    );
+    crate::phase::mark("fsmonitor asked");
+    Some(monitor)
 }
 
 /// Why git, not git-par, must write back the index a refresh or a status read, if it must: it
@@ -201,6 +302,7 @@ fn refresh_index<R: Send>(
     (mut index, original): (gix::index::File, Option<crate::record::IndexBytes>),
     explicit: Option<usize>,
     beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
+    mut fsmonitor: Option<crate::fsmonitor::Monitor>,
 ) -> Result<(Refreshed, Option<R>), Error> {
     let index_ts = index.timestamp().unix_seconds();
     // The entries git's refresh looks at: no vector of them is built (see `check_with`).
@@ -232,6 +334,7 @@ fn refresh_index<R: Send>(
     }
     let (checked, beside) = {
         let state: &gix::index::State = &index;
+        let monitor = fsmonitor.as_ref();
         std::thread::scope(|scope| {
             let other = beside.map(|beside| scope.spawn(move || beside(state)));
             let entries = state.entries();
@@ -245,7 +348,9 @@ fn refresh_index<R: Send>(
                 entries.len(),
                 |i| {
                     let entry = &entries[i];
-                    looked(entry).then(|| Item {
+                    // What the fsmonitor knows unchanged is not looked at (git's
+                    // `CE_FSMONITOR_VALID`).
+                    (looked(entry) && !monitor.is_some_and(|m| m.is_valid(i))).then(|| Item {
                         path: entry.path(state),
                         entry,
                     })
@@ -275,8 +380,27 @@ fn refresh_index<R: Send>(
     // One pass over the verdicts; only the entries that are not clean are looked at.
     let mut seen = Vec::with_capacity(entries.len());
     for (i, verdict) in checked.verdicts.iter().enumerate() {
+        if let Some(monitor) = fsmonitor.as_mut() {
+            let gitlink = entries[i].mode == Mode::COMMIT;
+            match verdict {
+                Verdict::NotChecked => {}
+                Verdict::Clean | Verdict::Refreshed => monitor.checked(i, true, gitlink),
+                _ => monitor.checked(i, false, gitlink),
+            }
+        }
         let state = match verdict {
             Verdict::Clean | Verdict::Refreshed => Seen::Clean,
+            // Unchanged as far as the fsmonitor knows, as git trusts it (git's
+            // `refresh_cache_ent` returns such an entry up to date before anything else).
+            Verdict::NotChecked
+                if fsmonitor.as_ref().is_some_and(|m| m.is_valid(i))
+                    && entries[i].stage() == Stage::Unconflicted
+                    && !entries[i]
+                        .flags
+                        .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID) =>
+            {
+                Seen::Clean
+            }
             Verdict::NotChecked
                 if entries[i].flags.contains(Flags::INTENT_TO_ADD)
                     && entries[i].stage() == Stage::Unconflicted =>
@@ -295,6 +419,13 @@ fn refresh_index<R: Send>(
         }
         seen.push(state);
     }
+    // An entry that took fresh stat data is a new entry to git (`replace_index_entry`), which
+    // is not fsmonitor-valid until a later refresh finds it clean.
+    if let Some(monitor) = fsmonitor.as_mut() {
+        for &i in &restat {
+            monitor.checked(i, false, false);
+        }
+    }
     let threads = checked.threads;
     // A gitlink is clean for the stat check when its directory is there; git compares the
     // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
@@ -303,6 +434,9 @@ fn refresh_index<R: Send>(
         if let Some(head) = submodule_head(root.path(), path.as_bstr()) {
             if head != index.entries()[i].id {
                 seen[i] = Seen::Changed;
+                if let Some(monitor) = fsmonitor.as_mut() {
+                    monitor.checked(i, false, true);
+                }
             }
         }
     }
@@ -317,6 +451,7 @@ fn refresh_index<R: Send>(
             restat,
             layout: checked.layout,
             uptodate,
+            fsmonitor,
         },
         beside,
     ))
@@ -336,11 +471,14 @@ fn submodule_head(worktree: &Path, path: &BStr) -> Option<ObjectId> {
 /// Write the refreshed index into `lock`, as git's `write_locked_index` after a refresh.
 /// `update_index`: written by `git update-index --refresh`, which tells `post-index-change`
 /// that skip-worktree bits may have changed (it always does); `git status` does not.
+/// `has_fsmonitor`: the index read has an `FSMN` extension, dropped when no fsmonitor was asked
+/// (git's `remove_fsmonitor`).
 fn write(
     lock: IndexLock,
     repo: &gix::Repository,
     refreshed: Refreshed,
     update_index: bool,
+    has_fsmonitor: bool,
 ) -> Result<(), Error> {
     let Refreshed {
         index,
@@ -349,8 +487,13 @@ fn write(
         mut restat,
         layout,
         uptodate,
+        fsmonitor,
         ..
     } = refreshed;
+    let fsmonitor = match fsmonitor {
+        Some(monitor) => Some(Some(monitor.extension())),
+        None => has_fsmonitor.then_some(None),
+    };
     let path = index.path().to_owned();
     let mut state: gix::index::State = index.into();
     for &i in &smudge {
@@ -373,6 +516,7 @@ fn write(
         original
             .as_ref()
             .map(|bytes| (&bytes[..], restat.as_slice(), layout.as_ref())),
+        fsmonitor.as_ref().map(Option::as_deref),
     );
     // The old index is unlinked by the rename: unmapping it frees its blocks, which on the
     // bench's root ext4 (mounted with `discard`) waits about 10 ms for a synchronous discard
@@ -440,17 +584,22 @@ pub fn refresh(
         path: worktree.to_owned(),
         source,
     })?;
-    let (index, split) = read_index(repo, &root, index_path)?;
-    if let Some(why) = split_for_git(repo, split) {
+    let (index, mut read) = read_index(repo, &root, index_path)?;
+    let setting = crate::fsmonitor::Setting::of(repo);
+    if let Some(why) = split_for_git(repo, read.split)
+        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, read.split, &read))
+    {
         drop(lock);
         return Err(Error::Delegate(why));
     }
+    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     let (refreshed, _) = refresh_index(
         repo,
         &root,
         index,
         opts.threads,
         None::<fn(&gix::index::State)>,
+        fsmonitor,
     )?;
     crate::phase::mark("refresh applied");
     let mut outcome = RefreshOutcome {
@@ -474,10 +623,10 @@ pub fn refresh(
         }
     }
     // git's update-index: written when an entry changed or one is racy (t2108), so that the
-    // new index's timestamp makes them clean.
-    if refreshed.changed || has_racy_timestamp(&refreshed.index) {
+    // new index's timestamp makes them clean, or when the fsmonitor extension changed.
+    if refreshed.to_write(read.has_fsmonitor) {
         outcome.written = true;
-        write(lock, repo, refreshed, true)?;
+        write(lock, repo, refreshed, true, read.has_fsmonitor)?;
         crate::phase::mark("index written");
     } else {
         drop_later(refreshed);
@@ -727,10 +876,15 @@ pub fn status(
         path: worktree.to_owned(),
         source,
     })?;
-    let (index, split) = read_index(repo, &root, index_path)?;
-    if let Some(why) = for_git(repo, &index.0).or_else(|| split_for_git(repo, split)) {
+    let (index, mut read) = read_index(repo, &root, index_path)?;
+    let setting = crate::fsmonitor::Setting::of(repo);
+    if let Some(why) = for_git(repo, &index.0)
+        .or_else(|| split_for_git(repo, read.split))
+        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, read.split, &read))
+    {
         return Err(Error::Delegate(why));
     }
+    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     let sync = repo.clone().into_sync();
     let (refreshed, beside) = refresh_index(
@@ -748,6 +902,7 @@ pub fn status(
             };
             (walked, start.elapsed())
         }),
+        fsmonitor,
     )?;
     let (walked, untracked_time) = beside.expect("the walk ran beside the check");
     let (untracked, ignored) = walked?;
@@ -827,10 +982,11 @@ pub fn status(
                     .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
         });
     }
-    // git's `repo_update_index_if_able`: written when an entry changed or one is racy.
+    // git's `repo_update_index_if_able`: written when an entry changed, one is racy, or the
+    // fsmonitor extension changed.
     if let Some(lock) = lock {
-        if refreshed.changed || has_racy_timestamp(&refreshed.index) {
-            write(lock, repo, refreshed, false)?;
+        if refreshed.to_write(read.has_fsmonitor) {
+            write(lock, repo, refreshed, false, read.has_fsmonitor)?;
             crate::phase::mark("index written");
             out.index_written = true;
             return Ok(out);
