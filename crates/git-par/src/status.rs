@@ -911,7 +911,16 @@ impl Printer<'_> {
         let entry = |out: &mut Vec<u8>, color: &str, what: &str, c: &Change, extra: &str| {
             out.push(b'\t');
             let mut line = format!("{what:<12}");
-            let rename = c.rename.as_ref().filter(|_| color == GREEN);
+            // git shows the rename on the side whose status it is (`rename_status == status`).
+            let side = if color == GREEN {
+                c.index_status
+            } else {
+                c.worktree_status
+            };
+            let rename = c
+                .rename
+                .as_ref()
+                .filter(|_| matches!(side, Some(b'R' | b'C')));
             if let Some((from, _)) = rename {
                 line.push_str(
                     &quote(self.shown_path(from.as_bstr(), false).as_bstr(), false).to_str_lossy(),

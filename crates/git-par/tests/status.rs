@@ -86,6 +86,29 @@ fn unmerged_paths() {
     every_format("unmerged", FORMATS);
 }
 
+/// Renames between the index and the work tree (intent-to-add destinations), as git's status
+/// finds them (t2203.15-16), in every format and with renames off.
+#[test]
+fn renames_between_the_index_and_the_work_tree() {
+    every_format("itarenames", FORMATS);
+    let scratch = scratch();
+    let repo = build(scratch.path(), "itarenames");
+    let failures: Vec<String> = [
+        &["-c", "status.renames=false", "status", "-s"][..],
+        &["-c", "diff.renames=false", "status", "--porcelain=v2"],
+        &["-c", "status.renameLimit=1", "status"],
+    ]
+    .iter()
+    .filter_map(|args| {
+        let (g, p) = two_copies(&scratch, &repo);
+        let (a, b) = (git(&g, *args), git_par(&p, *args));
+        (a.stdout != b.stdout || a.status.code() != b.status.code())
+            .then(|| side_by_side(&format!("{args:?}"), &a, &b))
+    })
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn unborn_branch() {
     every_format("unborn", FORMATS);

@@ -1318,6 +1318,9 @@ fn collect_changes(
         change.modes[2] = Mode::COMMIT.bits();
         change.submodule = Some(sub);
     }
+    if opts.renames {
+        worktree_renames(repo, &mut dirs, index, &rewrites(repo), &mut changes)?;
+    }
     // An unmerged path's work tree mode is what is on disk.
     for c in changes.values_mut() {
         if let Some((_, modes, _)) = c.unmerged {
@@ -1337,6 +1340,148 @@ fn collect_changes(
         }
     }
     out.extend(changes.into_values());
+    Ok(())
+}
+
+/// Renames between the index and the work tree, as git's status finds them in its diff-files
+/// (`wt_status_collect_changes_worktree` with the rename detection of the staged side): a
+/// deleted file is the source, an intent-to-add file (shown as new there) the destination. The
+/// destination's content is what git would store for it (to-git filters); exact renames first,
+/// preferring a source of the same base name, then by similarity (git's 50% default, best pairs
+/// first) while sources × destinations stay within the rename limit. The destination becomes
+/// ` R` with the source's index mode and id on the HEAD and index sides (git's `mode_index` is
+/// the source's, and a path unchanged in the index shows it for HEAD too); the source no longer
+/// shows a deletion. Copies are not looked for on this side.
+fn worktree_renames(
+    repo: &gix::Repository,
+    dirs: &mut crate::fs::Dirs<'_>,
+    index: &gix::index::State,
+    rewrites: &gix::diff::Rewrites,
+    changes: &mut std::collections::BTreeMap<BString, Change>,
+) -> Result<(), Error> {
+    let sources: Vec<(BString, u32, ObjectId)> = changes
+        .values()
+        .filter(|c| c.unmerged.is_none() && c.worktree_status == Some(b'D'))
+        .map(|c| (c.path.clone(), c.modes[1], c.ids[1]))
+        .collect();
+    let dests: Vec<BString> = changes
+        .values()
+        .filter(|c| c.unmerged.is_none() && c.rename.is_none())
+        .filter(|c| c.worktree_status == Some(b'A') && c.modes[2] != 0)
+        .map(|c| c.path.clone())
+        .collect();
+    if sources.is_empty() || dests.is_empty() {
+        return Ok(());
+    }
+    // What git would store for each destination.
+    let drivers = crate::filter::drivers(repo).map_err(Error::Other)?;
+    let mut filter: Option<crate::filter::ToGit<'_>> = None;
+    let mut contents: Vec<Option<(u32, Vec<u8>)>> = Vec::with_capacity(dests.len());
+    for path in &dests {
+        let mode = changes[path].modes[2];
+        let mut buf = Vec::new();
+        let read = if mode == Mode::SYMLINK.bits() {
+            dirs.read_link(path.as_bstr()).map(|t| buf = t).is_ok()
+        } else {
+            let filter = match &mut filter {
+                Some(f) => f,
+                None => filter.insert(
+                    crate::filter::ToGit::new(
+                        repo,
+                        repo.attributes_only(
+                            index,
+                            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+                        )
+                        .map_err(|e| Error::Other(e.to_string()))?
+                        .detach(),
+                        &drivers,
+                    )
+                    .map_err(Error::Other)?,
+                ),
+            };
+            crate::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None).is_ok()
+        };
+        contents.push(read.then_some((mode, buf)));
+    }
+    let is_link = |mode: u32| mode == Mode::SYMLINK.bits();
+    let base = |p: &BStr| p.rsplit_str("/").next().unwrap_or_default().to_owned();
+    let mut used = vec![false; sources.len()];
+    let mut pairs: Vec<(usize, usize, u32)> = Vec::new();
+    // Exact renames.
+    for (d, content) in contents.iter().enumerate() {
+        let Some((mode, data)) = content else {
+            continue;
+        };
+        let Ok(id) = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, data)
+        else {
+            continue;
+        };
+        let name = base(dests[d].as_bstr());
+        let candidates = sources
+            .iter()
+            .enumerate()
+            .filter(|&(s, (_, m, i))| !used[s] && *i == id && is_link(*m) == is_link(*mode));
+        let best = candidates
+            .max_by_key(|&(s, (p, _, _))| (base(p.as_bstr()) == name, std::cmp::Reverse(s)))
+            .map(|(s, _)| s);
+        if let Some(s) = best {
+            used[s] = true;
+            pairs.push((s, d, 100));
+        }
+    }
+    // Inexact ones, within the limit.
+    let open_sources: Vec<usize> = (0..sources.len()).filter(|&s| !used[s]).collect();
+    let paired: std::collections::HashSet<usize> = pairs.iter().map(|&(_, d, _)| d).collect();
+    let open_dests: Vec<usize> = (0..dests.len())
+        .filter(|d| !paired.contains(d) && contents[*d].is_some())
+        .collect();
+    let limit = rewrites.limit;
+    let within = limit == 0 || open_sources.len() * open_dests.len() <= limit * limit;
+    if within && !open_sources.is_empty() && !open_dests.is_empty() {
+        let mut scored: Vec<(u32, usize, usize)> = Vec::new();
+        for &s in &open_sources {
+            let Ok(object) = repo.find_object(sources[s].2) else {
+                continue;
+            };
+            for &d in &open_dests {
+                let (mode, data) = contents[d].as_ref().expect("kept above");
+                if is_link(*mode) != is_link(sources[s].1) {
+                    continue;
+                }
+                let score = similarity_of(&object.data, data);
+                if score >= 50 {
+                    scored.push((score, s, d));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)).then(a.1.cmp(&b.1)));
+        let mut taken = vec![false; dests.len()];
+        for (score, s, d) in scored {
+            if used[s] || taken[d] {
+                continue;
+            }
+            used[s] = true;
+            taken[d] = true;
+            pairs.push((s, d, score));
+        }
+    }
+    for (s, d, score) in pairs {
+        let (from, mode, id) = &sources[s];
+        if let Some(c) = changes.get_mut(&dests[d]) {
+            c.worktree_status = Some(b'R');
+            c.rename = Some((from.clone(), score));
+            c.modes[0] = *mode;
+            c.modes[1] = *mode;
+            c.ids = [*id, *id];
+        }
+        let gone = changes.get_mut(from).is_some_and(|c| {
+            c.worktree_status = None;
+            c.index_status.is_none()
+        });
+        if gone {
+            changes.remove(from);
+        }
+    }
     Ok(())
 }
 
@@ -1430,7 +1575,11 @@ fn similarity(repo: &gix::Repository, from: &gix::hash::oid, to: &gix::hash::oid
     let (Ok(a), Ok(b)) = (repo.find_object(from), repo.find_object(to)) else {
         return 0;
     };
-    let (a, b) = (a.data.clone(), b.data.clone());
+    similarity_of(&a.data, &b.data)
+}
+
+/// [`similarity`] of two contents.
+fn similarity_of(a: &[u8], b: &[u8]) -> u32 {
     let max = a.len().max(b.len());
     if max == 0 {
         return 100;
