@@ -834,3 +834,79 @@ fn fsmonitor_steps(version: &str) {
         );
     }
 }
+
+/// A switch, a `reset --hard` and a path restore carry the index's fsmonitor extension as git's
+/// `unpack_trees` does: the token stays, the files the command wrote are not trusted (`H` in
+/// `git ls-files -f`), what it left alone keeps its validity (`h`), and `git status` afterwards
+/// says what it says in a twin repository where git ran the same commands.
+#[test]
+fn tree_updates_carry_the_fsmonitor_extension() {
+    let s = scratch();
+    let by_git = init_repo(s.path(), "by-git");
+    for name in ["a", "b", "d/c", "d/e"] {
+        let path = by_git.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{name}\n")).unwrap();
+    }
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    git_ok(&by_git, ["checkout", "-q", "-b", "other"]);
+    std::fs::write(by_git.join("a"), "a on other\n").unwrap();
+    std::fs::write(by_git.join("d/new"), "new\n").unwrap();
+    git_ok(&by_git, ["add", "."]);
+    git_ok(&by_git, ["commit", "-q", "-m", "two"]);
+    git_ok(&by_git, ["tag", "two"]);
+    git_ok(&by_git, ["checkout", "-q", "main"]);
+    let hook = "#!/bin/sh\nprintf 'token\\0'\ncat .git/report 2>/dev/null\nexit 0\n";
+    std::fs::write(by_git.join(".git/fsm"), hook).unwrap();
+    run("chmod", &by_git, ["+x", ".git/fsm"]).assert_success();
+    git_ok(&by_git, ["config", "core.fsmonitor", ".git/fsm"]);
+    age(&by_git, "-2 hours");
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    let flags = |repo: &Path| -> Vec<(String, char)> {
+        git_str(repo, ["ls-files", "-f"])
+            .lines()
+            .map(|l| (l[2..].to_owned(), l.chars().next().unwrap()))
+            .collect()
+    };
+    for dir in [&by_git, &by_par] {
+        // Twice: the first adds the extension, the second trusts the clean files.
+        git_ok(dir, ["status", "--porcelain"]);
+        git_ok(dir, ["status", "--porcelain"]);
+        assert!(
+            flags(dir).iter().all(|(_, f)| *f == 'h'),
+            "{:?}",
+            flags(dir)
+        );
+    }
+    let steps: &[(&[&str], &[&str])] = &[
+        (&["switch", "-q", "other"], &["a", "d/new"]),
+        (&["reset", "-q", "--hard", "main"], &["a", "d/new"]),
+        // (`other` is `main` now: the reset moved it.)
+        (&["checkout", "two", "--", "a"], &["a"]),
+    ];
+    for &(args, written) in steps {
+        git_ok(&by_git, args);
+        let par = git_par(&by_par, args);
+        assert!(par.status.success(), "{args:?}: {}", par.describe());
+        let index = std::fs::read(by_par.join(".git/index")).unwrap();
+        assert!(
+            index.windows(4).any(|w| w == b"FSMN"),
+            "{args:?}: the extension was dropped"
+        );
+        for (path, flag) in flags(&by_par) {
+            let expected = if written.contains(&path.as_str()) {
+                'H'
+            } else {
+                'h'
+            };
+            assert_eq!(flag, expected, "{args:?}: {path}");
+        }
+        assert_eq!(
+            git_str(&by_par, ["status", "--porcelain"]),
+            git_str(&by_git, ["status", "--porcelain"]),
+            "{args:?}"
+        );
+    }
+}

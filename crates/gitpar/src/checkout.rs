@@ -166,6 +166,7 @@ pub fn checkout_planned(
             changed: None,
             resolve_undo: None,
             changed_paths: None,
+            fsmonitor: None,
         },
     )?;
     crate::phase::mark("index written");

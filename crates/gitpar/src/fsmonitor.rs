@@ -425,3 +425,77 @@ fn shell_command(program: &BStr) -> std::process::Command {
         std::process::Command::new(program)
     }
 }
+
+/// The fsmonitor extension of an index a command is about to replace (a switch, a reset, a path
+/// restore), to be carried into the new index as git's `unpack_trees` carries it: the same
+/// token, and every entry that comes through unchanged keeps its validity ([`Previous::carried`]).
+#[derive(Debug, Clone)]
+pub struct Previous {
+    token: BString,
+    dirty: Vec<usize>,
+}
+
+impl Previous {
+    /// The extension of the index file at `index_path`, decoded into `index`, if it has one and
+    /// an fsmonitor is configured (git drops it otherwise: `remove_fsmonitor`). None either for
+    /// a split or sparse index (their bitmap positions are not those of the entries as read
+    /// here) or when the file cannot be read back: the new index then has no extension, and git
+    /// adds one at its next command.
+    pub(crate) fn of(repo: &gix::Repository, index_path: &Path, index: &State) -> Option<Previous> {
+        index.fs_monitor()?;
+        if Setting::of(repo) == Setting::Disabled
+            || index.link().is_some()
+            || index.entries().iter().any(|e| e.mode == Mode::DIR)
+        {
+            return None;
+        }
+        // The index is held under `index.lock` by the caller: the file read is the one decoded.
+        let bytes = std::fs::read(index_path).ok()?;
+        let (token, dirty) = read_extension(&bytes, index)?;
+        Some(Previous { token, dirty })
+    }
+
+    /// The extension for `state`, the new entries of an index whose previous entries were
+    /// `previous`: an entry is valid when the same path and stage was valid before with the same
+    /// object, mode, stat data and skip-worktree bit (untouched by the command); anything
+    /// written, added or changed is not (git's `mark_fsmonitor_invalid` after a checkout writes
+    /// it). Entries marked for removal are not written and have no bit.
+    pub(crate) fn carried(&self, previous: &State, state: &State) -> Vec<u8> {
+        use gix::index::entry::Flags;
+        let mut was_valid = vec![true; previous.entries().len()];
+        for &i in &self.dirty {
+            if let Some(v) = was_valid.get_mut(i) {
+                *v = false;
+            }
+        }
+        let old = previous.entries();
+        let mut j = 0;
+        let mut valid = Vec::with_capacity(state.entries().len());
+        for entry in state.entries() {
+            if entry.flags.contains(Flags::REMOVE) {
+                continue;
+            }
+            let key = (entry.path(state), entry.stage_raw());
+            while j < old.len() && (old[j].path(previous), old[j].stage_raw()) < key {
+                j += 1;
+            }
+            let same = old.get(j).is_some_and(|o| {
+                (o.path(previous), o.stage_raw()) == key
+                    && was_valid[j]
+                    && o.mode != Mode::COMMIT
+                    && o.id == entry.id
+                    && o.mode == entry.mode
+                    && o.stat == entry.stat
+                    && o.flags.contains(Flags::SKIP_WORKTREE)
+                        == entry.flags.contains(Flags::SKIP_WORKTREE)
+            });
+            valid.push(same);
+        }
+        Monitor {
+            valid,
+            token: self.token.clone(),
+            changed: false,
+        }
+        .extension()
+    }
+}

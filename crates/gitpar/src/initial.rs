@@ -144,6 +144,7 @@ pub(crate) fn update(
                 changed: None,
                 resolve_undo: None,
                 changed_paths: None,
+                fsmonitor: None,
             },
             &mut outcome,
         )?,

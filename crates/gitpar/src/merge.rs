@@ -772,6 +772,7 @@ fn record(
             changed: None,
             resolve_undo: None,
             changed_paths: None,
+            fsmonitor: None,
         },
     )
     .map_err(CheckoutError::from)?;

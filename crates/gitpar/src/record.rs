@@ -33,8 +33,11 @@
 //!     git's `write_untracked_extension` does; other writers carry it *emptied* (its header:
 //!     identity, exclude-file stats, flags, no directories), which git refills at its next
 //!     `git status`.
-//!   - `FSMN` (fsmonitor): git carries the token over. We drop it; with `core.fsmonitor` set git
-//!     re-adds it at its next command (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
+//!   - `FSMN` (fsmonitor): git carries the token over, and the entries that come through
+//!     untouched keep their validity. So do we where the caller read it ([`Keep::fsmonitor`]:
+//!     switches, resets, path restores); elsewhere (a new index, a split or sparse one) it is
+//!     dropped, and with `core.fsmonitor` set git re-adds it at its next command
+//!     (`tweak_fsmonitor` → `add_fsmonitor`, one full scan).
 //!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it. Path
 //!     restores carry it ([`Keep::resolve_undo`]), as git's `checkout -- paths` does.
 //!   - `link` (split index): written split where git would write it split
@@ -80,6 +83,9 @@ pub struct Keep<'a> {
     /// untracked cache (`UNTR`) is carried with the directories holding them invalidated, as
     /// git's `unpack_trees` does (`invalidate_ce_path`). `None`: carried emptied.
     pub changed_paths: Option<&'a [BString]>,
+    /// The previous index's fsmonitor extension, carried as git carries it (with `previous`;
+    /// not into a split index).
+    pub fsmonitor: Option<&'a crate::fsmonitor::Previous>,
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
@@ -155,6 +161,11 @@ pub fn commit(
     // Split where git would split it (`crate::split_index`): the shared index first, then this
     // file with what differs from it.
     let split = crate::split_index::plan(repo, lock.index_path(), &state, format);
+    let fsmonitor = keep
+        .fsmonitor
+        .zip(keep.previous)
+        .filter(|_| split.is_none())
+        .map(|(carried, previous)| carried.carried(previous, &state));
     lock.commit_with(|out| {
         let (state, link) = match split {
             Some(split) => {
@@ -173,6 +184,7 @@ pub fn commit(
                 resolve_undo: keep.resolve_undo,
                 changed_paths: keep.changed_paths,
                 link: link.as_deref(),
+                fsmonitor: fsmonitor.as_deref(),
             },
             out,
             None,
@@ -536,6 +548,7 @@ pub(crate) fn commit_refreshed(
                 resolve_undo: None,
                 // A refresh changes no entry: the untracked cache is carried whole.
                 changed_paths: Some(&[]),
+                fsmonitor: None,
             },
         );
     };
@@ -1011,6 +1024,8 @@ struct Extensions<'a> {
     changed_paths: Option<&'a [BString]>,
     /// A split index's `link` payload ([`crate::split_index`]).
     link: Option<&'a [u8]>,
+    /// The `FSMN` payload ([`Keep::fsmonitor`]).
+    fsmonitor: Option<&'a [u8]>,
 }
 
 /// Write the index file (header, entries, extensions, checksum) into `out`.
@@ -1023,6 +1038,7 @@ fn encode_to(
         resolve_undo,
         changed_paths,
         link,
+        fsmonitor,
     }: Extensions<'_>,
     out: &mut dyn Write,
     offsets: Option<&mut Vec<usize>>,
@@ -1088,6 +1104,9 @@ fn encode_to(
             None => emptied_untracked_cache(untracked, hash),
         };
         extension(&mut out, *b"UNTR", &payload)?;
+    }
+    if let Some(payload) = fsmonitor {
+        extension(&mut out, *b"FSMN", payload)?;
     }
     // A sparse index only while it has sparse-directory entries: the engine expands them on
     // read (`sparse::expand`), and gix's flag stays set after that.
@@ -1483,6 +1502,7 @@ mod tests {
                     changed: None,
                     resolve_undo: None,
                     changed_paths: None,
+                    fsmonitor: None,
                 };
                 commit(IndexLock::acquire(&one).expect("lock"), &repo, full, keep).expect("commit");
                 let prepared = prepare(&repo, bare, None, Format::of(&repo, None));

@@ -136,7 +136,7 @@ pub fn restore(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
-    let (lock, index, source, merged, m) = read(repo, worktree, index_path, req, opts)?;
+    let (lock, index, source, merged, m, fsmonitor) = read(repo, worktree, index_path, req, opts)?;
     let selection = select(&index, source, req, &m)?;
     let mut outcome = Outcome {
         recreated: merged.recreated,
@@ -176,6 +176,7 @@ pub fn restore(
                 changed: Some(&changed),
                 resolve_undo: Some(&resolve_undo),
                 changed_paths: None,
+                fsmonitor: fsmonitor.as_ref(),
             },
         )
         .map_err(CheckoutError::from)?;
@@ -247,7 +248,9 @@ struct Merged {
 /// `mark_ce_for_checkout_*` skips them): they are not in the work tree on purpose. With
 /// [`Request::merge`], selected resolved paths get their recorded conflict back first, and each
 /// selected unmerged path with stages 2 and 3 is merged: the merge result is its source entry.
-/// Also returns the pathspec matcher (it reads attributes through the index it was read with).
+/// Also returns the pathspec matcher (it reads attributes through the index it was read with),
+/// and the index's fsmonitor extension to carry (none when entries were unmerged again: their
+/// positions are not the file's any more).
 #[allow(clippy::type_complexity)]
 fn read<'r>(
     repo: &'r gix::Repository,
@@ -262,6 +265,7 @@ fn read<'r>(
         Vec<plan::Entry>,
         Merged,
         Matcher<'r>,
+        Option<crate::fsmonitor::Previous>,
     ),
     Error,
 > {
@@ -282,6 +286,11 @@ fn read<'r>(
             ))
         }
     })?;
+    let fsmonitor = req
+        .merge
+        .is_none()
+        .then(|| crate::fsmonitor::Previous::of(repo, index_path, &index))
+        .flatten();
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     let m = req
         .pathspec
@@ -323,7 +332,7 @@ fn read<'r>(
             entries
         }
     };
-    Ok((lock, index, source, merged, m))
+    Ok((lock, index, source, merged, m, fsmonitor))
 }
 
 /// git's `unmerge_index`: every selected path with a resolve-undo record that is not unmerged

@@ -362,6 +362,7 @@ fn run(
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
+    let fsmonitor = crate::fsmonitor::Previous::of(repo, index_path, &index);
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     crate::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
@@ -630,6 +631,7 @@ fn run(
             changed: Some(&changed),
             resolve_undo: None,
             changed_paths: Some(&changed_paths),
+            fsmonitor: fsmonitor.as_ref(),
         },
         &mut outcome,
     )?;

@@ -24,6 +24,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ),
     ("branch.rs", "config and reflogs, inside the git directory"),
     (
+        "fsmonitor.rs",
+        "reads the index file (its FSMN extension), inside the git directory",
+    ),
+    (
         "state.rs",
         "merge, cherry-pick and revert state files and pseudo-refs, inside the git directory",
     ),
