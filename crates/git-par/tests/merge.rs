@@ -125,6 +125,21 @@ fn merge_recreates_the_conflict_of_unmerged_paths() {
     }
 }
 
+/// The attributes come from the work tree's `.gitattributes` first, as git's `ll_merge` reads
+/// them: a marker size added there and not staged is used (t6406.5).
+#[test]
+fn merge_reads_attributes_from_the_work_tree() {
+    let pair = Pair::named("the repo", conflicted);
+    let attrs = "wide.txt conflict-marker-size=10\nboth.txt conflict-marker-size=32\n";
+    pair.write(".gitattributes", attrs);
+    assert_eq!(pair.same(&["checkout", "-m", "--", "both.txt"]), Some(0));
+    let text = fs::read_to_string(pair.by_par.join("both.txt")).unwrap();
+    assert!(
+        text.contains(&format!("\n{} ours\n", "<".repeat(32))),
+        "{text}"
+    );
+}
+
 #[test]
 fn merge_restores_a_resolved_conflict_from_the_resolve_undo_record() {
     for args in [

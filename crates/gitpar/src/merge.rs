@@ -155,9 +155,22 @@ impl<'r> BlobMerger<'r> {
             path: BString::from(worktree.as_os_str().as_encoded_bytes()),
             source,
         })?;
-        let platform = repo
+        let mut platform = repo
             .merge_resource_cache(Default::default())
             .map_err(merge_err("setting up the blob merge"))?;
+        // The attributes (`merge`, `conflict-marker-size`) as git's `ll_merge` reads them: the
+        // work tree's `.gitattributes` first, then the index's (gix's default here reads only
+        // the index's: t6406.5's uncommitted `conflict-marker-size=32` was not seen).
+        let index = repo
+            .index_or_empty()
+            .map_err(merge_err("reading the index for attributes"))?;
+        platform.attr_stack = repo
+            .attributes_only(
+                &index,
+                gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            )
+            .map_err(merge_err("reading attributes"))?
+            .detach();
         let mut options = repo
             .blob_merge_options()
             .map_err(merge_err("reading the merge configuration"))?;
