@@ -147,8 +147,6 @@ impl Refreshed {
     }
 }
 
-/// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
-/// they can be written back patched: not for a sparse index, whose entries change here.
 /// Why git, not git-par, must run a status of `index`, if it must: an untracked cache in use
 /// (`core.untrackedCache=true`, or the index has one, which git then uses, or with `false`
 /// drops): git-par would give the same answer, but git's untracked cache would not be
@@ -173,7 +171,6 @@ fn fsmonitor_for_git(
     repo: &gix::Repository,
     setting: &crate::fsmonitor::Setting,
     index: &gix::index::File,
-    split: bool,
     read: &ReadIndex,
 ) -> Option<&'static str> {
     use crate::fsmonitor::Setting;
@@ -184,7 +181,7 @@ fn fsmonitor_for_git(
             let config = repo.config_snapshot();
             if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
                 Some("core.fsmonitor with an untracked cache")
-            } else if split || read.expanded || config.boolean("index.sparse") == Some(true) {
+            } else if read.split || read.expanded || config.boolean("index.sparse") == Some(true) {
                 Some("core.fsmonitor with a split or sparse index")
             } else if config.boolean("core.ignoreCase") == Some(true) {
                 Some("core.fsmonitor with core.ignoreCase")
@@ -207,7 +204,9 @@ struct ReadIndex {
     has_fsmonitor: bool,
 }
 
-/// Also returns what [`ReadIndex`] says of the file.
+/// Read the index at `path` (expanded if it is sparse), with the bytes it was decoded from when
+/// they can be written back patched: not for a sparse index, whose entries change here. Also
+/// returns what [`ReadIndex`] says of the file.
 ///
 /// As git's `post_read_index_from`: in a sparse checkout (unless
 /// `sparse.expectFilesOutsideOfPatterns`), skip-worktree entries whose file is present lose
@@ -595,7 +594,7 @@ pub fn refresh(
     let (index, mut read) = read_index(repo, &root, index_path)?;
     let setting = crate::fsmonitor::Setting::of(repo);
     if let Some(why) = split_for_git(repo, read.split)
-        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, read.split, &read))
+        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, &read))
     {
         drop(lock);
         return Err(Error::Delegate(why));
@@ -888,7 +887,7 @@ pub fn status(
     let setting = crate::fsmonitor::Setting::of(repo);
     if let Some(why) = for_git(repo, &index.0)
         .or_else(|| split_for_git(repo, read.split))
-        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, read.split, &read))
+        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, &read))
     {
         return Err(Error::Delegate(why));
     }
