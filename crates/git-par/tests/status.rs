@@ -645,13 +645,7 @@ fn a_split_index_is_written_split_as_git_writes_it() {
 fn status_of_a_sparse_index_git_wrote() {
     let s = scratch();
     let repo = init_repo(s.path(), "repo");
-    for path in ["in/a", "in/deep/b", "out/c", "out/deep/d", "top"] {
-        let file = repo.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, format!("{path}\n")).unwrap();
-    }
-    git_ok(&repo, ["add", "."]);
-    git_ok(&repo, ["commit", "-q", "-m", "one"]);
+    commit_files(&repo, &["in/a", "in/deep/b", "out/c", "out/deep/d", "top"]);
     git_ok(
         &repo,
         ["sparse-checkout", "init", "--cone", "--sparse-index"],
@@ -730,13 +724,7 @@ type Step<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a [&'a str]);
 fn fsmonitor_steps(version: &str) {
     let s = scratch();
     let by_git = init_repo(s.path(), "by-git");
-    for name in ["a", "b", "d/c", "d/e", "f/g"] {
-        let path = by_git.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("{name}\n")).unwrap();
-    }
-    git_ok(&by_git, ["add", "."]);
-    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    commit_files(&by_git, &["a", "b", "d/c", "d/e", "f/g"]);
     // The hook reports what `.git/report` lists (NUL-separated), after a token; with version 1
     // (asked with a time) only the paths. Its calls are logged with the time made a word.
     let hook = "#!/bin/sh\n\
@@ -843,13 +831,7 @@ fn fsmonitor_steps(version: &str) {
 fn tree_updates_carry_the_fsmonitor_extension() {
     let s = scratch();
     let by_git = init_repo(s.path(), "by-git");
-    for name in ["a", "b", "d/c", "d/e"] {
-        let path = by_git.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, format!("{name}\n")).unwrap();
-    }
-    git_ok(&by_git, ["add", "."]);
-    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    commit_files(&by_git, &["a", "b", "d/c", "d/e"]);
     git_ok(&by_git, ["checkout", "-q", "-b", "other"]);
     std::fs::write(by_git.join("a"), "a on other\n").unwrap();
     std::fs::write(by_git.join("d/new"), "new\n").unwrap();

@@ -596,19 +596,11 @@ fn local_tree(
             let filter = match &mut filter {
                 Some(f) => f,
                 None => filter.insert(
-                    crate::filter::ToGit::new(
-                        repo,
-                        repo.attributes_only(
-                            index,
-                            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-                        )
-                        .map_err(merge_err("reading attributes"))?
-                        .detach(),
-                        &drivers,
-                    )
-                    .map_err(|e| Error::Merge {
-                        context: "setting up filters".into(),
-                        source: Some(e.into()),
+                    crate::filter::ToGit::for_work_tree(repo, index, &drivers).map_err(|e| {
+                        Error::Merge {
+                            context: "setting up filters".into(),
+                            source: Some(e.into()),
+                        }
                     })?,
                 ),
             };

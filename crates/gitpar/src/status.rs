@@ -1393,17 +1393,8 @@ fn worktree_renames(
             let filter = match &mut filter {
                 Some(f) => f,
                 None => filter.insert(
-                    crate::filter::ToGit::new(
-                        repo,
-                        repo.attributes_only(
-                            index,
-                            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-                        )
-                        .map_err(|e| Error::Other(e.to_string()))?
-                        .detach(),
-                        &drivers,
-                    )
-                    .map_err(Error::Other)?,
+                    crate::filter::ToGit::for_work_tree(repo, index, &drivers)
+                        .map_err(Error::Other)?,
                 ),
             };
             crate::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None).is_ok()

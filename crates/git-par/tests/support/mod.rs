@@ -487,6 +487,18 @@ pub fn init_repo(parent: &Path, name: &str) -> PathBuf {
     repo
 }
 
+/// Write each of `paths` in `repo` (its leading directories made) holding its own path and a
+/// newline, and commit them all as "one".
+pub fn commit_files(repo: &Path, paths: &[&str]) {
+    for path in paths {
+        let file = repo.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, format!("{path}\n")).unwrap();
+    }
+    git_ok(repo, ["add", "."]);
+    git_ok(repo, ["commit", "-q", "-m", "one"]);
+}
+
 /// The shared index git names for the index of the work tree `dir` (`git rev-parse
 /// --shared-index-path`): empty when the index is not split.
 pub fn shared_index(dir: &Path) -> String {

@@ -37,6 +37,23 @@ const ATTRS: [&str; 6] = [
 ];
 
 impl<'r> ToGit<'r> {
+    /// The conversion of the work tree's files as git's `add` converts them: the attributes of
+    /// the work tree's `.gitattributes` first, then `index`'s, and the configured `drivers`.
+    pub(crate) fn for_work_tree(
+        repo: &'r gix::Repository,
+        index: &gix::index::State,
+        drivers: &'r [Driver],
+    ) -> Result<Self, String> {
+        let attributes = repo
+            .attributes_only(
+                index,
+                gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            )
+            .map_err(|e| format!("reading attributes: {e}"))?
+            .detach();
+        ToGit::new(repo, attributes, drivers)
+    }
+
     /// The conversion of `repo`'s files with the attributes of `attributes` and the configured
     /// `drivers` ([`super::drivers`]).
     pub(crate) fn new(
