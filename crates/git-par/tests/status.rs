@@ -563,6 +563,19 @@ fn untracked_files_below_sparse_directories_are_listed_as_git_lists_them() {
     assert!(git_str(&repo, ["status", "--short"]).contains("deep/deeper2/untracked"));
 }
 
+/// git's command line for git-par's `args`: `refresh` (last, after any `-c`) is git's
+/// `update-index --refresh`; everything else is the same.
+fn as_git<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    match args.split_last() {
+        Some((&"refresh", options)) => options
+            .iter()
+            .copied()
+            .chain(["update-index", "--refresh"])
+            .collect(),
+        _ => args.to_vec(),
+    }
+}
+
 /// Whether the index of `repo` is split (git names its shared index).
 fn is_split(repo: &Path) -> bool {
     !shared_index(repo).is_empty()
@@ -572,64 +585,41 @@ fn is_split(repo: &Path) -> bool {
 fn a_split_index_is_written_split_as_git_writes_it() {
     let s = scratch();
     let by_git = init_repo(s.path(), "by-git");
-    for name in ["a", "b", "c"] {
-        std::fs::write(by_git.join(name), format!("{name}\n")).unwrap();
-    }
-    git_ok(&by_git, ["add", "."]);
-    git_ok(&by_git, ["commit", "-q", "-m", "one"]);
+    commit_files(&by_git, &["a", "b", "c"]);
     let by_par = s.join("by-par");
     copy_repo(&by_git, &by_par);
     // The same steps in both, git's status and update-index --refresh in one, git-par's in the
     // other: whether the index is split afterwards, and what git then sees, are the same.
-    let steps: &[(&[&str], &str, Option<&str>)] = &[
+    let steps: &[(&[&str], Option<&str>)] = &[
         // core.splitIndex=true: the index is split at its next write, a status's included.
         (
             &["-c", "core.splitIndex=true", "status", "--porcelain"],
-            "status",
             None,
         ),
         // An index already split, core.splitIndex unset: a refresh that rewrites a stat, a
         // status (git keeps or drops the split as it decides).
         (
             &["-c", "core.splitIndex=true", "status", "--porcelain"],
-            "status",
             None,
         ),
-        (&["refresh"], "refresh", Some("a")),
-        (
-            &["-c", "core.splitIndex=true", "refresh"],
-            "refresh",
-            Some("b"),
-        ),
-        (&["status", "--porcelain"], "status", Some("c")),
+        (&["refresh"], Some("a")),
+        (&["-c", "core.splitIndex=true", "refresh"], Some("b")),
+        (&["status", "--porcelain"], Some("c")),
         // core.splitIndex=false: unsplit.
         (
             &["-c", "core.splitIndex=true", "status", "--porcelain"],
-            "status",
             None,
         ),
-        (
-            &["-c", "core.splitIndex=false", "refresh"],
-            "refresh",
-            Some("a"),
-        ),
+        (&["-c", "core.splitIndex=false", "refresh"], Some("a")),
     ];
-    for (n, &(args, what, touch)) in steps.iter().enumerate() {
+    for (n, &(args, touch)) in steps.iter().enumerate() {
         if let Some(name) = touch {
             for dir in [&by_git, &by_par] {
                 std::fs::write(dir.join(name), format!("{name}\n")).unwrap();
             }
         }
         let par = git_par(&by_par, args);
-        let git_args: Vec<&str> = match what {
-            "refresh" => args[..args.len() - 1]
-                .iter()
-                .copied()
-                .chain(["update-index", "--refresh"])
-                .collect(),
-            _ => args.to_vec(),
-        };
-        let by = git(&by_git, &git_args);
+        let by = git(&by_git, as_git(args));
         assert_eq!(par.status.code(), by.status.code(), "step {n}: {args:?}");
         assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}: {args:?}");
         assert_eq!(is_split(&by_par), is_split(&by_git), "step {n}: {args:?}");
@@ -792,15 +782,7 @@ fn fsmonitor_steps(version: &str) {
             std::fs::write(dir.join(".git/report"), report).unwrap();
         }
         let par = git_par(&by_par, args);
-        let git_args: Vec<&str> = match args.last() {
-            Some(&"refresh") => args[..args.len() - 1]
-                .iter()
-                .copied()
-                .chain(["update-index", "--refresh"])
-                .collect(),
-            _ => args.to_vec(),
-        };
-        let by = git(&by_git, &git_args);
+        let by = git(&by_git, as_git(args));
         let n = format!("v{version} {n}");
         assert_eq!(par.status.code(), by.status.code(), "step {n}: {args:?}");
         assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}: {args:?}");
