@@ -76,6 +76,47 @@ fn submodules_with_modified_content_untracked_content_and_new_commits() {
     every_format("submodules", FORMATS);
 }
 
+/// A submodule git cannot look into (its own `.git` directory lost its objects; t5526.38): git
+/// dies rather than call it unmodified, and so does git-par, with git's message.
+#[test]
+fn a_broken_submodule_repository_is_an_error() {
+    let s = scratch();
+    let sub = init_repo(s.path(), "sub");
+    git_ok(&sub, ["commit", "-q", "--allow-empty", "-m", "in sub"]);
+    let top = init_repo(s.path(), "top");
+    commit_files(&top, &["a"]);
+    git_ok(
+        &top,
+        [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            "../sub",
+            "sub",
+        ],
+    );
+    git_ok(&top, ["commit", "-q", "-m", "with sub"]);
+    let mut runs = Vec::new();
+    for name in ["by-git", "by-par"] {
+        let dir = s.join(name);
+        git_ok(s.path(), ["clone", "-q", "top", name]);
+        // The submodule cloned into place, its `.git` a directory (the old layout).
+        git_ok(&dir, ["clone", "-q", "../sub", "sub"]);
+        std::fs::remove_dir_all(dir.join("sub/.git/objects")).unwrap();
+        runs.push(if name == "by-git" {
+            git(&dir, ["status"])
+        } else {
+            git_par(&dir, ["status"])
+        });
+    }
+    let (by_git, by_par) = (&runs[0], &runs[1]);
+    assert_eq!(by_git.status.code(), Some(128), "{}", by_git.describe());
+    assert_eq!(by_par.status.code(), Some(128), "{}", by_par.describe());
+    assert_eq!(by_par.stderr_str(), by_git.stderr_str());
+}
+
 #[test]
 fn sparse_checkouts() {
     every_format("sparse", FORMATS);

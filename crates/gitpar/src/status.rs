@@ -1272,7 +1272,7 @@ fn collect_changes(
             } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
                 let sub = SubmoduleState {
                     new_commits: true,
-                    ..submodule_content_as(root.path(), path, rule)
+                    ..submodule_content_as(root, path, rule)?
                 };
                 (b'M', mode, Some(sub))
             } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
@@ -1309,7 +1309,7 @@ fn collect_changes(
             continue;
         }
         let path = entry.path(index);
-        let sub = submodule_content_as(root.path(), path, rules.for_path(repo, path)?);
+        let sub = submodule_content_as(root, path, rules.for_path(repo, path)?)?;
         if !(sub.modified || sub.untracked) {
             continue;
         }
@@ -1516,24 +1516,36 @@ fn worktree_mode(
 /// [`submodule_content`] as far as `rule` asks: nothing for `dirty` and `all`, no untracked
 /// files for `untracked`.
 pub(crate) fn submodule_content_as(
-    worktree: &Path,
+    root: &Root,
     path: &BStr,
     rule: IgnoreSubmodules,
-) -> SubmoduleState {
+) -> Result<SubmoduleState, Error> {
     match rule {
-        IgnoreSubmodules::None => submodule_content(worktree, path, true),
-        IgnoreSubmodules::Untracked => submodule_content(worktree, path, false),
-        IgnoreSubmodules::Dirty | IgnoreSubmodules::All => SubmoduleState::default(),
+        IgnoreSubmodules::None => submodule_content(root, path, true),
+        IgnoreSubmodules::Untracked => submodule_content(root, path, false),
+        IgnoreSubmodules::Dirty | IgnoreSubmodules::All => Ok(SubmoduleState::default()),
     }
 }
 
 /// Modified and untracked content of the submodule at `path`, as git's
-/// `is_submodule_modified` learns it: `git status --porcelain=2` inside it.
-fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> SubmoduleState {
-    let dir = worktree.join(path.to_path_lossy());
+/// `is_submodule_modified` learns it: `git status --porcelain=2` inside it. As git, a `.git`
+/// directory that is no repository ("'<path>/.git' not recognized as a git repository") and a
+/// status that fails there ("'git status --porcelain=2' failed in submodule <path>") are
+/// errors (git dies), unless what was read already says everything (modified, and untracked
+/// when asked: git then stops reading and ignores the exit code). A submodule without `.git`
+/// is not checked out, so not modified.
+fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<SubmoduleState, Error> {
+    let dir = root.path().join(path.to_path_lossy());
     let mut state = SubmoduleState::default();
-    if !dir.join(".git").exists() {
-        return state;
+    let mut dirs = root.dirs();
+    let dot_git = BString::from(format!("{path}/.git"));
+    let Ok(Some(kind)) = dirs.file_type(dot_git.as_bstr()) else {
+        return Ok(state);
+    };
+    if kind == rustix::fs::FileType::Directory && !is_git_directory(&mut dirs, dot_git.as_bstr()) {
+        return Err(Error::Other(format!(
+            "'{path}/.git' not recognized as a git repository"
+        )));
     }
     let output = crate::git_command()
         .args(["status", "--porcelain=2"])
@@ -1543,11 +1555,18 @@ fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> Submodule
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .env("GIT_OPTIONAL_LOCKS", "0")
-        .stderr(std::process::Stdio::null())
-        .output();
-    let Ok(output) = output else {
-        return state;
-    };
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|_| {
+            Error::Other(format!(
+                "Could not run 'git status --porcelain=2' in submodule {path}"
+            ))
+        })?;
+    // git's stderr passes through, as its child's does.
+    {
+        use std::io::Write as _;
+        let _ = std::io::stderr().write_all(&output.stderr);
+    }
     for line in output.stdout.lines() {
         match line.first() {
             Some(&kind @ (b'1' | b'2' | b'u')) => {
@@ -1564,7 +1583,29 @@ fn submodule_content(worktree: &Path, path: &BStr, untracked: bool) -> Submodule
             _ => {}
         }
     }
-    state
+    let told_all = state.modified && (state.untracked || !untracked);
+    if !output.status.success() && !told_all {
+        return Err(Error::Other(format!(
+            "'git status --porcelain=2' failed in submodule {path}"
+        )));
+    }
+    Ok(state)
+}
+
+/// git's `is_git_directory` for the `.git` directory `dir` in the work tree: a `HEAD`, and
+/// `objects` and `refs` directories (a `commondir` file names where those are: not followed,
+/// taken as a repository).
+fn is_git_directory(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
+    use rustix::fs::FileType;
+    let mut kind = |name: &str| {
+        dirs.file_type(BString::from(format!("{dir}/{name}")).as_bstr())
+            .ok()
+            .flatten()
+    };
+    kind("HEAD").is_some()
+        && (kind("commondir").is_some()
+            || (kind("objects") == Some(FileType::Directory)
+                && kind("refs") == Some(FileType::Directory)))
 }
 
 /// The similarity score (percent) of an inexact rename. git's `estimate_similarity` counts

@@ -1773,8 +1773,12 @@ fn submodule_changed(
     if sub.head_id().ok().map(gix::Id::detach) != Some(id) {
         return true;
     }
-    let content = crate::status::submodule_content_as(workdir, path, rule);
-    content.modified || content.untracked
+    // A submodule git cannot look into (git dies there) counts as changed: nothing is lost.
+    let Ok(root) = crate::fs::Root::open(workdir) else {
+        return true;
+    };
+    crate::status::submodule_content_as(&root, path, rule)
+        .map_or(true, |content| content.modified || content.untracked)
 }
 
 /// Read the index; a missing one is an empty, unborn index (`true`), which git's
