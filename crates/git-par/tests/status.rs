@@ -117,6 +117,27 @@ fn a_broken_submodule_repository_is_an_error() {
     assert_eq!(by_par.stderr_str(), by_git.stderr_str());
 }
 
+/// A repository with git's deprecated graft file is git's (gix does not read grafts): the
+/// status, and git's hint about the file, are git's (t6050.37).
+#[test]
+fn a_repository_with_grafts_is_left_to_git() {
+    let s = scratch();
+    let repo = init_repo(s.path(), "repo");
+    commit_files(&repo, &["a"]);
+    commit_files(&repo, &["b"]);
+    let head = git_str(&repo, ["rev-parse", "HEAD"]);
+    std::fs::write(repo.join(".git/info/grafts"), format!("{}\n", head.trim())).unwrap();
+    let (by_git, by_par) = (git(&repo, ["status"]), git_par(&repo, ["status"]));
+    assert!(
+        by_git.stderr_str().contains("grafts is deprecated"),
+        "{}",
+        by_git.describe()
+    );
+    assert_eq!(by_par.stdout_str(), by_git.stdout_str());
+    assert_eq!(by_par.stderr_str(), by_git.stderr_str());
+    assert_eq!(by_par.status.code(), by_git.status.code());
+}
+
 #[test]
 fn sparse_checkouts() {
     every_format("sparse", FORMATS);
