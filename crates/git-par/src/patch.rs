@@ -10,10 +10,18 @@ use std::os::unix::process::CommandExt;
 /// The subcommands whose `-p/--patch` git handles.
 const PATCH_COMMANDS: &[&str] = &["checkout", "restore", "reset"];
 
-/// If `args` (without the program name) ask for `-p/--patch` of a checkout, restore or reset, the
-/// arguments to give git: the same ones, `-c name=value` included. `None` otherwise.
+/// If `args` (without the program name) ask for `-p/--patch` of a checkout, restore or reset, or
+/// for a command's options for bash completion (`--git-completion-helper`), the arguments to
+/// give git: the same ones, `-c name=value` included. `None` otherwise.
 pub fn delegated(args: &[OsString]) -> Option<Vec<OsString>> {
     let i = subcommand_at(args)?;
+    // Bash completion asks a command for its options (`git checkout --git-completion-helper`,
+    // the only argument, as git's parse-options takes it): git's options are git's to list.
+    if let [only] = &args[i + 1..] {
+        if only == "--git-completion-helper" || only == "--git-completion-helper-all" {
+            return Some(args.to_vec());
+        }
+    }
     let command = args.get(i)?.to_str()?;
     if !PATCH_COMMANDS.contains(&command) {
         return None;
@@ -102,6 +110,9 @@ mod tests {
         assert!(delegated(&v(&["checkout", "HEAD", "--", "-p"])).is_none());
         assert!(delegated(&v(&["switch", "-p"])).is_none());
         assert!(delegated(&v(&["checkout", "main"])).is_none());
+        assert!(delegated(&v(&["checkout", "--git-completion-helper"])).is_some());
+        assert!(delegated(&v(&["-ca.b=1", "switch", "--git-completion-helper-all"])).is_some());
+        assert!(delegated(&v(&["switch", "--git-completion-helper", "x"])).is_none());
     }
 
     #[test]
