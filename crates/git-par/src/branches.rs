@@ -11,7 +11,7 @@
 
 use bstr::ByteSlice;
 use clap::Args;
-use gitpar::create_branch::{dwim_ref, resolve_symbolic};
+use gitpar::create_branch::resolve_symbolic;
 pub(crate) use gitpar::create_branch::{NewBranch, Track};
 
 use crate::{fatal, FATAL};
@@ -476,25 +476,7 @@ fn shorten_unambiguous_ref(repo: &gix::Repository, full: &str) -> String {
 /// `branch.<name>.merge`, mapped through the remote's fetch refspecs; for the remote `.`, the
 /// local ref the merge value names), with its short name as git prints it.
 pub(crate) fn upstream(repo: &gix::Repository, branch: &str) -> Option<(String, String)> {
-    let remote = config_string(repo, &format!("branch.{branch}.remote"))?;
-    let merge = repo
-        .config_snapshot()
-        .strings(format!("branch.{branch}.merge").as_str())?
-        .first()?
-        .to_str_lossy()
-        .into_owned();
-    let full = if remote == "." {
-        match dwim_ref(repo, &merge) {
-            (1, Some(real)) => real,
-            _ => merge,
-        }
-    } else {
-        let fetch = gitpar::branch::remotes(repo)
-            .into_iter()
-            .find(|r| r.name == remote)?
-            .fetch;
-        gitpar::branch::query_refspecs(&fetch, &merge, false)?
-    };
+    let full = gitpar::create_branch::upstream_ref(repo, branch)?;
     let short = shorten_unambiguous_ref(repo, &full);
     Some((full, short))
 }

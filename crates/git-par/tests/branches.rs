@@ -236,6 +236,19 @@ fn switch_c_from_a_remote_branch_sets_the_upstream() {
     assert!(g.stdout_str().contains("set up to track 'origin/x'"));
 }
 
+/// `<branch>@{u}` as a start point is the upstream's ref: the new branch tracks it (t1507.13);
+/// `@{upstream}` of the current branch too.
+#[test]
+fn a_start_point_named_by_its_branch_upstream_is_tracked() {
+    let (g, _) = case("", &[], &["checkout", "-b", "feat", "main@{u}"], "feat");
+    assert!(
+        g.stdout_str().contains("set up to track 'origin/main'"),
+        "{}",
+        g.describe()
+    );
+    case("", &[], &["switch", "-c", "feat", "@{upstream}"], "feat");
+}
+
 #[test]
 fn checkout_b_from_a_remote_branch_quietly() {
     case(

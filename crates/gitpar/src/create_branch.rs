@@ -134,7 +134,28 @@ fn config_string(repo: &gix::Repository, key: &str) -> Option<String> {
 
 /// git's `repo_dwim_ref`: how many of the ref rules `name` matches, and the first match with its
 /// symbolic refs resolved (`HEAD` → `refs/heads/main`, `origin` → `refs/remotes/origin/main`).
+///
+/// `<branch>@{upstream}` (`@{u}`, any case; no branch: the current one) is the upstream's ref,
+/// as git's `interpret_branch_name` substitutes it first (t1507.13: a branch made from
+/// `my-side@{u}` tracks what `my-side` tracks).
 pub fn dwim_ref(repo: &gix::Repository, name: &str) -> (usize, Option<String>) {
+    if let Some(at) = name.rfind("@{") {
+        if let Some(mark) = name[at + 2..].strip_suffix('}') {
+            if mark.eq_ignore_ascii_case("u") || mark.eq_ignore_ascii_case("upstream") {
+                let branch = match &name[..at] {
+                    "" | "HEAD" => repo
+                        .head_name()
+                        .ok()
+                        .flatten()
+                        .map(|h| h.shorten().to_string()),
+                    branch => Some(branch.to_owned()),
+                };
+                let full = branch.and_then(|b| upstream_ref(repo, &b));
+                let found = full.as_deref().and_then(|f| resolve_symbolic(repo, f));
+                return (usize::from(found.is_some()), found);
+            }
+        }
+    }
     let literal = name.starts_with("refs/")
         || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
     let mut candidates = Vec::new();
@@ -159,6 +180,30 @@ pub fn dwim_ref(repo: &gix::Repository, name: &str) -> (usize, Option<String>) {
         }
     }
     (found, first)
+}
+
+/// git's `branch_get_upstream` for the local branch `branch`: `branch.<name>.remote` and the
+/// first `branch.<name>.merge`, mapped through the remote's fetch refspecs; for the remote `.`,
+/// the local ref the merge value names. The full ref name, whether it exists or not.
+pub fn upstream_ref(repo: &gix::Repository, branch: &str) -> Option<String> {
+    let remote = config_string(repo, &format!("branch.{branch}.remote"))?;
+    let merge = repo
+        .config_snapshot()
+        .strings(format!("branch.{branch}.merge").as_str())?
+        .first()?
+        .to_str_lossy()
+        .into_owned();
+    if remote == "." {
+        return Some(match dwim_ref(repo, &merge) {
+            (1, Some(real)) => real,
+            _ => merge,
+        });
+    }
+    let fetch = crate::branch::remotes(repo)
+        .into_iter()
+        .find(|r| r.name == remote)?
+        .fetch;
+    crate::branch::query_refspecs(&fetch, &merge, false)
 }
 
 /// The ref `full` finally names after following symbolic refs, if it exists.
