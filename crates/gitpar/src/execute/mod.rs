@@ -219,6 +219,7 @@ pub fn execute(
         claims: std::sync::OnceLock::new(),
         fatal: Mutex::new(None),
         stop: AtomicBool::new(false),
+        fatal_entry: AtomicUsize::new(usize::MAX),
         messages: Mutex::new(Vec::new()),
     };
     crate::phase::mark("pack entries scanned");
@@ -390,6 +391,10 @@ struct Shared<'a> {
     fatal: Mutex<Option<(usize, Fatal)>>,
     /// Set with `fatal`: take no more entries.
     stop: AtomicBool,
+    /// The plan entry of the first fatal failure in index order so far (`usize::MAX`: none):
+    /// the writers still write the entries before it, as git (which dies at the first one it
+    /// meets) would have written them.
+    fatal_entry: AtomicUsize,
     /// git's `error:` lines from the filters (failures of non-required filters and the like),
     /// each with the index of the entry it is about (`usize::MAX`: none in particular).
     messages: Mutex<Vec<(usize, String)>>,
@@ -407,13 +412,23 @@ impl Shared<'_> {
         self.should_interrupt.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
     }
 
+    /// Whether the writers stop before plan entry `entry`: interrupted, or a fatal failure at an
+    /// entry before it. Entries before the first fatal one are still written (another writer
+    /// may meet a fatal failure earlier in index order, which is then the one reported, as git
+    /// reports the first).
+    fn halted_before(&self, entry: usize) -> bool {
+        self.should_interrupt.load(Ordering::Relaxed)
+            || entry > self.fatal_entry.load(Ordering::Relaxed)
+    }
+
     /// Record that `job`'s required filter failed, keeping the first such entry in index order
-    /// (git dies at the first one it meets), and stop the run.
+    /// (git dies at the first one it meets), and stop the run after the entries before it.
     fn set_fatal(&self, job: Job, fatal: Fatal) {
         let mut slot = self.fatal.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.as_ref().is_none_or(|(entry, _)| job.entry < *entry) {
             *slot = Some((job.entry, fatal));
         }
+        self.fatal_entry.fetch_min(job.entry, Ordering::Relaxed);
         self.stop.store(true, Ordering::Relaxed);
     }
 

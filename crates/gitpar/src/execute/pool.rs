@@ -314,7 +314,7 @@ impl Worker<'_> {
             let range = start..end;
             let len = range.len();
             for &job in &pooled[range] {
-                if shared.halted() {
+                if shared.halted_before(job.entry) {
                     return;
                 }
                 self.one(plan, job, shared, out);
