@@ -70,8 +70,10 @@ pub(crate) fn uses_reftable(repo: &gix::Repository) -> bool {
 /// Returns true if and only if `repo` has a graft file (`GIT_GRAFT_FILE`, else
 /// `info/grafts` in its common directory): git's deprecated grafts rewrite parents as git reads
 /// commits (and git hints at their deprecation whenever it reads them: t6050.37); gix does not
-/// read them, so history (ahead/behind, merge bases) would differ. Such a repository is git's.
-fn has_grafts(repo: &gix::Repository) -> bool {
+/// read them, so history (ahead/behind) would differ: `status` there is git's. (Asked where a
+/// command starts, before it changes anything: `worktree add` opens the repository again
+/// after git made the work tree.)
+pub(crate) fn has_grafts(repo: &gix::Repository) -> bool {
     let file = match std::env::var_os("GIT_GRAFT_FILE") {
         Some(f) => PathBuf::from(f),
         None => repo.common_dir().join("info/grafts"),
@@ -129,9 +131,6 @@ pub(crate) fn open(overrides: &[String]) -> Result<Opened, u8> {
     };
     if uses_reftable(&repo) {
         hand_to_git("it stores its references in a reftable");
-    }
-    if has_grafts(&repo) {
-        hand_to_git("it has a graft file (info/grafts), which gix does not read");
     }
     if let Some(common) = std::env::var_os("GIT_COMMON_DIR") {
         // gix reads `commondir` and has no way to be told another one: refuse rather than

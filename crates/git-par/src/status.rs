@@ -156,6 +156,11 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     };
     let opened = crate::repo::open(overrides)?;
     gitpar::phase::mark("repository opened");
+    if crate::repo::has_grafts(&opened.repo) {
+        return Err(hand_to_git(
+            "the repository has a graft file (info/grafts), which gix does not read",
+        ));
+    }
     let worktree = opened.require_workdir()?.to_owned();
     let repo = &opened.repo;
     let config = repo.config_snapshot();
