@@ -122,25 +122,25 @@ fn extensions_start(bytes: &[u8], index: &State) -> Option<usize> {
     let hash = index.object_hash().len_in_bytes();
     let mut at = 12;
     let mut previous: &[u8] = b"";
+    let mut varint = Vec::with_capacity(10);
     for entry in index.entries() {
-        let extended = if entry.flags.contains(gix::index::entry::Flags::EXTENDED) {
-            2
-        } else {
-            0
-        };
-        let path: &[u8] = entry.path(index);
-        let fixed = 40 + hash + 2 + extended;
         at += match version {
-            2 | 3 => (fixed + path.len() + 1).next_multiple_of(8),
+            2 | 3 => crate::record::entry_size(entry, index),
             4 => {
+                // The padded version-2 size less its path and padding, plus git's
+                // `varint(bytes dropped) + suffix + NUL` (as `record` encodes it).
+                let path: &[u8] = entry.path(index);
+                let extended = entry.flags.contains(gix::index::entry::Flags::EXTENDED);
+                let fixed = 40 + hash + 2 + if extended { 2 } else { 0 };
                 let common = previous
                     .iter()
                     .zip(path)
                     .take_while(|(a, b)| a == b)
                     .count();
-                let strip = previous.len() - common;
+                varint.clear();
+                crate::record::encode_varint((previous.len() - common) as u64, &mut varint);
                 previous = path;
-                fixed + varint_len(strip as u64) + (path.len() - common) + 1
+                fixed + varint.len() + (path.len() - common) + 1
             }
             _ => return None,
         };
@@ -150,19 +150,6 @@ fn extensions_start(bytes: &[u8], index: &State) -> Option<usize> {
     let mut iter = gix::index::extension::Iter::new(ext);
     iter.by_ref().for_each(drop);
     (iter.consumed == ext.len()).then_some(at)
-}
-
-/// The length of git's offset varint (`encode_varint`) of `value`.
-fn varint_len(mut value: u64) -> usize {
-    let mut n = 1;
-    loop {
-        value >>= 7;
-        if value == 0 {
-            return n;
-        }
-        value -= 1;
-        n += 1;
-    }
 }
 
 /// The fsmonitor's view of an index being refreshed.

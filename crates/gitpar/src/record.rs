@@ -1181,7 +1181,7 @@ fn encode_entries_at(
 }
 
 /// git's `encode_varint` (varint.c): big-endian base-128 where each continuation adds one.
-fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
+pub(crate) fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
     let mut bytes = [0u8; 16];
     let mut pos = bytes.len() - 1;
     bytes[pos] = (value & 127) as u8;

@@ -153,11 +153,15 @@ impl Refreshed {
 /// maintained as git maintains it. An fsmonitor git-par does not ask is also git's
 /// ([`fsmonitor_for_git`]).
 fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static str> {
-    let config = repo.config_snapshot();
-    if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
-        return Some("the index has an untracked cache (core.untrackedCache)");
-    }
-    None
+    untracked_cache_in_use(repo, index)
+        .then_some("the index has an untracked cache (core.untrackedCache)")
+}
+
+/// git uses (or, with `core.untrackedCache=false`, drops) an untracked cache here: the index
+/// has one, or `core.untrackedCache=true` adds one.
+fn untracked_cache_in_use(repo: &gix::Repository, index: &gix::index::File) -> bool {
+    index.untracked().is_some()
+        || repo.config_snapshot().boolean("core.untrackedCache") == Some(true)
 }
 
 /// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
@@ -179,7 +183,7 @@ fn fsmonitor_for_git(
         Setting::Daemon => Some("core.fsmonitor=true (git's built-in daemon)"),
         Setting::Hook(_) => {
             let config = repo.config_snapshot();
-            if index.untracked().is_some() || config.boolean("core.untrackedCache") == Some(true) {
+            if untracked_cache_in_use(repo, index) {
                 Some("core.fsmonitor with an untracked cache")
             } else if read.split || read.expanded || config.boolean("index.sparse") == Some(true) {
                 Some("core.fsmonitor with a split or sparse index")
