@@ -143,8 +143,152 @@ impl Root {
         Dirs {
             root: self,
             current: None,
+            descent: None,
         }
     }
+
+    /// A per-thread cache that keeps every directory on the path to the last one open
+    /// ([`Descent`]): for readers that go through sorted paths and change nothing (the refresh's
+    /// `lstat`s), entering a sibling directory is then one component's lookup, not the whole
+    /// path's.
+    pub fn dirs_descending(&self) -> Dirs<'_> {
+        Dirs {
+            root: self,
+            current: None,
+            descent: Some(Descent::new(self)),
+        }
+    }
+}
+
+/// Every directory from the root down to the one last asked for, kept open: a depth-first walk
+/// (the untracked cache's) opens each directory once, by one component from its parent,
+/// where [`Dirs`] would resolve the whole path again for each directory it enters. Components
+/// are opened without following symlinks; `.`, `..` and empty components are refused.
+#[derive(Debug)]
+pub struct Descent<'r> {
+    root: &'r Root,
+    /// Open directories below the root, each with its path (repository-relative, no slash).
+    open: Vec<(BString, OwnedFd)>,
+}
+
+impl<'r> Descent<'r> {
+    /// A descent from `root`, nothing open yet.
+    pub fn new(root: &'r Root) -> Descent<'r> {
+        Descent {
+            root,
+            open: Vec::new(),
+        }
+    }
+
+    /// The open directory `dir` (repository-relative, no trailing slash; empty for the root).
+    pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+        // Close what is not on the path to `dir`.
+        while let Some((top, _)) = self.open.last() {
+            let below =
+                dir.len() > top.len() && dir.starts_with(top.as_slice()) && dir[top.len()] == b'/';
+            if dir == top.as_bstr() || below {
+                break;
+            }
+            self.open.pop();
+        }
+        let done = self.open.last().map_or(0, |(top, _)| top.len());
+        if done < dir.len() {
+            let rest = &dir[if done == 0 { 0 } else { done + 1 }..];
+            for part in rest.split_str("/") {
+                if part.is_empty() || part == b"." || part == b".." {
+                    return Err(io::Error::from_raw_os_error(libc::EXDEV));
+                }
+                let fd = {
+                    let parent = match self.open.last() {
+                        Some((_, fd)) => fd.as_fd(),
+                        None => self.root.fd.as_fd(),
+                    };
+                    rustix::fs::openat(parent, part, DIR_FLAGS, Mode::empty())?
+                };
+                let mut path = self
+                    .open
+                    .last()
+                    .map_or_else(BString::default, |(p, _)| p.clone());
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(part);
+                self.open.push((path, fd));
+            }
+        }
+        Ok(match self.open.last() {
+            Some((top, fd)) if top.as_bstr() == dir => fd.as_fd(),
+            _ => self.root.fd.as_fd(),
+        })
+    }
+
+    /// `lstat` of `path`: `None` when it is not there (see [`is_not_there`]).
+    pub fn lstat(&mut self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+        let (dir, name) = split_path(path);
+        let result = self.dir(dir).and_then(|fd| {
+            Ok(rustix::fs::statat(
+                fd,
+                <&[u8]>::from(name),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )?)
+        });
+        match result {
+            Ok(st) => Ok(Some(st)),
+            Err(err) if is_not_there(&err) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The stat data of the directory `dir` itself (the root's for an empty `dir`).
+    pub fn stat_dir(&mut self, dir: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+        if dir.is_empty() {
+            return Ok(Some(rustix::fs::fstat(&self.root.fd)?));
+        }
+        self.lstat(dir)
+    }
+
+    /// The names in the directory `dir` with their types as `lstat` sees them, in `readdir`
+    /// order (see [`Dirs::entries`]).
+    pub fn entries(&mut self, dir: &BStr) -> io::Result<Vec<(BString, FileType)>> {
+        let fd = rustix::io::fcntl_dupfd_cloexec(self.dir(dir)?, 0)?;
+        read_entries(&fd)
+    }
+
+    /// Open the regular file `path` for reading (see [`Dirs::open_regular`]).
+    pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, rustix::fs::Stat)>> {
+        let (dir, name) = split_path(path);
+        let fd = match self.dir(dir).and_then(|fd| Ok(open_for_reading(fd, name)?)) {
+            Ok(fd) => fd,
+            Err(err) if is_not_there(&err) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Ok(None);
+        }
+        Ok(Some((File::from(fd), st)))
+    }
+}
+
+/// The names in the open directory `fd` with their types as `lstat` sees them (`.` and `..`
+/// left out), in `readdir` order.
+fn read_entries(fd: &OwnedFd) -> io::Result<Vec<(BString, FileType)>> {
+    let mut out = Vec::new();
+    for entry in rustix::fs::Dir::read_from(fd)? {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            // Gone since the readdir: left unknown, as it may not be there for the caller.
+            FileType::Unknown => rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+            kind => kind,
+        };
+        out.push((BString::from(name), kind));
+    }
+    Ok(out)
 }
 
 /// An open handle on the directory the last path was in, reused while consecutive paths share
@@ -157,11 +301,16 @@ impl Root {
 pub struct Dirs<'r> {
     root: &'r Root,
     current: Option<(BString, OwnedFd)>,
+    /// Set by [`Root::dirs_descending`]: the whole path kept open instead of `current`.
+    descent: Option<Descent<'r>>,
 }
 
 impl<'r> Dirs<'r> {
     /// The open directory `dir` (repository-relative; empty for the root).
     pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+        if let Some(descent) = self.descent.as_mut() {
+            return descent.dir(dir);
+        }
         let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
         if !hit {
             self.current = None;
@@ -175,6 +324,9 @@ impl<'r> Dirs<'r> {
     /// may name one that is no longer in the tree.
     pub fn forget(&mut self) {
         self.current = None;
+        if let Some(descent) = self.descent.as_mut() {
+            descent.open.clear();
+        }
     }
 
     /// The parent directory of `path` and its last component.
@@ -371,22 +523,7 @@ impl<'r> Dirs<'r> {
     /// error, so that a caller walking a tree can tell an unreadable directory from an empty one.
     pub fn entries(&mut self, path: &BStr) -> io::Result<Vec<(BString, FileType)>> {
         let fd = self.root.open_dir(path)?;
-        let mut out = Vec::new();
-        for entry in rustix::fs::Dir::read_from(&fd)? {
-            let entry = entry?;
-            let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            let kind = match entry.file_type() {
-                // Gone since the readdir: left unknown, as it may not be there for the caller.
-                FileType::Unknown => rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
-                kind => kind,
-            };
-            out.push((BString::from(name), kind));
-        }
-        Ok(out)
+        read_entries(&fd)
     }
 
     /// Open the regular file at `path` for reading and return it with its stat data; `None`

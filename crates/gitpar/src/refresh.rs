@@ -289,7 +289,7 @@ pub(crate) fn check_with<'a>(
                 filter: None,
             };
             let mut buf = Vec::new();
-            let mut dirs = root.dirs();
+            let mut dirs = root.dirs_descending();
             let mut cpu = thread_cpu_ns();
             let mut found = Found::default();
             let mut own = (k < starts_with).then(|| k * chunks / starts_with);
