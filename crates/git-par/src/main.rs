@@ -24,6 +24,7 @@ mod sparse_checkout;
 mod state;
 mod status;
 mod switch;
+mod trace2;
 mod transparent;
 mod unborn;
 mod worktree;

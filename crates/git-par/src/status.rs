@@ -220,6 +220,12 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         Err(gitpar::status::Error::Delegate(why)) => return Err(hand_to_git(why)),
         Err(e) => return Err(fatal(e.to_string())),
     };
+    for warning in &st.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if untracked != gitpar::status::Untracked::No && args.pathspecs.is_empty() {
+        crate::trace2::read_directory(st.read_directory);
+    }
     let branch = args
         .branch
         .or(settings.branch.filter(|_| deferred))

@@ -936,3 +936,251 @@ fn tree_updates_carry_the_fsmonitor_extension() {
         );
     }
 }
+
+/// The untracked cache (`UNTR`) of `repo`'s index as git's `test-tool dump-untracked-cache`
+/// shows it, without what differs between two twin repositories (the work tree's path in the
+/// identity, the directories' stat data): flags, ignore files' ids, and per directory (depth
+/// first) its name, whether it is valid and check-only, its `.gitignore` id and its untracked
+/// names.
+fn untracked_cache_dump(repo: &Path) -> String {
+    let repository = gix::open(repo).unwrap();
+    let index = repository.open_index().unwrap();
+    let Some(uc) = index.untracked() else {
+        return "no untracked cache".into();
+    };
+    let top = std::fs::canonicalize(repo).unwrap();
+    let ident = uc
+        .identifier()
+        .to_string()
+        .replace(top.to_str().unwrap(), "<work tree>");
+    let mut out = format!(
+        "ident {ident:?}\nflags {:x}\ninfo/exclude {:?}\nexcludesfile {:?}\nper-dir {}\n",
+        uc.dir_flags(),
+        uc.info_exclude().map(|s| s.id()),
+        uc.excludes_file().map(|s| s.id()),
+        uc.exclude_filename_per_dir(),
+    );
+    fn dir(uc: &gix::index::extension::UntrackedCache, k: usize, prefix: &str, out: &mut String) {
+        let d = &uc.directories()[k];
+        let path = format!("{prefix}{}/", d.name);
+        let mut untracked: Vec<String> =
+            d.untracked_entries.iter().map(|u| u.to_string()).collect();
+        untracked.sort();
+        out.push_str(&format!(
+            "{path} valid={} check_only={} gitignore={:?} untracked={untracked:?}\n",
+            d.stat.is_some(),
+            d.check_only,
+            d.exclude_file_oid,
+        ));
+        let mut subs = d.sub_directories.clone();
+        subs.sort_by(|&a, &b| uc.directories()[a].name.cmp(&uc.directories()[b].name));
+        for s in subs {
+            dir(uc, s, &path, out);
+        }
+    }
+    if !uc.directories().is_empty() {
+        dir(uc, 0, "", &mut out);
+    }
+    out
+}
+
+/// `git status` with an untracked cache, against git in a twin repository at every step: the
+/// cache is made (`core.untrackedCache=true`), used where nothing changed (no directory read),
+/// invalidated by a new file, a changed `.gitignore` (per directory, or `info/exclude`), a
+/// removed directory, a new one, an index change; bypassed by `-uall` while the configuration
+/// says `normal`, rebuilt when the configuration changes to `all`, kept unwritten with
+/// `core.untrackedCache` unset, dropped with `false`. At each step the output, the exit code,
+/// the walk's statistics (`GIT_TRACE2_PERF`'s `read_directory` data, git's t7063 reads them) and
+/// the cache written to the index are git's. Directory times are set to fixed instants (never
+/// "now"), so that no directory is racily clean and both twins see the same changes.
+#[test]
+fn an_untracked_cache_is_used_and_written_back_as_git_does() {
+    let s = scratch();
+    let by_git = init_repo(s.path(), "by-git");
+    commit_files(&by_git, &["one", "two", "done/four", "tracked/sub/five"]);
+    for (path, content) in [
+        ("three", "3\n"),
+        ("dthree/x", "x\n"),
+        ("dtwo/y", "y\n"),
+        (".gitignore", "ignored\n*.o\n"),
+        ("done/ignored", "i\n"),
+        ("done/a.o", "o\n"),
+    ] {
+        let p = by_git.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    std::fs::write(by_git.join(".git/info/exclude"), "dtwo\n").unwrap();
+    git_ok(&by_git, ["config", "core.untrackedCache", "true"]);
+    age(&by_git, "-2 hours");
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    // Every directory of both work trees to the instant `at` (seconds since the epoch).
+    let age_dirs = |dir: &Path, at: u32| {
+        run(
+            "sh",
+            dir,
+            [
+                "-c",
+                &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
+            ],
+        )
+        .assert_success();
+    };
+    for dir in [&by_git, &by_par] {
+        age_dirs(dir, 1_700_000_000);
+    }
+    type Change = &'static dyn Fn(&Path);
+    let none: Change = &|_| {};
+    let steps: &[(&str, Change, &[&str])] = &[
+        ("made", none, &["status", "--porcelain"]),
+        ("all valid", none, &["status", "--porcelain"]),
+        (
+            "new file",
+            &|d| std::fs::write(d.join("done/new"), "n\n").unwrap(),
+            &["status", "--porcelain"],
+        ),
+        (
+            "gitignore",
+            &|d| std::fs::write(d.join(".gitignore"), "ignored\n*.o\nthree\n").unwrap(),
+            &["status", "--porcelain"],
+        ),
+        (
+            "dir removed",
+            &|d| std::fs::remove_dir_all(d.join("dthree")).unwrap(),
+            &["status", "--porcelain"],
+        ),
+        (
+            "dir added",
+            &|d| {
+                std::fs::create_dir_all(d.join("u/v")).unwrap();
+                std::fs::write(d.join("u/v/w"), "w\n").unwrap();
+                std::fs::create_dir_all(d.join("tracked/sub/empty")).unwrap();
+            },
+            &["status", "--porcelain"],
+        ),
+        (
+            "info/exclude",
+            &|d| std::fs::write(d.join(".git/info/exclude"), "dtwo\nu\n").unwrap(),
+            &["status", "--porcelain"],
+        ),
+        (
+            "nested gitignore",
+            &|d| std::fs::write(d.join("done/.gitignore"), "new\n").unwrap(),
+            &["status"],
+        ),
+        (
+            "index change",
+            &|d| {
+                git_ok(d, ["add", "done/.gitignore"]);
+            },
+            &["status", "--porcelain"],
+        ),
+        ("-uall bypasses", none, &["status", "--porcelain", "-uall"]),
+        (
+            "showUntrackedFiles=all rebuilds",
+            none,
+            &[
+                "-c",
+                "status.showUntrackedFiles=all",
+                "status",
+                "--porcelain",
+                "-uall",
+            ],
+        ),
+        ("back to normal", none, &["status", "--porcelain"]),
+        (
+            "kept unwritten",
+            &|d| {
+                git_ok(d, ["config", "--unset", "core.untrackedCache"]);
+                std::fs::write(d.join("done/kept"), "k\n").unwrap();
+            },
+            &["status", "--porcelain"],
+        ),
+        (
+            "dropped",
+            none,
+            &["-c", "core.untrackedCache=false", "status", "--porcelain"],
+        ),
+    ];
+    for (n, &(what, change, args)) in steps.iter().enumerate() {
+        let at = 1_700_000_100 + 100 * n as u32;
+        for dir in [&by_git, &by_par] {
+            change(dir);
+            age_dirs(dir, at);
+        }
+        let trace = |dir: &Path| dir.join(".git/trace2");
+        let with_trace = |program: &str, dir: &Path| {
+            let _ = std::fs::remove_file(trace(dir));
+            let mut argv = vec![
+                format!("GIT_TRACE2_PERF={}", trace(dir).display()),
+                program.to_owned(),
+            ];
+            argv.extend(args.iter().map(|a| a.to_string()));
+            let out = run("env", dir, &argv);
+            let data: Vec<String> = std::fs::read_to_string(trace(dir))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("| data ") && l.contains("read_directo"))
+                .filter_map(|l| l.rsplit('|').next().map(|f| f.trim().to_owned()))
+                .filter(|f| !f.contains("visited"))
+                .collect();
+            (out, data)
+        };
+        let (by, git_data) = with_trace("git", &by_git);
+        let (par, par_data) = with_trace(GIT_PAR, &by_par);
+        let n = format!("{n} ({what})");
+        assert_eq!(
+            par.status.code(),
+            by.status.code(),
+            "step {n}: {}",
+            par.describe()
+        );
+        assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}");
+        assert_eq!(par.stderr_str(), by.stderr_str(), "step {n}");
+        assert_eq!(par_data, git_data, "step {n}: read_directory statistics");
+        assert_eq!(
+            untracked_cache_dump(&by_par),
+            untracked_cache_dump(&by_git),
+            "step {n}: the untracked cache"
+        );
+    }
+}
+
+/// `git par refresh` (`git update-index --refresh`) adds an untracked cache with
+/// `core.untrackedCache=true` and drops one with `false`, as git's `tweak_untracked_cache` does
+/// when the index is read, in a twin repository where git runs the same commands.
+#[test]
+fn refresh_adds_and_drops_the_untracked_cache_as_git_does() {
+    let s = scratch();
+    let by_git = init_repo(s.path(), "by-git");
+    commit_files(&by_git, &["a", "d/b"]);
+    age(&by_git, "-2 hours");
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    for (n, setting) in ["true", "true", "false", "false"].iter().enumerate() {
+        let config = format!("core.untrackedCache={setting}");
+        git_ok(&by_git, ["-c", &config, "update-index", "--refresh"]);
+        git_par(&by_par, ["-c", &config, "refresh"]).assert_success();
+        assert_eq!(
+            untracked_cache_dump(&by_par),
+            untracked_cache_dump(&by_git),
+            "step {n}: core.untrackedCache={setting}"
+        );
+    }
+    // Then a status of each, by git, finds the same cache to use.
+    git_ok(
+        &by_git,
+        [
+            "-c",
+            "core.untrackedCache=true",
+            "update-index",
+            "--refresh",
+        ],
+    );
+    git_par(&by_par, ["-c", "core.untrackedCache=true", "refresh"]).assert_success();
+    for dir in [&by_git, &by_par] {
+        git_ok(dir, ["status", "--porcelain"]);
+    }
+    assert_eq!(untracked_cache_dump(&by_par), untracked_cache_dump(&by_git));
+}

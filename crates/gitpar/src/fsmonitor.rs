@@ -346,35 +346,6 @@ impl Monitor {
     }
 }
 
-/// The extensions `ext` (a whole sequence of them) with the `FSMN` extension replaced by
-/// `fsmn`'s (removed for `None`, added before the sparse-directory and end-of-index ones where
-/// git writes it, if there was none). An end-of-index-entry extension (`EOIE`, whose checksum
-/// covers the extensions before it) is dropped: git reads the index without it.
-pub(crate) fn with_extension(ext: &[u8], fsmn: Option<&[u8]>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(ext.len() + fsmn.map_or(0, <[u8]>::len) + 8);
-    let push = |out: &mut Vec<u8>, sig: &[u8], data: &[u8]| {
-        out.extend_from_slice(sig);
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        out.extend_from_slice(data);
-    };
-    let mut pending = fsmn;
-    for (sig, data) in gix::index::extension::Iter::new(ext) {
-        if &sig == SIGNATURE || &sig == b"EOIE" {
-            continue;
-        }
-        if &sig == b"sdir" {
-            if let Some(f) = pending.take() {
-                push(&mut out, SIGNATURE, f);
-            }
-        }
-        push(&mut out, &sig, data);
-    }
-    if let Some(f) = pending {
-        push(&mut out, SIGNATURE, f);
-    }
-    out
-}
-
 /// git's `getnanotime`: nanoseconds since the epoch.
 fn nanotime() -> u64 {
     std::time::SystemTime::now()

@@ -34,6 +34,7 @@ pub(crate) mod filter;
 pub(crate) mod fs;
 pub(crate) mod fsmonitor;
 pub mod hooks;
+pub(crate) mod ignore_files;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
 pub mod lock;
@@ -61,6 +62,7 @@ pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod switch;
 pub mod tune;
+pub mod untracked_cache;
 pub mod update;
 
 pub use checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};

@@ -313,7 +313,7 @@ pub(crate) fn commit_prepared(
                 // The untracked cache's nine words are the entry's stat data without its mode:
                 // ctime, mtime, dev, ino; then (after the mode, already there) uid, gid, size.
                 words.clear();
-                push_stat_data(&mut words, &s);
+                crate::untracked_cache::push_stat_data(&mut words, &s);
                 slot[..24].copy_from_slice(&words[..24]);
                 slot[28..].copy_from_slice(&words[24..]);
             }
@@ -492,15 +492,13 @@ pub(crate) fn commit_refreshed(
     index_path: &std::path::Path,
     original: Option<(&[u8], &[usize], Option<&crate::refresh::Layout>)>,
     fsmonitor: Option<Option<&[u8]>>,
+    untracked: Option<Option<&[u8]>>,
 ) -> Result<(), Error> {
     let hash = state.object_hash();
-    // The extensions as read, with the fsmonitor's replaced (or dropped) when it changed.
-    fn rebuilt<'a>(ext: &'a [u8], fsmonitor: Option<Option<&[u8]>>) -> std::borrow::Cow<'a, [u8]> {
-        match fsmonitor {
-            Some(fsmn) => std::borrow::Cow::Owned(crate::fsmonitor::with_extension(ext, fsmn)),
-            None => std::borrow::Cow::Borrowed(ext),
-        }
-    }
+    let replaced = fsmonitor.is_some() || untracked.is_some();
+    // The extensions as read, with the fsmonitor's and the untracked cache's replaced (or
+    // dropped) when they changed.
+    let rebuilt = |ext: &'_ [u8]| -> Vec<u8> { with_extensions(ext, untracked, fsmonitor) };
     let format = Format::of(repo, Some(state));
     let read;
     let (original, changed): (&[u8], _) = match original {
@@ -515,12 +513,13 @@ pub(crate) fn commit_refreshed(
     {
         crate::phase::mark("stat data patches encoded");
         if let Some(ext) = extensions_to_keep(original, end, hash) {
-            let (body, tail) = match fsmonitor {
-                None => (
+            let (body, tail) = if replaced {
+                (&original[..end], rebuilt(ext))
+            } else {
+                (
                     &original[..original.len() - hash.len_in_bytes()],
-                    rebuilt(&[], None),
-                ),
-                Some(_) => (&original[..end], rebuilt(ext, fsmonitor)),
+                    Vec::new(),
+                )
             };
             return lock.commit_with(|out| {
                 let sum = write_hashed(body, &patches, &tail, hash, !format.skip_hash, out)?;
@@ -535,7 +534,13 @@ pub(crate) fn commit_refreshed(
     let extensions = encoded
         .then(|| extensions_to_keep(original, start, hash))
         .flatten()
-        .map(|ext| rebuilt(ext, fsmonitor));
+        .map(|ext| {
+            if replaced {
+                std::borrow::Cow::Owned(rebuilt(ext))
+            } else {
+                std::borrow::Cow::Borrowed(ext)
+            }
+        });
     let Some(extensions) = extensions else {
         return commit(
             lock,
@@ -571,6 +576,53 @@ pub(crate) fn commit_refreshed(
         };
         out.inner.write_all(sum.as_bytes())
     })
+}
+
+/// The extensions `ext` (as read from an index file) with the untracked cache (`UNTR`) and the
+/// fsmonitor's (`FSMN`) replaced where given (`Some(None)`: dropped), each where git's
+/// `do_write_index` puts it (`UNTR` before `FSMN`, both before `sdir`). The end-of-entries
+/// extension (`EOIE`) goes when anything is replaced: its hash of the extensions' headers would
+/// no longer hold.
+pub(crate) fn with_extensions(
+    ext: &[u8],
+    untracked: Option<Option<&[u8]>>,
+    fsmonitor: Option<Option<&[u8]>>,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ext.len() + 64);
+    let push = |out: &mut Vec<u8>, sig: &[u8], data: &[u8]| {
+        out.extend_from_slice(sig);
+        out.extend_from_slice(&u32::try_from(data.len()).unwrap_or(u32::MAX).to_be_bytes());
+        out.extend_from_slice(data);
+    };
+    let replaced = untracked.is_some() || fsmonitor.is_some();
+    let mut untr = untracked.flatten();
+    let mut fsmn = fsmonitor.flatten();
+    for (sig, data) in gix::index::extension::Iter::new(ext) {
+        if (&sig == b"UNTR" && untracked.is_some())
+            || (&sig == b"FSMN" && fsmonitor.is_some())
+            || (&sig == b"EOIE" && replaced)
+        {
+            continue;
+        }
+        if &sig == b"FSMN" || &sig == b"sdir" {
+            if let Some(u) = untr.take() {
+                push(&mut out, b"UNTR", u);
+            }
+        }
+        if &sig == b"sdir" {
+            if let Some(f) = fsmn.take() {
+                push(&mut out, b"FSMN", f);
+            }
+        }
+        push(&mut out, &sig, data);
+    }
+    if let Some(u) = untr {
+        push(&mut out, b"UNTR", u);
+    }
+    if let Some(f) = fsmn {
+        push(&mut out, b"FSMN", f);
+    }
+    out
 }
 
 /// The extensions of the index file `original` when its entries end at `start`: the bytes
@@ -1099,10 +1151,16 @@ fn encode_to(
         extension(&mut out, *b"REUC", payload)?;
     }
     if let Some(untracked) = previous.and_then(State::untracked) {
-        let payload = match changed_paths {
-            Some(paths) => invalidated_untracked_cache(untracked, hash, paths),
-            None => emptied_untracked_cache(untracked, hash),
-        };
+        let mut cache = crate::untracked_cache::Cache::from_extension(untracked);
+        match changed_paths {
+            Some(paths) => {
+                for path in paths {
+                    cache.invalidate_path(path.as_bstr());
+                }
+            }
+            None => cache.clear(),
+        }
+        let payload = cache.encode(hash);
         extension(&mut out, *b"UNTR", &payload)?;
     }
     if let Some(payload) = fsmonitor {
@@ -1193,181 +1251,6 @@ pub(crate) fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
         value >>= 7;
     }
     out.extend_from_slice(&bytes[pos..]);
-}
-
-/// The `UNTR` payload of `untracked` without its directories: git's `write_untracked_extension`
-/// for a cache whose root is not yet read, which git fills in again at its next `status`.
-fn emptied_untracked_cache(
-    untracked: &gix::index::extension::UntrackedCache,
-    hash: gix::hash::Kind,
-) -> Vec<u8> {
-    let mut out = untracked_cache_header(untracked, hash);
-    encode_varint(0, &mut out);
-    out
-}
-
-/// git's `DIR_SHOW_OTHER_DIRECTORIES` in the cache's directory flags (set by `git status`):
-/// a change in a directory may change how its ancestors show untracked directories, so git
-/// invalidates every directory from the root down to it.
-const DIR_SHOW_OTHER_DIRECTORIES: u32 = 1 << 1;
-
-/// The `UNTR` payload of `untracked` with the directories of `paths` invalidated, as git's
-/// `untracked_cache_invalidate_path` leaves them (`invalidate_one_component`): the directory
-/// holding each path, and with [`DIR_SHOW_OTHER_DIRECTORIES`] every directory above it; an
-/// invalid directory keeps its name, subdirectories and `.gitignore` id but loses its stat
-/// data, its untracked names and its check-only bit. Written as `write_untracked_extension`
-/// writes it: the directories depth first, then the valid, check-only and exclude-id bitmaps
-/// (EWAH), the valid ones' stat data and the exclude ids.
-fn invalidated_untracked_cache(
-    untracked: &gix::index::extension::UntrackedCache,
-    hash: gix::hash::Kind,
-    paths: &[BString],
-) -> Vec<u8> {
-    let dirs = untracked.directories();
-    if dirs.is_empty() {
-        return emptied_untracked_cache(untracked, hash);
-    }
-    let mut valid: Vec<bool> = dirs.iter().map(|d| d.stat.is_some()).collect();
-    let cascade = untracked.dir_flags() & DIR_SHOW_OTHER_DIRECTORIES != 0;
-    for path in paths {
-        let mut node = 0;
-        let mut chain = vec![0];
-        let mut complete = true;
-        for component in crate::fs::leading_dirs(path.as_bstr()) {
-            let name = component.rsplit_str("/").next().unwrap_or_default();
-            match dirs[node]
-                .sub_directories
-                .iter()
-                .copied()
-                .find(|&c| dirs.get(c).is_some_and(|d| d.name == name))
-            {
-                Some(child) => {
-                    node = child;
-                    chain.push(child);
-                }
-                None => {
-                    complete = false;
-                    break;
-                }
-            }
-        }
-        if cascade {
-            for n in chain {
-                valid[n] = false;
-            }
-        } else if complete {
-            valid[node] = false;
-        }
-    }
-    struct Written {
-        body: Vec<u8>,
-        valid: Vec<bool>,
-        check_only: Vec<bool>,
-        oid: Vec<bool>,
-        stats: Vec<u8>,
-        oids: Vec<u8>,
-    }
-    fn one(
-        dirs: &[gix::index::extension::untracked_cache::Directory],
-        valid: &[bool],
-        k: usize,
-        w: &mut Written,
-    ) {
-        let d = &dirs[k];
-        let ok = valid[k] && d.stat.is_some();
-        w.valid.push(ok);
-        w.check_only.push(ok && d.check_only);
-        if let (true, Some(s)) = (ok, d.stat) {
-            push_stat_data(&mut w.stats, &s);
-        }
-        w.oid.push(d.exclude_file_oid.is_some());
-        if let Some(id) = d.exclude_file_oid {
-            w.oids.extend_from_slice(id.as_bytes());
-        }
-        let untracked: &[BString] = if ok { &d.untracked_entries } else { &[] };
-        let subs: Vec<usize> = d
-            .sub_directories
-            .iter()
-            .copied()
-            .filter(|&c| c < dirs.len())
-            .collect();
-        encode_varint(untracked.len() as u64, &mut w.body);
-        encode_varint(subs.len() as u64, &mut w.body);
-        w.body.extend_from_slice(&d.name);
-        w.body.push(0);
-        for name in untracked {
-            w.body.extend_from_slice(name);
-            w.body.push(0);
-        }
-        for c in subs {
-            one(dirs, valid, c, w);
-        }
-    }
-    let mut w = Written {
-        body: Vec::new(),
-        valid: Vec::new(),
-        check_only: Vec::new(),
-        oid: Vec::new(),
-        stats: Vec::new(),
-        oids: Vec::new(),
-    };
-    one(dirs, &valid, 0, &mut w);
-    let mut out = untracked_cache_header(untracked, hash);
-    encode_varint(w.valid.len() as u64, &mut out);
-    out.extend_from_slice(&w.body);
-    for bits in [&w.valid, &w.check_only, &w.oid] {
-        match gix_bitmap::ewah::Vec::from_bits(bits) {
-            Some(bitmap) => bitmap.write_to(&mut out).expect("writing to a Vec"),
-            None => return emptied_untracked_cache(untracked, hash),
-        }
-    }
-    out.extend_from_slice(&w.stats);
-    out.extend_from_slice(&w.oids);
-    out.push(0);
-    out
-}
-
-/// Stat data as the untracked cache stores it (git's `stat_data_to_disk`): nine big-endian
-/// 32-bit words.
-fn push_stat_data(out: &mut Vec<u8>, s: &gix::index::entry::Stat) {
-    for word in [
-        s.ctime.secs,
-        s.ctime.nsecs,
-        s.mtime.secs,
-        s.mtime.nsecs,
-        s.dev,
-        s.ino,
-        s.uid,
-        s.gid,
-        s.size,
-    ] {
-        out.extend_from_slice(&word.to_be_bytes());
-    }
-}
-
-/// The part of an `UNTR` payload before its directories: identity, the exclude files' stat
-/// data, the directory flags, the exclude files' ids and the per-directory exclude file name.
-fn untracked_cache_header(
-    untracked: &gix::index::extension::UntrackedCache,
-    hash: gix::hash::Kind,
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    let ident = untracked.identifier();
-    encode_varint(ident.len() as u64, &mut out);
-    out.extend_from_slice(ident);
-    let stat = |out: &mut Vec<u8>, s: Option<&gix::index::extension::untracked_cache::OidStat>| {
-        push_stat_data(out, &s.map(|s| *s.stat()).unwrap_or_default());
-    };
-    stat(&mut out, untracked.info_exclude());
-    stat(&mut out, untracked.excludes_file());
-    out.extend_from_slice(&untracked.dir_flags().to_be_bytes());
-    for oid_stat in [untracked.info_exclude(), untracked.excludes_file()] {
-        let id = oid_stat.map_or_else(|| hash.null(), |s| s.id());
-        out.extend_from_slice(id.as_bytes());
-    }
-    out.extend_from_slice(untracked.exclude_filename_per_dir());
-    out.push(0);
-    out
 }
 
 #[cfg(test)]

@@ -147,16 +147,6 @@ impl Refreshed {
     }
 }
 
-/// Why git, not git-par, must run a status of `index`, if it must: an untracked cache in use
-/// (`core.untrackedCache=true`, or the index has one, which git then uses, or with `false`
-/// drops): git-par would give the same answer, but git's untracked cache would not be
-/// maintained as git maintains it. An fsmonitor git-par does not ask is also git's
-/// ([`fsmonitor_for_git`]).
-fn for_git(repo: &gix::Repository, index: &gix::index::File) -> Option<&'static str> {
-    untracked_cache_in_use(repo, index)
-        .then_some("the index has an untracked cache (core.untrackedCache)")
-}
-
 /// git uses (or, with `core.untrackedCache=false`, drops) an untracked cache here: the index
 /// has one, or `core.untrackedCache=true` adds one.
 fn untracked_cache_in_use(repo: &gix::Repository, index: &gix::index::File) -> bool {
@@ -490,6 +480,7 @@ fn write(
     refreshed: Refreshed,
     update_index: bool,
     has_fsmonitor: bool,
+    untracked: Option<Option<&[u8]>>,
 ) -> Result<(), Error> {
     let Refreshed {
         index,
@@ -528,6 +519,7 @@ fn write(
             .as_ref()
             .map(|bytes| (&bytes[..], restat.as_slice(), layout.as_ref())),
         fsmonitor.as_ref().map(Option::as_deref),
+        untracked,
     );
     // The old index is unlinked by the rename: unmapping it frees its blocks, which on the
     // bench's root ext4 (mounted with `discard`) waits about 10 ms for a synchronous discard
@@ -603,6 +595,17 @@ pub fn refresh(
         drop(lock);
         return Err(Error::Delegate(why));
     }
+    // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
+    // dropped with `false`, and then written.
+    let cache = crate::untracked_cache::Plan::of(
+        repo,
+        &index.0,
+        &crate::ignore_files::real_path(worktree),
+        false,
+        false,
+        false,
+    )
+    .map_err(Error::Delegate)?;
     let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     let (refreshed, _) = refresh_index(
         repo,
@@ -635,9 +638,17 @@ pub fn refresh(
     }
     // git's update-index: written when an entry changed or one is racy (t2108), so that the
     // new index's timestamp makes them clean, or when the fsmonitor extension changed.
-    if refreshed.to_write(read.has_fsmonitor) {
+    if refreshed.to_write(read.has_fsmonitor) || cache.to_write() {
         outcome.written = true;
-        write(lock, repo, refreshed, true, read.has_fsmonitor)?;
+        let untracked = cache.extension(repo.object_hash());
+        write(
+            lock,
+            repo,
+            refreshed,
+            true,
+            read.has_fsmonitor,
+            untracked.as_ref().map(Option::as_deref),
+        )?;
         crate::phase::mark("index written");
     } else {
         drop_later(refreshed);
@@ -858,6 +869,12 @@ pub struct Status {
     /// How long the untracked walk took (git's `untracked_in_ms`, which its advice on a slow
     /// walk reports).
     pub untracked_time: std::time::Duration,
+    /// With an untracked cache: what the walk did with it (git's trace2 `read_directory`
+    /// statistics, which `GIT_TRACE2_PERF` shows).
+    pub read_directory: Option<crate::untracked_cache::Counters>,
+    /// Warnings git prints during the walk (`untracked cache is disabled on this system or
+    /// location`, `could not open directory ...`), without the `warning: `.
+    pub warnings: Vec<String>,
     /// HEAD's tree (`None` on an unborn branch).
     pub head_tree: Option<ObjectId>,
     /// Whether the refreshed index was written.
@@ -889,15 +906,25 @@ pub fn status(
     })?;
     let (index, mut read) = read_index(repo, &root, index_path)?;
     let setting = crate::fsmonitor::Setting::of(repo);
-    if let Some(why) = for_git(repo, &index.0)
-        .or_else(|| split_for_git(repo, read.split))
+    if let Some(why) = split_for_git(repo, read.split)
         .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, &read))
     {
         return Err(Error::Delegate(why));
     }
+    let mut cache = crate::untracked_cache::Plan::of(
+        repo,
+        &index.0,
+        &crate::ignore_files::real_path(worktree),
+        opts.untracked != Untracked::No,
+        opts.untracked == Untracked::All,
+        opts.ignored == Ignored::No && opts.patterns.is_empty(),
+    )
+    .map_err(Error::Delegate)?;
     let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
+    // With an untracked cache, it is the cache's walk (`untracked_cache::Plan::walk`).
     let sync = repo.clone().into_sync();
+    let using_cache = cache.used;
     let (refreshed, beside) = refresh_index(
         repo,
         &root,
@@ -906,18 +933,30 @@ pub fn status(
         Some(|state: &gix::index::State| {
             let repo = sync.to_thread_local();
             let start = std::time::Instant::now();
+            if let Some(flags) = using_cache {
+                let index_ts = state.timestamp().unix_seconds();
+                let walked = cache
+                    .walk(&repo, &root, state, index_ts, flags)
+                    .map(|untracked| (untracked, Vec::new()))
+                    .map_err(Error::Other);
+                return (walked, start.elapsed(), cache);
+            }
             let walked = if state.entries().iter().any(|e| e.stage_raw() != 0) {
                 walk(&repo, &with_unmerged_as_tracked(state), opts)
             } else {
                 walk(&repo, state, opts)
             };
-            (walked, start.elapsed())
+            (walked, start.elapsed(), cache)
         }),
         fsmonitor,
     )?;
-    let (walked, untracked_time) = beside.expect("the walk ran beside the check");
+    let (walked, untracked_time, mut cache) = beside.expect("the walk ran beside the check");
     let (untracked, ignored) = walked?;
-    let untracked = if opts.untracked == Untracked::Normal && opts.ignored == Ignored::No {
+    let read_directory = using_cache.and_then(|_| cache.cache.as_ref().map(|c| c.counters));
+    let untracked = if using_cache.is_none()
+        && opts.untracked == Untracked::Normal
+        && opts.ignored == Ignored::No
+    {
         expand_tracked_dirs(repo, &root, &refreshed.index, untracked)?
     } else {
         untracked
@@ -941,6 +980,8 @@ pub fn status(
         untracked,
         ignored,
         untracked_time,
+        read_directory,
+        warnings: std::mem::take(&mut cache.warnings),
         head_tree,
         threads: refreshed.threads,
         sparse,
@@ -948,7 +989,7 @@ pub fn status(
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
     crate::phase::mark("changes collected");
-    if opts.untracked == Untracked::All {
+    if opts.untracked == Untracked::All && using_cache.is_none() {
         files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
     }
     if let Some(pathspec) = &opts.pathspec {
@@ -993,11 +1034,19 @@ pub fn status(
                     .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
         });
     }
-    // git's `repo_update_index_if_able`: written when an entry changed, one is racy, or the
-    // fsmonitor extension changed.
+    // git's `repo_update_index_if_able`: written when an entry changed, one is racy, the
+    // fsmonitor extension changed, or the untracked cache did (and is to be written).
     if let Some(lock) = lock {
-        if refreshed.to_write(read.has_fsmonitor) {
-            write(lock, repo, refreshed, false, read.has_fsmonitor)?;
+        if refreshed.to_write(read.has_fsmonitor) || cache.to_write() {
+            let untracked = cache.extension(repo.object_hash());
+            write(
+                lock,
+                repo,
+                refreshed,
+                false,
+                read.has_fsmonitor,
+                untracked.as_ref().map(Option::as_deref),
+            )?;
             crate::phase::mark("index written");
             out.index_written = true;
             return Ok(out);
@@ -1599,7 +1648,7 @@ fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<Submod
 /// git's `is_git_directory` for the `.git` directory `dir` in the work tree: a `HEAD`, and
 /// `objects` and `refs` directories (a `commondir` file names where those are: not followed,
 /// taken as a repository).
-fn is_git_directory(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
+pub(crate) fn is_git_directory(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
     use rustix::fs::FileType;
     let mut kind = |name: &str| {
         dirs.file_type(BString::from(format!("{dir}/{name}")).as_bstr())

@@ -48,6 +48,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the attribute files outside the tree: info/attributes in the git directory, core.attributesFile, the user's and the system's, never a work tree",
     ),
     (
+        "ignore_files.rs",
+        "reads info/exclude in the git directory and core.excludesFile, never a work tree",
+    ),
+    (
         "phase.rs",
         "reads the process's memory from /proc/self/status, never a work tree",
     ),
