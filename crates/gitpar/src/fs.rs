@@ -165,7 +165,7 @@ impl Root {
 /// where [`Dirs`] would resolve the whole path again for each directory it enters. Components
 /// are opened without following symlinks; `.`, `..` and empty components are refused.
 #[derive(Debug)]
-pub struct Descent<'r> {
+struct Descent<'r> {
     root: &'r Root,
     /// Open directories below the root, each with its path (repository-relative, no slash).
     open: Vec<(BString, OwnedFd)>,
@@ -173,7 +173,7 @@ pub struct Descent<'r> {
 
 impl<'r> Descent<'r> {
     /// A descent from `root`, nothing open yet.
-    pub fn new(root: &'r Root) -> Descent<'r> {
+    fn new(root: &'r Root) -> Descent<'r> {
         Descent {
             root,
             open: Vec::new(),
@@ -181,7 +181,7 @@ impl<'r> Descent<'r> {
     }
 
     /// The open directory `dir` (repository-relative, no trailing slash; empty for the root).
-    pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+    fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
         // Close what is not on the path to `dir`.
         while let Some((top, _)) = self.open.last() {
             let below =
@@ -220,53 +220,6 @@ impl<'r> Descent<'r> {
             Some((top, fd)) if top.as_bstr() == dir => fd.as_fd(),
             _ => self.root.fd.as_fd(),
         })
-    }
-
-    /// `lstat` of `path`: `None` when it is not there (see [`is_not_there`]).
-    pub fn lstat(&mut self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
-        let (dir, name) = split_path(path);
-        let result = self.dir(dir).and_then(|fd| {
-            Ok(rustix::fs::statat(
-                fd,
-                <&[u8]>::from(name),
-                AtFlags::SYMLINK_NOFOLLOW,
-            )?)
-        });
-        match result {
-            Ok(st) => Ok(Some(st)),
-            Err(err) if is_not_there(&err) => Ok(None),
-            Err(err) => Err(err),
-        }
-    }
-
-    /// The stat data of the directory `dir` itself (the root's for an empty `dir`).
-    pub fn stat_dir(&mut self, dir: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
-        if dir.is_empty() {
-            return Ok(Some(rustix::fs::fstat(&self.root.fd)?));
-        }
-        self.lstat(dir)
-    }
-
-    /// The names in the directory `dir` with their types as `lstat` sees them, in `readdir`
-    /// order (see [`Dirs::entries`]).
-    pub fn entries(&mut self, dir: &BStr) -> io::Result<Vec<(BString, FileType)>> {
-        let fd = rustix::io::fcntl_dupfd_cloexec(self.dir(dir)?, 0)?;
-        read_entries(&fd)
-    }
-
-    /// Open the regular file `path` for reading (see [`Dirs::open_regular`]).
-    pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, rustix::fs::Stat)>> {
-        let (dir, name) = split_path(path);
-        let fd = match self.dir(dir).and_then(|fd| Ok(open_for_reading(fd, name)?)) {
-            Ok(fd) => fd,
-            Err(err) if is_not_there(&err) => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        let st = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Ok(None);
-        }
-        Ok(Some((File::from(fd), st)))
     }
 }
 
@@ -522,8 +475,23 @@ impl<'r> Dirs<'r> {
     /// is a symlink), unsorted. Unlike [`Dirs::read_dir`], a directory that is not there is an
     /// error, so that a caller walking a tree can tell an unreadable directory from an empty one.
     pub fn entries(&mut self, path: &BStr) -> io::Result<Vec<(BString, FileType)>> {
+        if self.descent.is_some() {
+            // `Dir::read_from` reads its own opening of the directory: the kept fd's offset
+            // does not move.
+            let fd = rustix::io::fcntl_dupfd_cloexec(self.dir(path)?, 0)?;
+            return read_entries(&fd);
+        }
         let fd = self.root.open_dir(path)?;
         read_entries(&fd)
+    }
+
+    /// The stat data of the directory `dir` itself (the root's for an empty `dir`), `None` when
+    /// it is not there.
+    pub fn stat_dir(&mut self, dir: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+        if dir.is_empty() {
+            return Ok(Some(rustix::fs::fstat(&self.root.fd)?));
+        }
+        self.lstat(dir)
     }
 
     /// Open the regular file at `path` for reading and return it with its stat data; `None`

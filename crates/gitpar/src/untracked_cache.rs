@@ -419,9 +419,8 @@ impl StatRules {
 
 /// What the walk needs besides the cache.
 pub(crate) struct Context<'a, 'r> {
-    /// The work tree, walked down: every directory on the way kept open.
-    pub descent: crate::fs::Descent<'a>,
-    /// The work tree, for the rare questions off the walk's path (a nested repository).
+    /// The work tree, walked down: every directory on the way kept open
+    /// ([`crate::fs::Root::dirs_descending`]).
     pub dirs: crate::fs::Dirs<'a>,
     /// The index (its stat data as read: the walk decides itself which ignore files' entries
     /// are up to date).
@@ -527,7 +526,7 @@ impl Walk<'_, '_, '_> {
             None
         } else {
             let at = base.strip_suffix(b"/").unwrap_or(&base).as_bstr();
-            let read = self.cx.descent.entries(at);
+            let read = self.cx.dirs.entries(at);
             if let Some(n) = node {
                 self.cache.invalidate_directory(n);
                 self.cache.counters.dir_opened += 1;
@@ -633,7 +632,7 @@ impl Walk<'_, '_, '_> {
             return false;
         };
         let at = path.strip_suffix(b"/").unwrap_or(path).as_bstr();
-        let st = self.cx.descent.stat_dir(at).ok().flatten();
+        let st = self.cx.dirs.stat_dir(at).ok().flatten();
         let Some(st) = st else {
             self.cache.nodes[n].stat = Stat::default();
             return false;
@@ -824,7 +823,7 @@ impl Walk<'_, '_, '_> {
     fn ignore_file_oid(&mut self, path: &BStr) -> Option<ObjectId> {
         let index = self.cx.index;
         let stage0 = index.entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted);
-        let opened = self.cx.descent.open_regular(path).ok().flatten();
+        let opened = self.cx.dirs.open_regular(path).ok().flatten();
         let Some((mut file, st)) = opened else {
             return stage0
                 .filter(|e| e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE))
@@ -1176,8 +1175,7 @@ impl Plan {
         let walked = read_directory(
             cache,
             Context {
-                descent: crate::fs::Descent::new(root),
-                dirs: root.dirs(),
+                dirs: root.dirs_descending(),
                 index,
                 file_mode: config.boolean("core.fileMode").unwrap_or(true),
                 excludes: &mut excludes,
