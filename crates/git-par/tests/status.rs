@@ -1184,3 +1184,98 @@ fn refresh_adds_and_drops_the_untracked_cache_as_git_does() {
     }
     assert_eq!(untracked_cache_dump(&by_par), untracked_cache_dump(&by_git));
 }
+
+/// An fsmonitor hook and an untracked cache together, against git in a twin repository: the
+/// hook's answer invalidates the cache's directories holding what it reports (`.git` paths
+/// excepted), valid directories are trusted without an `lstat` (an unreported new file stays
+/// unseen, by git too), and a trivial answer makes every directory checked again. At each step
+/// the output, the walk's statistics and the cache written are git's.
+#[test]
+fn an_fsmonitor_hook_invalidates_the_untracked_cache_as_git_does() {
+    let s = scratch();
+    let by_git = init_repo(s.path(), "by-git");
+    commit_files(&by_git, &["a", "d/b", "e/f/g"]);
+    std::fs::write(by_git.join("d/u"), "u\n").unwrap();
+    let hook = "#!/bin/sh\nprintf 'token\\0'\ncat .git/report 2>/dev/null\nexit 0\n";
+    std::fs::write(by_git.join(".git/fsm"), hook).unwrap();
+    run("chmod", &by_git, ["+x", ".git/fsm"]).assert_success();
+    git_ok(&by_git, ["config", "core.fsmonitor", ".git/fsm"]);
+    git_ok(&by_git, ["config", "core.untrackedCache", "true"]);
+    age(&by_git, "-2 hours");
+    let by_par = s.join("by-par");
+    copy_repo(&by_git, &by_par);
+    let age_dirs = |dir: &Path, at: u32| {
+        run(
+            "sh",
+            dir,
+            [
+                "-c",
+                &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
+            ],
+        )
+        .assert_success();
+    };
+    type Change = &'static dyn Fn(&Path);
+    let none: Change = &|_| {};
+    let new_file: Change = &|d| std::fs::write(d.join("e/f/new"), "n\n").unwrap();
+    let steps: &[(&str, Change, &str)] = &[
+        ("made", none, ""),
+        ("trusted", none, ""),
+        ("unreported new file", new_file, ""),
+        ("git directory reported", none, ".git\0.git/index\0d/.git\0"),
+        ("file reported", none, "e/f/new\0"),
+        (
+            "directory reported",
+            &|d| std::fs::write(d.join("d/v"), "v\n").unwrap(),
+            "d/\0",
+        ),
+        (
+            "trivial answer",
+            &|d| std::fs::write(d.join("e/w"), "w\n").unwrap(),
+            "/",
+        ),
+        ("after", none, ""),
+    ];
+    for (n, &(what, change, report)) in steps.iter().enumerate() {
+        for dir in [&by_git, &by_par] {
+            change(dir);
+            age_dirs(dir, 1_700_000_000 + 100 * n as u32);
+            std::fs::write(dir.join(".git/report"), report).unwrap();
+        }
+        let trace = |dir: &Path| dir.join(".git/trace2");
+        let with_trace = |program: &str, dir: &Path| {
+            let _ = std::fs::remove_file(trace(dir));
+            let argv = [
+                format!("GIT_TRACE2_PERF={}", trace(dir).display()),
+                program.to_owned(),
+                "status".into(),
+                "--porcelain".into(),
+            ];
+            let out = run("env", dir, &argv);
+            let data: Vec<String> = std::fs::read_to_string(trace(dir))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("| data ") && l.contains("read_directo"))
+                .filter_map(|l| l.rsplit('|').next().map(|f| f.trim().to_owned()))
+                .filter(|f| !f.contains("visited"))
+                .collect();
+            (out, data)
+        };
+        let (by, git_data) = with_trace("git", &by_git);
+        let (par, par_data) = with_trace(GIT_PAR, &by_par);
+        let n = format!("{n} ({what})");
+        assert_eq!(
+            par.status.code(),
+            by.status.code(),
+            "step {n}: {}",
+            par.describe()
+        );
+        assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}");
+        assert_eq!(par_data, git_data, "step {n}: read_directory statistics");
+        assert_eq!(
+            untracked_cache_dump(&by_par),
+            untracked_cache_dump(&by_git),
+            "step {n}: the untracked cache"
+        );
+    }
+}

@@ -160,6 +160,12 @@ pub(crate) struct Monitor {
     token: BString,
     /// Something the index file records changed (git's `FSMONITOR_CHANGED`).
     pub(crate) changed: bool,
+    /// The paths the hook reported, as it reported them (`dir/` for a directory), when it
+    /// answered with a list; `None` after a trivial answer or a failure (nothing is trusted).
+    /// The untracked cache is invalidated from them, and trusted without `lstat` only then.
+    pub(crate) reported: Option<Vec<BString>>,
+    /// The index had no fsmonitor extension: git's `add_fsmonitor` ran.
+    pub(crate) added: bool,
 }
 
 impl Monitor {
@@ -177,6 +183,8 @@ impl Monitor {
             valid: vec![false; n],
             token: BString::default(),
             changed: false,
+            reported: None,
+            added: false,
         };
         let last = match extension {
             Some((token, dirty)) => {
@@ -196,6 +204,7 @@ impl Monitor {
                 // git's `add_fsmonitor`: the token is the time now, everything to be checked,
                 // and the index to be written with the extension.
                 monitor.changed = true;
+                monitor.added = true;
                 BString::from(nanotime().to_string())
             }
         };
@@ -261,18 +270,22 @@ impl Monitor {
         match paths {
             Some(paths) => {
                 let mut count = 0;
+                let mut reported = Vec::new();
                 for path in paths.split(|&b| b == 0) {
                     if path.is_empty() {
                         continue;
                     }
                     self.invalidate(index, path.as_bstr());
+                    reported.push(path.into());
                     count += 1;
                 }
+                self.reported = Some(reported);
                 if count > FORCE_UPDATE_THRESHOLD {
                     self.changed = true;
                 }
             }
             None => {
+                self.reported = None;
                 if self.valid.iter().any(|&v| v) {
                     self.changed = true;
                 }
@@ -453,6 +466,8 @@ impl Previous {
             valid,
             token: self.token.clone(),
             changed: false,
+            reported: None,
+            added: false,
         }
         .extension()
     }

@@ -147,24 +147,16 @@ impl Refreshed {
     }
 }
 
-/// git uses (or, with `core.untrackedCache=false`, drops) an untracked cache here: the index
-/// has one, or `core.untrackedCache=true` adds one.
-fn untracked_cache_in_use(repo: &gix::Repository, index: &gix::index::File) -> bool {
-    index.untracked().is_some()
-        || repo.config_snapshot().boolean("core.untrackedCache") == Some(true)
-}
-
 /// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
-/// an fsmonitor hook itself ([`crate::fsmonitor`]), but not git's built-in daemon, and not
-/// where the answer also concerns an untracked cache (which git invalidates from it), a split
-/// or sparse index (whose extension's entry positions are not those git-par refreshes: `read`
+/// an fsmonitor hook itself ([`crate::fsmonitor`]; its answer also invalidates the untracked
+/// cache, [`crate::untracked_cache::Cache::apply_fsmonitor`]), but not git's built-in daemon,
+/// and not with a split or sparse index (whose extension's entry positions are not those git-par refreshes: `read`
 /// says the index was read as is; and with `index.sparse`, git writes back a sparse index
 /// where git-par would write it whole), or `core.ignoreCase` (git looks the reported paths up
 /// case-insensitively).
 fn fsmonitor_for_git(
     repo: &gix::Repository,
     setting: &crate::fsmonitor::Setting,
-    index: &gix::index::File,
     read: &ReadIndex,
 ) -> Option<&'static str> {
     use crate::fsmonitor::Setting;
@@ -173,9 +165,7 @@ fn fsmonitor_for_git(
         Setting::Daemon => Some("core.fsmonitor=true (git's built-in daemon)"),
         Setting::Hook(_) => {
             let config = repo.config_snapshot();
-            if untracked_cache_in_use(repo, index) {
-                Some("core.fsmonitor with an untracked cache")
-            } else if read.split || read.expanded || config.boolean("index.sparse") == Some(true) {
+            if read.split || read.expanded || config.boolean("index.sparse") == Some(true) {
                 Some("core.fsmonitor with a split or sparse index")
             } else if config.boolean("core.ignoreCase") == Some(true) {
                 Some("core.fsmonitor with core.ignoreCase")
@@ -589,14 +579,15 @@ pub fn refresh(
     })?;
     let (index, mut read) = read_index(repo, &root, index_path)?;
     let setting = crate::fsmonitor::Setting::of(repo);
-    if let Some(why) = split_for_git(repo, read.split)
-        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, &read))
+    if let Some(why) =
+        split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
     {
         drop(lock);
         return Err(Error::Delegate(why));
     }
     // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
     // dropped with `false`, and then written.
+    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     let cache = crate::untracked_cache::Plan::of(
         repo,
         &index.0,
@@ -604,9 +595,9 @@ pub fn refresh(
         false,
         false,
         false,
+        fsmonitor.as_ref(),
     )
     .map_err(Error::Delegate)?;
-    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     let (refreshed, _) = refresh_index(
         repo,
         &root,
@@ -906,11 +897,12 @@ pub fn status(
     })?;
     let (index, mut read) = read_index(repo, &root, index_path)?;
     let setting = crate::fsmonitor::Setting::of(repo);
-    if let Some(why) = split_for_git(repo, read.split)
-        .or_else(|| fsmonitor_for_git(repo, &setting, &index.0, &read))
+    if let Some(why) =
+        split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
     {
         return Err(Error::Delegate(why));
     }
+    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     let mut cache = crate::untracked_cache::Plan::of(
         repo,
         &index.0,
@@ -918,9 +910,9 @@ pub fn status(
         opts.untracked != Untracked::No,
         opts.untracked == Untracked::All,
         opts.ignored == Ignored::No && opts.patterns.is_empty(),
+        fsmonitor.as_ref(),
     )
     .map_err(Error::Delegate)?;
-    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
     // With an untracked cache, it is the cache's walk (`untracked_cache::Plan::walk`).
     let sync = repo.clone().into_sync();

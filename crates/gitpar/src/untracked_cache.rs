@@ -77,6 +77,9 @@ pub(crate) struct Cache {
     nodes: Vec<Node>,
     root: Option<usize>,
     pub counters: Counters,
+    /// The fsmonitor answered with a list of paths, which invalidated what they touch: a valid
+    /// directory is trusted without its `lstat` (git's `use_fsmonitor`, never written).
+    use_fsmonitor: bool,
 }
 
 /// The identity git gives a cache: `Location <work tree>, system <sysname>` (`uname -s`).
@@ -103,6 +106,7 @@ impl Cache {
             nodes: Vec::new(),
             root: None,
             counters: Counters::default(),
+            use_fsmonitor: false,
         }
     }
 
@@ -138,6 +142,7 @@ impl Cache {
             root: (!nodes.is_empty()).then_some(0),
             nodes,
             counters: Counters::default(),
+            use_fsmonitor: false,
         }
     }
 
@@ -323,6 +328,50 @@ impl Cache {
         self.counters.dir_invalidated += 1;
         self.nodes[node].valid = false;
         self.nodes[node].untracked.clear();
+    }
+
+    /// git's `fsmonitor_refresh_callback` for the untracked cache: each path the fsmonitor
+    /// reported (`dir/` trimmed) invalidates the directory holding it
+    /// (`untracked_cache_invalidate_trimmed_path`), unless git's `verify_path` refuses it (a
+    /// `.git` component: changes inside a repository's git directory are no untracked files).
+    /// `None`: a trivial answer or none at all, after which every directory is `lstat`ed.
+    ///
+    /// A path without a slash that is not a stage-0 entry of `index` is invalidated twice, as
+    /// git does (once as a file, once as a directory `path/`): git's statistics count both.
+    pub(crate) fn apply_fsmonitor(
+        &mut self,
+        index: &gix::index::State,
+        reported: Option<&[BString]>,
+    ) {
+        let Some(paths) = reported else {
+            self.use_fsmonitor = false;
+            return;
+        };
+        for path in paths {
+            let (trimmed, times) = match path.strip_suffix(b"/") {
+                Some(dir) => (dir.as_bstr(), 1),
+                None => {
+                    let tracked = index
+                        .entry_by_path_and_stage(
+                            path.as_bstr(),
+                            gix::index::entry::Stage::Unconflicted,
+                        )
+                        .is_some();
+                    (path.as_bstr(), if tracked { 1 } else { 2 })
+                }
+            };
+            // git's `verify_path`: no empty, `.`, `..` or `.git` component.
+            let valid = !trimmed.is_empty()
+                && trimmed.split_str(b"/").all(|c| {
+                    !c.is_empty() && c != b"." && c != b".." && !c.eq_ignore_ascii_case(b".git")
+                });
+            if valid && self.root.is_some() {
+                for _ in 0..times {
+                    self.invalidate_path(trimmed);
+                }
+            }
+        }
+        self.use_fsmonitor = true;
     }
 
     /// The cache without its directories (git writes a cache whose root is not yet read so,
@@ -631,6 +680,10 @@ impl Walk<'_, '_, '_> {
         let Some(n) = node else {
             return false;
         };
+        // With an fsmonitor, a valid directory is trusted: the hook would have reported it.
+        if self.cache.use_fsmonitor && self.cache.nodes[n].valid {
+            return self.still_valid(n, path, check_only);
+        }
         let at = path.strip_suffix(b"/").unwrap_or(path).as_bstr();
         let st = self.cx.dirs.stat_dir(at).ok().flatten();
         let Some(st) = st else {
@@ -643,9 +696,16 @@ impl Walk<'_, '_, '_> {
             node.stat = now;
             return false;
         }
-        if node.check_only != check_only {
+        self.still_valid(n, path, check_only)
+    }
+
+    /// The rest of git's `valid_cached_dir` once the directory's stat data are trusted: the
+    /// same check-only mode, and its ignore rules unchanged (`prep_exclude`).
+    fn still_valid(&mut self, n: usize, path: &BStr, check_only: bool) -> bool {
+        if self.cache.nodes[n].check_only != check_only {
             return false;
         }
+        let at = path.strip_suffix(b"/").unwrap_or(path);
         let mut dir = BString::from(at);
         if !dir.is_empty() {
             dir.push(b'/');
@@ -1011,6 +1071,7 @@ impl Plan {
         untracked: bool,
         all: bool,
         plain: bool,
+        fsmonitor: Option<&crate::fsmonitor::Monitor>,
     ) -> Result<Plan, &'static str> {
         let config = repo.config_snapshot();
         let setting = Setting::of(&config);
@@ -1036,12 +1097,23 @@ impl Plan {
             }
             _ => {}
         }
+        if plan.cache.is_some() && config.boolean("core.ignoreCase") == Some(true) {
+            return Err("an untracked cache with core.ignoreCase");
+        }
+        // git's `tweak_fsmonitor` after `tweak_untracked_cache`: a new fsmonitor extension
+        // makes sure the cache is this work tree's (`add_fsmonitor`), and the hook's answer
+        // invalidates what it reports.
+        if let (Some(monitor), Some(cache)) = (fsmonitor, plan.cache.as_mut()) {
+            if monitor.added && !cache.is_for(worktree) {
+                *cache = Cache::new(worktree, new_flags);
+                plan.changed = true;
+            }
+            cache.apply_fsmonitor(index, monitor.reported.as_deref());
+            plan.touched = true;
+        }
         let Some(cache) = plan.cache.as_mut() else {
             return Ok(plan);
         };
-        if config.boolean("core.ignoreCase") == Some(true) {
-            return Err("an untracked cache with core.ignoreCase");
-        }
         if !untracked || !plain || env_bool("GIT_DISABLE_UNTRACKED_CACHE") == Some(true) {
             return Ok(plan);
         }
