@@ -28,7 +28,9 @@ pub(crate) const DIR_HIDE_EMPTY_DIRECTORIES: u32 = 1 << 2;
 /// An ignore file's stat data and object id (`None`: git's null id).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct OidStat {
+    /// The file's stat data when its id was taken.
     pub stat: Stat,
+    /// Its id (`None`: no file, git's null id).
     pub id: Option<ObjectId>,
 }
 
@@ -70,12 +72,17 @@ pub struct Counters {
 pub(crate) struct Cache {
     /// `Location <work tree>, system <sysname>` and a NUL, as stored.
     ident: BString,
+    /// `info/exclude` when the cache was last validated: a changed id invalidates everything.
     pub info_exclude: OidStat,
+    /// `core.excludesFile`, likewise.
     pub excludes_file: OidStat,
+    /// The walk flags the cache was made with (`DIR_SHOW_OTHER_DIRECTORIES`, ...): a walk with
+    /// other flags cannot use it.
     pub dir_flags: u32,
     exclude_per_dir: BString,
     nodes: Vec<Node>,
     root: Option<usize>,
+    /// What the walks and invalidations since the cache was read did (git's statistics).
     pub counters: Counters,
     /// The fsmonitor answered with a list of paths, which invalidated what they touch: a valid
     /// directory is trusted without its `lstat` (git's `use_fsmonitor`, never written).
@@ -231,7 +238,10 @@ impl Cache {
         encode_varint(w.valid.len() as u64, &mut out);
         out.extend_from_slice(&w.body);
         for bits in [&w.valid, &w.check_only, &w.oid] {
-            match gix_bitmap::ewah::Vec::from_bits(bits) {
+            // git's `ewah_set` grows a bitmap to its last set bit: trailing unset bits are not
+            // counted.
+            let used = bits.iter().rposition(|&b| b).map_or(0, |k| k + 1);
+            match gix_bitmap::ewah::Vec::from_bits(&bits[..used]) {
                 Some(bitmap) => bitmap.write_to(&mut out).expect("writing to a Vec"),
                 // Beyond what a bitmap holds: the cache is written without its directories,
                 // which git reads as a cache to fill again.
@@ -442,7 +452,9 @@ enum Treatment {
 /// `USE_NSEC`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StatRules {
+    /// `core.trustctime`: the ctime counts.
     pub trust_ctime: bool,
+    /// `core.checkStat=minimal`: only the mtime's seconds and the size count.
     pub minimal: bool,
     /// The index file's mtime (seconds): a directory not older than it is racy.
     pub index_ts: i64,
@@ -485,6 +497,7 @@ pub(crate) struct Context<'a, 'r> {
     /// The walk's flags (`DIR_SHOW_OTHER_DIRECTORIES | DIR_HIDE_EMPTY_DIRECTORIES`, or none for
     /// `-uall`).
     pub flags: u32,
+    /// How a directory's stat data are compared with the cache's.
     pub rules: StatRules,
 }
 
@@ -509,7 +522,9 @@ struct Walk<'c, 'a, 'r> {
 /// What [`read_directory`] found: the untracked paths as `git status` lists them (sorted,
 /// directories with a trailing `/`), and the warnings git prints on the way.
 pub(crate) struct Walked {
+    /// The untracked paths, sorted, directories with a trailing `/`.
     pub untracked: Vec<BString>,
+    /// Warnings to print, without the `warning: `.
     pub warnings: Vec<String>,
 }
 
@@ -1274,5 +1289,66 @@ impl Plan {
     pub(crate) fn extension(&self, hash: gix::hash::Kind) -> Option<Option<Vec<u8>>> {
         self.touched
             .then(|| self.cache.as_ref().map(|c| c.encode(hash)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git's own `UNTR` payload, decoded by gix and encoded again by [`Cache::encode`], is the
+    /// same bytes: directories, untracked names, flags, bitmaps, stat data and ids as git wrote
+    /// them (a cache with check-only directories, `.gitignore` ids and an `info/exclude`).
+    #[test]
+    fn a_cache_git_wrote_is_encoded_again_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(repo)
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", repo)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        git(&["init", "-q"]);
+        for (path, text) in [
+            ("t", "t"),
+            ("a/t", "t"),
+            ("a/.gitignore", "*.o\n"),
+            ("a/b/t", "t"),
+        ] {
+            std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();
+            std::fs::write(repo.join(path), text).unwrap();
+        }
+        git(&["add", "."]);
+        for path in ["u", "a/u", "a/x.o", "n/m/u", "c/d/u"] {
+            std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();
+            std::fs::write(repo.join(path), "u").unwrap();
+        }
+        std::fs::write(repo.join(".git/info/exclude"), "c\n").unwrap();
+        git(&["-c", "core.untrackedCache=true", "status", "--porcelain"]);
+        git(&["-c", "core.untrackedCache=true", "status", "--porcelain"]);
+        let bytes = std::fs::read(repo.join(".git/index")).unwrap();
+        let at = bytes
+            .windows(4)
+            .position(|w| w == b"UNTR")
+            .expect("git wrote an untracked cache");
+        let len = u32::from_be_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        let payload = &bytes[at + 8..at + 8 + len];
+        let index = gix::index::File::at(
+            repo.join(".git/index"),
+            gix::hash::Kind::Sha1,
+            false,
+            Default::default(),
+        )
+        .unwrap();
+        let cache = Cache::from_extension(index.untracked().unwrap());
+        assert!(cache.nodes.len() >= 5, "{:?}", cache.nodes);
+        assert!(cache.nodes.iter().any(|n| n.check_only));
+        assert!(cache.nodes.iter().any(|n| n.exclude_oid.is_some()));
+        assert_eq!(cache.encode(gix::hash::Kind::Sha1), payload);
     }
 }
