@@ -857,7 +857,12 @@ impl Walk<'_, '_, '_> {
             };
             self.frames.push(Frame { baselen: end, node });
             self.basebuf.extend_from_slice(&base[start..end]);
-            if end > 0 {
+            // A directory the cache still holds as valid was walked, so it was not excluded,
+            // and nothing its rules come from has changed since (a changed ignore file above
+            // it, or a global one, invalidated it): git's check would say "not excluded"
+            // again, without the ignore files' reads that gix's check costs.
+            let known = node.is_some_and(|n| self.cache.nodes[n].valid);
+            if end > 0 && !known {
                 let dir = self.basebuf[..end - 1].to_owned();
                 let excluded = self
                     .cx
