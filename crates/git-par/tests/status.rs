@@ -937,6 +937,62 @@ fn tree_updates_carry_the_fsmonitor_extension() {
     }
 }
 
+/// Every directory of the work tree `dir` to the instant `at` (seconds since the epoch), so
+/// that no directory is racily clean and two twins see the same changes.
+fn age_dirs(dir: &Path, at: u32) {
+    run(
+        "sh",
+        dir,
+        [
+            "-c",
+            &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
+        ],
+    )
+    .assert_success();
+}
+
+/// `program ARGS` in `dir` with `GIT_TRACE2_PERF` set, and the `read_directory` statistics
+/// it traced (what git's t7063 compares; the `*-visited` counts left out, as t7063 does).
+fn with_trace2(program: &str, dir: &Path, args: &[&str]) -> (Run, Vec<String>) {
+    let trace = dir.join(".git/trace2");
+    let _ = std::fs::remove_file(&trace);
+    let mut argv = vec![
+        format!("GIT_TRACE2_PERF={}", trace.display()),
+        program.to_owned(),
+    ];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let out = run("env", dir, &argv);
+    let data: Vec<String> = std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("| data ") && l.contains("read_directo"))
+        .filter_map(|l| l.rsplit('|').next().map(|f| f.trim().to_owned()))
+        .filter(|f| !f.contains("visited"))
+        .collect();
+    (out, data)
+}
+
+/// git's `ARGS` in `by_git` and git-par's in `by_par` (twins), with `GIT_TRACE2_PERF`: the same
+/// exit code, output and warnings, the same walk statistics, the same untracked cache written.
+fn same_status_as_git(by_git: &Path, by_par: &Path, args: &[&str], step: &str) {
+    let (by, git_data) = with_trace2("git", by_git, args);
+    let (par, par_data) = with_trace2(GIT_PAR, by_par, args);
+    assert_eq!(
+        par.status.code(),
+        by.status.code(),
+        "step {step}: {}",
+        par.describe()
+    );
+    assert_eq!(par.stdout_str(), by.stdout_str(), "step {step}");
+    assert_eq!(par.stderr_str(), by.stderr_str(), "step {step}");
+    assert_eq!(par_data, git_data, "step {step}: read_directory statistics");
+    assert_eq!(
+        untracked_cache_dump(by_par),
+        untracked_cache_dump(by_git),
+        "step {step}: the untracked cache"
+    );
+}
+
 /// The untracked cache (`UNTR`) of `repo`'s index as git's `test-tool dump-untracked-cache`
 /// shows it, without what differs between two twin repositories (the work tree's path in the
 /// identity, the directories' stat data): flags, ignore files' ids, and per directory (depth
@@ -1016,17 +1072,6 @@ fn an_untracked_cache_is_used_and_written_back_as_git_does() {
     let by_par = s.join("by-par");
     copy_repo(&by_git, &by_par);
     // Every directory of both work trees to the instant `at` (seconds since the epoch).
-    let age_dirs = |dir: &Path, at: u32| {
-        run(
-            "sh",
-            dir,
-            [
-                "-c",
-                &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
-            ],
-        )
-        .assert_success();
-    };
     for dir in [&by_git, &by_par] {
         age_dirs(dir, 1_700_000_000);
     }
@@ -1109,41 +1154,7 @@ fn an_untracked_cache_is_used_and_written_back_as_git_does() {
             change(dir);
             age_dirs(dir, at);
         }
-        let trace = |dir: &Path| dir.join(".git/trace2");
-        let with_trace = |program: &str, dir: &Path| {
-            let _ = std::fs::remove_file(trace(dir));
-            let mut argv = vec![
-                format!("GIT_TRACE2_PERF={}", trace(dir).display()),
-                program.to_owned(),
-            ];
-            argv.extend(args.iter().map(|a| a.to_string()));
-            let out = run("env", dir, &argv);
-            let data: Vec<String> = std::fs::read_to_string(trace(dir))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| l.contains("| data ") && l.contains("read_directo"))
-                .filter_map(|l| l.rsplit('|').next().map(|f| f.trim().to_owned()))
-                .filter(|f| !f.contains("visited"))
-                .collect();
-            (out, data)
-        };
-        let (by, git_data) = with_trace("git", &by_git);
-        let (par, par_data) = with_trace(GIT_PAR, &by_par);
-        let n = format!("{n} ({what})");
-        assert_eq!(
-            par.status.code(),
-            by.status.code(),
-            "step {n}: {}",
-            par.describe()
-        );
-        assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}");
-        assert_eq!(par.stderr_str(), by.stderr_str(), "step {n}");
-        assert_eq!(par_data, git_data, "step {n}: read_directory statistics");
-        assert_eq!(
-            untracked_cache_dump(&by_par),
-            untracked_cache_dump(&by_git),
-            "step {n}: the untracked cache"
-        );
+        same_status_as_git(&by_git, &by_par, args, &format!("{n} ({what})"));
     }
 }
 
@@ -1204,17 +1215,6 @@ fn an_fsmonitor_hook_invalidates_the_untracked_cache_as_git_does() {
     age(&by_git, "-2 hours");
     let by_par = s.join("by-par");
     copy_repo(&by_git, &by_par);
-    let age_dirs = |dir: &Path, at: u32| {
-        run(
-            "sh",
-            dir,
-            [
-                "-c",
-                &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
-            ],
-        )
-        .assert_success();
-    };
     type Change = &'static dyn Fn(&Path);
     let none: Change = &|_| {};
     let new_file: Change = &|d| std::fs::write(d.join("e/f/new"), "n\n").unwrap();
@@ -1236,46 +1236,13 @@ fn an_fsmonitor_hook_invalidates_the_untracked_cache_as_git_does() {
         ),
         ("after", none, ""),
     ];
+    let args: &[&str] = &["status", "--porcelain"];
     for (n, &(what, change, report)) in steps.iter().enumerate() {
         for dir in [&by_git, &by_par] {
             change(dir);
             age_dirs(dir, 1_700_000_000 + 100 * n as u32);
             std::fs::write(dir.join(".git/report"), report).unwrap();
         }
-        let trace = |dir: &Path| dir.join(".git/trace2");
-        let with_trace = |program: &str, dir: &Path| {
-            let _ = std::fs::remove_file(trace(dir));
-            let argv = [
-                format!("GIT_TRACE2_PERF={}", trace(dir).display()),
-                program.to_owned(),
-                "status".into(),
-                "--porcelain".into(),
-            ];
-            let out = run("env", dir, &argv);
-            let data: Vec<String> = std::fs::read_to_string(trace(dir))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| l.contains("| data ") && l.contains("read_directo"))
-                .filter_map(|l| l.rsplit('|').next().map(|f| f.trim().to_owned()))
-                .filter(|f| !f.contains("visited"))
-                .collect();
-            (out, data)
-        };
-        let (by, git_data) = with_trace("git", &by_git);
-        let (par, par_data) = with_trace(GIT_PAR, &by_par);
-        let n = format!("{n} ({what})");
-        assert_eq!(
-            par.status.code(),
-            by.status.code(),
-            "step {n}: {}",
-            par.describe()
-        );
-        assert_eq!(par.stdout_str(), by.stdout_str(), "step {n}");
-        assert_eq!(par_data, git_data, "step {n}: read_directory statistics");
-        assert_eq!(
-            untracked_cache_dump(&by_par),
-            untracked_cache_dump(&by_git),
-            "step {n}: the untracked cache"
-        );
+        same_status_as_git(&by_git, &by_par, args, &format!("{n} ({what})"));
     }
 }

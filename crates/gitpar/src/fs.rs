@@ -760,6 +760,20 @@ pub fn index_stat(st: &rustix::fs::Stat) -> gix::index::entry::Stat {
 pub(crate) mod tests {
     use super::*;
 
+    /// Run real git in `repo` (no system or user configuration), panic unless it succeeds, and
+    /// return its standard output: other modules' tests build their fixtures with it.
+    pub(crate) fn git_in(repo: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// A filesystem image made by `mkfs` in a temporary directory and loop-mounted there,
     /// unmounted on drop (also on panic); `None`, said loudly, when this process may not mount
     /// (not root). `scripts/setup` installs xfsprogs and btrfs-progs. Other modules' tests use

@@ -1567,17 +1567,7 @@ mod tests {
     fn the_untracked_cache_is_carried_with_changed_directories_invalidated() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(repo)
-                .args(args)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", repo)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let git = |args: &[&str]| crate::fs::tests::git_in(repo, args);
         git(&["init", "-q"]);
         for (path, text) in [("t", "t"), ("a/t", "t"), ("a/b/t", "t"), ("c/t", "t")] {
             std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();

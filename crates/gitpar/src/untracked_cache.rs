@@ -1308,16 +1308,7 @@ mod tests {
     fn a_cache_git_wrote_is_encoded_again_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(repo)
-                .args(args)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", repo)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-        };
+        let git = |args: &[&str]| crate::fs::tests::git_in(repo, args);
         git(&["init", "-q"]);
         for (path, text) in [
             ("t", "t"),
