@@ -106,6 +106,16 @@ impl EolConfig {
 }
 
 impl Eol {
+    /// The `eol` attribute's meaning from its state in an attribute search: `Some(true)` for
+    /// `crlf`, `Some(false)` for `lf`, `None` for anything else.
+    pub(crate) fn eol_attr(state: gix::attrs::StateRef<'_>) -> Option<bool> {
+        match state {
+            gix::attrs::StateRef::Value(v) if v.as_bstr() == "crlf" => Some(true),
+            gix::attrs::StateRef::Value(v) if v.as_bstr() == "lf" => Some(false),
+            _ => None,
+        }
+    }
+
     /// Returns true if and only if git would convert LF to CRLF when writing the file to the
     /// work tree: git's `convert_attrs` turns the attributes and the configuration into a
     /// `crlf_action`, and `crlf_to_worktree` converts only when `output_eol` of it is CRLF.

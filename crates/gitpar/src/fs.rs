@@ -225,7 +225,7 @@ impl<'r> Descent<'r> {
 
 /// The names in the open directory `fd` with their types as `lstat` sees them (`.` and `..`
 /// left out), in `readdir` order.
-fn read_entries(fd: &OwnedFd) -> io::Result<Vec<(BString, FileType)>> {
+fn read_entries(fd: BorrowedFd<'_>) -> io::Result<Vec<(BString, FileType)>> {
     let mut out = Vec::new();
     for entry in rustix::fs::Dir::read_from(fd)? {
         let entry = entry?;
@@ -478,11 +478,10 @@ impl<'r> Dirs<'r> {
         if self.descent.is_some() {
             // `Dir::read_from` reads its own opening of the directory: the kept fd's offset
             // does not move.
-            let fd = rustix::io::fcntl_dupfd_cloexec(self.dir(path)?, 0)?;
-            return read_entries(&fd);
+            return read_entries(self.dir(path)?);
         }
         let fd = self.root.open_dir(path)?;
-        read_entries(&fd)
+        read_entries(fd.as_fd())
     }
 
     /// The stat data of the directory `dir` itself (the root's for an empty `dir`), `None` when

@@ -150,10 +150,10 @@ impl Refreshed {
 /// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
 /// an fsmonitor hook itself ([`crate::fsmonitor`]; its answer also invalidates the untracked
 /// cache, [`crate::untracked_cache::Cache::apply_fsmonitor`]), but not git's built-in daemon,
-/// and not with a split or sparse index (whose extension's entry positions are not those git-par refreshes: `read`
-/// says the index was read as is; and with `index.sparse`, git writes back a sparse index
-/// where git-par would write it whole), or `core.ignoreCase` (git looks the reported paths up
-/// case-insensitively).
+/// and not with a split or sparse index (whose extension's entry positions are not those
+/// git-par refreshes: `read` says the index was read as is; and with `index.sparse`, git
+/// writes back a sparse index where git-par would write it whole), or `core.ignoreCase` (git
+/// looks the reported paths up case-insensitively).
 fn fsmonitor_for_git(
     repo: &gix::Repository,
     setting: &crate::fsmonitor::Setting,
@@ -585,13 +585,13 @@ pub fn refresh(
         drop(lock);
         return Err(Error::Delegate(why));
     }
-    // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
-    // dropped with `false`, and then written.
     let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
+    // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
+    // dropped with `false`, and then written; the fsmonitor's answer invalidates it.
     let cache = crate::untracked_cache::Plan::of(
         repo,
         &index.0,
-        &crate::ignore_files::real_path(worktree),
+        worktree,
         false,
         false,
         false,
@@ -906,7 +906,7 @@ pub fn status(
     let mut cache = crate::untracked_cache::Plan::of(
         repo,
         &index.0,
-        &crate::ignore_files::real_path(worktree),
+        worktree,
         opts.untracked != Untracked::No,
         opts.untracked == Untracked::All,
         opts.ignored == Ignored::No && opts.patterns.is_empty(),

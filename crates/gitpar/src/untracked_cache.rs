@@ -89,20 +89,23 @@ pub(crate) struct Cache {
     use_fsmonitor: bool,
 }
 
-/// The identity git gives a cache: `Location <work tree>, system <sysname>` (`uname -s`).
-pub(crate) fn ident_string(worktree: &[u8]) -> BString {
+/// The identity git gives a cache (`get_ident_string`): `Location <work tree>, system
+/// <sysname>` (`uname -s`), the work tree's real path (git's `real_pathdup`).
+fn ident_string(worktree: &std::path::Path) -> BString {
+    let real = crate::ignore_files::real_path(worktree);
     let uname = rustix::system::uname();
     let mut ident = BString::from("Location ");
-    ident.extend_from_slice(worktree);
+    ident.extend_from_slice(&real);
     ident.extend_from_slice(b", system ");
     ident.extend_from_slice(uname.sysname().to_bytes());
     ident
 }
 
 impl Cache {
-    /// A new, empty cache (git's `new_untracked_cache`) for `worktree` with `flags`.
-    pub(crate) fn new(worktree: &[u8], flags: u32) -> Cache {
-        let mut ident = ident_string(worktree);
+    /// A new, empty cache (git's `new_untracked_cache`) with the identity `ident`
+    /// ([`ident_string`]) and `flags`.
+    pub(crate) fn new(ident: &BStr, flags: u32) -> Cache {
+        let mut ident = ident.to_owned();
         ident.push(0);
         Cache {
             ident,
@@ -155,9 +158,9 @@ impl Cache {
 
     /// Whether the cache was made for this work tree on this system (git's
     /// `ident_in_untracked`: only the first of the NUL-separated identities counts).
-    pub(crate) fn is_for(&self, worktree: &[u8]) -> bool {
+    pub(crate) fn is_for(&self, ident: &BStr) -> bool {
         let first = self.ident.split_str(b"\0").next().unwrap_or_default();
-        first == ident_string(worktree).as_slice()
+        first == ident.as_bytes()
     }
 
     /// The per-directory ignore file's name the cache was made with.
@@ -690,7 +693,7 @@ impl Walk<'_, '_, '_> {
         }
     }
 
-    /// git's `valid_cached_dir` (without fsmonitor).
+    /// git's `valid_cached_dir` for the directory `path` (empty, or ending in `/`).
     fn valid_cached_dir(&mut self, node: Option<usize>, path: &BStr, check_only: bool) -> bool {
         let Some(n) = node else {
             return false;
@@ -720,12 +723,7 @@ impl Walk<'_, '_, '_> {
         if self.cache.nodes[n].check_only != check_only {
             return false;
         }
-        let at = path.strip_suffix(b"/").unwrap_or(path);
-        let mut dir = BString::from(at);
-        if !dir.is_empty() {
-            dir.push(b'/');
-        }
-        self.prep_exclude(dir.as_bstr());
+        self.prep_exclude(path);
         self.cache.nodes[n].valid
     }
 
@@ -1080,14 +1078,14 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The plan for a status of `index` in `worktree` (its real path) that lists untracked
+    /// The plan for a status of `index` in `worktree` that lists untracked
     /// files (`untracked`: not `-uno`; `all`: `-uall`) without ignored ones (`plain`) and
     /// pathspecs. `Err` names why git must run it: an untracked cache with `core.ignoreCase`,
     /// whose case-folded lookups are git's.
     pub(crate) fn of(
         repo: &gix::Repository,
         index: &gix::index::State,
-        worktree: &[u8],
+        worktree: &std::path::Path,
         untracked: bool,
         all: bool,
         plain: bool,
@@ -1103,6 +1101,12 @@ impl Plan {
             force: env_bool("GIT_FORCE_UNTRACKED_CACHE").unwrap_or(setting == Setting::Write),
             warnings: Vec::new(),
         };
+        // Without a cache, and none to add, nothing below applies (and no real path is taken).
+        if plan.cache.is_none() && setting != Setting::Write {
+            return Ok(plan);
+        }
+        let ident = ident_string(worktree);
+        let ident = ident.as_bstr();
         let new_flags = config_flags(&config);
         match setting {
             Setting::Remove if plan.cache.is_some() => {
@@ -1110,8 +1114,8 @@ impl Plan {
                 plan.changed = true;
                 plan.touched = true;
             }
-            Setting::Write if !plan.cache.as_ref().is_some_and(|c| c.is_for(worktree)) => {
-                plan.cache = Some(Cache::new(worktree, new_flags));
+            Setting::Write if !plan.cache.as_ref().is_some_and(|c| c.is_for(ident)) => {
+                plan.cache = Some(Cache::new(ident, new_flags));
                 plan.changed = true;
                 plan.touched = true;
             }
@@ -1124,8 +1128,8 @@ impl Plan {
         // makes sure the cache is this work tree's (`add_fsmonitor`), and the hook's answer
         // invalidates what it reports.
         if let (Some(monitor), Some(cache)) = (fsmonitor, plan.cache.as_mut()) {
-            if monitor.added && !cache.is_for(worktree) {
-                *cache = Cache::new(worktree, new_flags);
+            if monitor.added && !cache.is_for(ident) {
+                *cache = Cache::new(ident, new_flags);
                 plan.changed = true;
             }
             cache.apply_fsmonitor(index, monitor.reported.as_deref());
@@ -1140,7 +1144,7 @@ impl Plan {
         if cache.exclude_per_dir() != ".gitignore" {
             return Ok(plan);
         }
-        if !cache.is_for(worktree) {
+        if !cache.is_for(ident) {
             plan.warnings
                 .push("untracked cache is disabled on this system or location".into());
             return Ok(plan);
@@ -1154,7 +1158,7 @@ impl Plan {
             if cache.dir_flags == new_flags {
                 return Ok(plan);
             }
-            *cache = Cache::new(worktree, flags);
+            *cache = Cache::new(ident, flags);
             plan.changed = true;
         }
         let (info, excludes) = crate::ignore_files::global(repo);
@@ -1202,60 +1206,44 @@ impl Plan {
                 "eol",
             ],
         );
-        let autocrlf = config
-            .string("core.autocrlf")
-            .is_some_and(|v| v.eq_ignore_ascii_case(b"input"))
-            || config.boolean("core.autocrlf") == Some(true);
+        let eol_config = crate::convert::EolConfig::of(&config);
         // git's `would_convert_to_git`: `convert_to_git` without content says yes for a filter
-        // driver that cleans, a working-tree encoding, `ident`, and any end-of-line handling
-        // but binary (`convert_attrs`' `crlf_action`: from `text`, else `crlf`; `eol` makes an
-        // undecided one text; else `core.autocrlf`).
+        // driver that cleans, a working-tree encoding, `ident`, and an end-of-line handling
+        // that is not binary (`convert_attrs`' `crlf_action`).
         let mut would_convert = |path: &BStr| -> bool {
             use gix::attrs::StateRef;
             let Ok(platform) = attributes.at_entry(path, Some(Mode::FILE)) else {
                 return false;
             };
             platform.matching_attributes(&mut outcome);
-            let mut states = std::collections::HashMap::new();
-            for m in outcome.iter_selected() {
-                states.insert(m.assignment.name.as_str().to_owned(), m.assignment.state);
-            }
-            let state = |name: &str| states.get(name).copied().unwrap_or(StateRef::Unspecified);
-            if state("ident") == StateRef::Set {
-                return true;
-            }
-            if let StateRef::Value(enc) = state("working-tree-encoding") {
-                if !enc.as_bstr().eq_ignore_ascii_case(b"utf-8") && !enc.as_bstr().is_empty() {
-                    return true;
+            let mut eol = crate::convert::Eol::default();
+            for m in outcome.iter() {
+                match (m.assignment.name.as_str(), m.assignment.state) {
+                    ("ident", StateRef::Set) => return true,
+                    ("working-tree-encoding", StateRef::Value(enc))
+                        if !enc.as_bstr().is_empty()
+                            && !enc.as_bstr().eq_ignore_ascii_case(b"utf-8") =>
+                    {
+                        return true
+                    }
+                    ("filter", StateRef::Value(driver)) => {
+                        let driver = driver.as_bstr();
+                        let cleans = ["clean", "process"].iter().any(|key| {
+                            config
+                                .string(format!("filter.{driver}.{key}").as_str())
+                                .is_some()
+                        });
+                        if cleans {
+                            return true;
+                        }
+                    }
+                    ("text", state) => eol.text = crate::convert::TextAttr::from_state(state),
+                    ("crlf", state) => eol.crlf = crate::convert::TextAttr::from_state(state),
+                    ("eol", state) => eol.eol_crlf = crate::convert::Eol::eol_attr(state),
+                    _ => {}
                 }
             }
-            if let StateRef::Value(driver) = state("filter") {
-                let driver = driver.as_bstr();
-                let cleans = ["clean", "process"].iter().any(|key| {
-                    config
-                        .string(format!("filter.{driver}.{key}").as_str())
-                        .is_some()
-                });
-                if cleans {
-                    return true;
-                }
-            }
-            // `Some(true)`: binary; `Some(false)`: some text handling; `None`: undecided.
-            let binary = |s: StateRef<'_>| match s {
-                StateRef::Set => Some(false),
-                StateRef::Unset => Some(true),
-                StateRef::Value(v) if v.as_bstr() == "input" || v.as_bstr() == "auto" => {
-                    Some(false)
-                }
-                _ => None,
-            };
-            match binary(state("text")).or_else(|| binary(state("crlf"))) {
-                Some(binary) => !binary,
-                None => {
-                    let eol = matches!(state("eol"), StateRef::Value(v) if v.as_bstr() == "lf" || v.as_bstr() == "crlf");
-                    eol || autocrlf
-                }
-            }
+            eol.converts_on_checkin(eol_config)
         };
         let rules = StatRules {
             trust_ctime: config.boolean("core.trustctime").unwrap_or(true),

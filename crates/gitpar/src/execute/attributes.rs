@@ -140,13 +140,7 @@ impl<'r> Worker<'r> {
                 ("ident", state) => own.ident = state.is_set(),
                 ("text", state) => own.eol.text = crate::convert::TextAttr::from_state(state),
                 ("crlf", state) => own.eol.crlf = crate::convert::TextAttr::from_state(state),
-                ("eol", gix::attrs::StateRef::Value(v)) => {
-                    own.eol.eol_crlf = match v.as_bstr().as_bytes() {
-                        b"crlf" => Some(true),
-                        b"lf" => Some(false),
-                        _ => None,
-                    };
-                }
+                ("eol", state) => own.eol.eol_crlf = crate::convert::Eol::eol_attr(state),
                 ("working-tree-encoding", gix::attrs::StateRef::Value(v)) => {
                     own.reencodes = true;
                     own.encoding = crate::convert::BomEncoding::from_name(v.as_bstr());
