@@ -2,8 +2,8 @@
 //! with git in one copy of a repository built by git and with git-par in another, and after
 //! every step compares exit codes, standard output and error, the pattern file's bytes, the
 //! configuration files (`config`, `config.worktree`), the index (`git ls-files -t -s` and the
-//! flags of `ls-files -s --debug`: the skip-worktree bits), the work trees and
-//! `git status --porcelain`.
+//! flags of `ls-files -s --debug`: the skip-worktree bits; its cache-tree and untracked cache),
+//! the work trees and `git status --porcelain`.
 
 mod support;
 
@@ -91,8 +91,10 @@ fn snapshot(dir: &Path) -> String {
             .unwrap_or_else(|_| "<missing>".into())
     };
     let flags: Vec<String> = index_debug_without_stat(dir, &[]);
+    // Read before `status`, which may write the index (and its untracked cache) back.
+    let (tree, untracked) = (cache_tree_dump(dir), untracked_cache_dump(dir));
     format!(
-        "info/sparse-checkout:\n{}\nconfig:\n{}\nconfig.worktree:\n{}\nls-files -t -s:\n{}\n--debug:\n{}\nstatus:\n{}",
+        "info/sparse-checkout:\n{}\nconfig:\n{}\nconfig.worktree:\n{}\nls-files -t -s:\n{}\n--debug:\n{}\ncache-tree:\n{tree}\nuntracked cache:\n{untracked}\nstatus:\n{}",
         read(".git/info/sparse-checkout"),
         read(".git/config"),
         read(".git/config.worktree"),
@@ -159,6 +161,33 @@ fn cone_set_add_reapply_disable() {
                 "deep/deeper1\n\"deep/deeper1/x y\"\n",
             ),
             cmp(&["sparse-checkout", "reapply"]),
+            cmp(&["sparse-checkout", "disable"]),
+        ],
+    );
+}
+
+/// What the index keeps besides its entries, as git keeps it: `update_sparsity` leaves the
+/// cache-tree alone (an invalidated node stays invalid, none is rebuilt) and invalidates
+/// nothing in the untracked cache, whether entries leave the work tree or come back.
+#[test]
+fn cache_tree_and_untracked_cache_are_kept_as_git_keeps_them() {
+    let setup = |root: &Path| {
+        t1091(root);
+        git_ok(root, ["config", "core.untrackedCache", "true"]);
+        write(root, "folder1/untracked", "u\n");
+        write(root, "deep/deeper2/untracked", "u\n");
+    };
+    same_as_git(
+        setup,
+        &[
+            // The cache filled in each copy (it names the work tree it was made for).
+            both(&["status", "--porcelain"]),
+            cmp(&["sparse-checkout", "set", "deep/deeper1"]),
+            cmp(&["sparse-checkout", "add", "folder2"]),
+            // A staged change invalidates its directories' cache-tree nodes.
+            both(&["sh", "-c", "echo staged >folder2/a && git add folder2/a"]),
+            cmp(&["sparse-checkout", "reapply"]),
+            cmp(&["sparse-checkout", "set", "deep"]),
             cmp(&["sparse-checkout", "disable"]),
         ],
     );

@@ -993,53 +993,6 @@ fn same_status_as_git(by_git: &Path, by_par: &Path, args: &[&str], step: &str) {
     );
 }
 
-/// The untracked cache (`UNTR`) of `repo`'s index as git's `test-tool dump-untracked-cache`
-/// shows it, without what differs between two twin repositories (the work tree's path in the
-/// identity, the directories' stat data): flags, ignore files' ids, and per directory (depth
-/// first) its name, whether it is valid and check-only, its `.gitignore` id and its untracked
-/// names.
-fn untracked_cache_dump(repo: &Path) -> String {
-    let repository = gix::open(repo).unwrap();
-    let index = repository.open_index().unwrap();
-    let Some(uc) = index.untracked() else {
-        return "no untracked cache".into();
-    };
-    let top = std::fs::canonicalize(repo).unwrap();
-    let ident = uc
-        .identifier()
-        .to_string()
-        .replace(top.to_str().unwrap(), "<work tree>");
-    let mut out = format!(
-        "ident {ident:?}\nflags {:x}\ninfo/exclude {:?}\nexcludesfile {:?}\nper-dir {}\n",
-        uc.dir_flags(),
-        uc.info_exclude().map(|s| s.id()),
-        uc.excludes_file().map(|s| s.id()),
-        uc.exclude_filename_per_dir(),
-    );
-    fn dir(uc: &gix::index::extension::UntrackedCache, k: usize, prefix: &str, out: &mut String) {
-        let d = &uc.directories()[k];
-        let path = format!("{prefix}{}/", d.name);
-        let mut untracked: Vec<String> =
-            d.untracked_entries.iter().map(|u| u.to_string()).collect();
-        untracked.sort();
-        out.push_str(&format!(
-            "{path} valid={} check_only={} gitignore={:?} untracked={untracked:?}\n",
-            d.stat.is_some(),
-            d.check_only,
-            d.exclude_file_oid,
-        ));
-        let mut subs = d.sub_directories.clone();
-        subs.sort_by(|&a, &b| uc.directories()[a].name.cmp(&uc.directories()[b].name));
-        for s in subs {
-            dir(uc, s, &path, out);
-        }
-    }
-    if !uc.directories().is_empty() {
-        dir(uc, 0, "", &mut out);
-    }
-    out
-}
-
 /// `git status` with an untracked cache, against git in a twin repository at every step: the
 /// cache is made (`core.untrackedCache=true`), used where nothing changed (no directory read),
 /// invalidated by a new file, a changed `.gitignore` (per directory, or `info/exclude`), a

@@ -266,10 +266,9 @@ fn plan(
     }
     let mut plan = walk.plan;
     plan.items.sort_by(|a, b| a.path.cmp(&b.path));
-    for item in &plan.items {
-        plan.dirs
-            .extend(fs::leading_dirs(item.path.as_bstr()).map(BString::from));
-    }
+    plan.dirs.extend(
+        fs::leading_dirs_of(plan.items.iter().map(|item| item.path.as_bstr())).map(BString::from),
+    );
     Ok(plan)
 }
 

@@ -164,6 +164,7 @@ pub fn checkout_planned(
             tree: Some(tree),
             previous: None,
             changed: None,
+            cache_tree_kept: false,
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,
@@ -224,10 +225,10 @@ impl Full {
             .collect();
         let mut skipped = Vec::new();
         if jobs.len() < plan.entries.len() {
-            let needed: std::collections::HashSet<&bstr::BStr> = jobs
-                .iter()
-                .flat_map(|j| crate::fs::leading_dirs(plan.entries[j.entry].path.as_bstr()))
-                .collect();
+            let needed: std::collections::HashSet<&bstr::BStr> = crate::fs::leading_dirs_of(
+                jobs.iter().map(|j| plan.entries[j.entry].path.as_bstr()),
+            )
+            .collect();
             let dirs = std::mem::take(&mut plan.dirs);
             plan.dirs = dirs
                 .into_iter()

@@ -56,6 +56,22 @@ pub fn leading_dirs(path: &BStr) -> impl Iterator<Item = &BStr> {
     path.find_iter("/").map(move |end| path[..end].as_bstr())
 }
 
+/// The leading directories ([`leading_dirs`]) of every path of `paths`, where a path in the same
+/// directory as the one before it adds nothing (its leading directories are that one's). For
+/// paths in index order, each directory comes out about once per run of its files, not once per
+/// file: a caller collecting them into a set hashes hundreds of names, not tens of thousands.
+pub fn leading_dirs_of<'p>(
+    paths: impl IntoIterator<Item = &'p BStr>,
+) -> impl Iterator<Item = &'p BStr> {
+    let mut last: Option<&BStr> = None;
+    paths.into_iter().flat_map(move |path| {
+        let (dir, _) = split_path(path);
+        let new = last != Some(dir);
+        last = Some(dir);
+        new.then(|| leading_dirs(path)).into_iter().flatten()
+    })
+}
+
 /// Split a repository-relative path into its directory and file name.
 pub fn split_path(path: &BStr) -> (&BStr, &BStr) {
     match path.rfind_byte(b'/') {
@@ -1063,6 +1079,23 @@ pub(crate) mod tests {
         assert!(root.dirs().remove_all(b("d")).unwrap());
         assert!(!wt.join("d").exists());
         assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"x");
+    }
+
+    /// Every leading directory of every path comes out (a set of them is `leading_dirs`'s over
+    /// all paths), and a run of paths in one directory gives its directories once.
+    #[test]
+    fn leading_dirs_of_paths_skips_only_repeated_directories() {
+        let paths = [
+            "top", "a/b/1", "a/b/2", "a/c", "a/b/3", "x/y/z/w", "x/y/z/v", "u",
+        ];
+        let got: Vec<&BStr> = leading_dirs_of(paths.iter().map(|p| b(p))).collect();
+        assert_eq!(got, ["a", "a/b", "a", "a", "a/b", "x", "x/y", "x/y/z"]);
+        let all: std::collections::BTreeSet<&BStr> =
+            paths.iter().flat_map(|p| leading_dirs(b(p))).collect();
+        assert_eq!(
+            got.into_iter().collect::<std::collections::BTreeSet<_>>(),
+            all
+        );
     }
 
     #[test]

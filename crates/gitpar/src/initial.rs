@@ -142,6 +142,7 @@ pub(crate) fn update(
                 tree: (!interrupted).then_some(new_tree),
                 previous,
                 changed: None,
+                cache_tree_kept: false,
                 resolve_undo: None,
                 changed_paths: None,
                 fsmonitor: None,

@@ -775,6 +775,7 @@ fn record(
             tree: None,
             previous: Some(&updated),
             changed: None,
+            cache_tree_kept: false,
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,

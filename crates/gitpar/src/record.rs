@@ -75,6 +75,10 @@ pub struct Keep<'a> {
     /// cache-tree node is reused instead of hashing the directory again, as git's `unpack_trees`
     /// keeps the old cache-tree and repairs only what it invalidated. `None`: rebuild all.
     pub changed: Option<&'a HashSet<BString>>,
+    /// Write the previous index's cache-tree exactly as it is, valid and invalid nodes alike,
+    /// instead of repairing it (`changed` then unused): git's `update_sparsity` changes only
+    /// skip-worktree bits, which no tree records, and leaves the cache-tree alone.
+    pub cache_tree_kept: bool,
     /// The resolve-undo extension (`REUC`) to write, its payload: path restores carry it (and
     /// add to it) as git's `checkout -- paths` does; branch switches and resets drop it, as
     /// git's `unpack_trees` does. `None` or empty: no extension.
@@ -93,9 +97,7 @@ pub struct Keep<'a> {
 pub fn changed_dirs<'p>(paths: impl IntoIterator<Item = &'p bstr::BStr>) -> HashSet<BString> {
     let mut out = HashSet::new();
     out.insert(BString::default());
-    for path in paths {
-        out.extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
-    }
+    out.extend(crate::fs::leading_dirs_of(paths).map(ToOwned::to_owned));
     out
 }
 
@@ -156,8 +158,12 @@ pub fn commit(
     keep: Keep<'_>,
 ) -> Result<(), Error> {
     let format = Format::of(repo, keep.previous);
-    let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
-    let tree = cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id));
+    let tree = if keep.cache_tree_kept {
+        keep.previous.and_then(State::tree).cloned()
+    } else {
+        let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
+        cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id))
+    };
     // Split where git would split it (`crate::split_index`): the shared index first, then this
     // file with what differs from it.
     let split = crate::split_index::plan(repo, lock.index_path(), &state, format);
@@ -550,6 +556,7 @@ pub(crate) fn commit_refreshed(
                 tree: None,
                 previous: Some(state),
                 changed: None,
+                cache_tree_kept: false,
                 resolve_undo: None,
                 // A refresh changes no entry: the untracked cache is carried whole.
                 changed_paths: Some(&[]),
@@ -1383,6 +1390,7 @@ mod tests {
                     tree: None,
                     previous: None,
                     changed: None,
+                    cache_tree_kept: false,
                     resolve_undo: None,
                     changed_paths: None,
                     fsmonitor: None,

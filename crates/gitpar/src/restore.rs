@@ -174,6 +174,7 @@ pub fn restore(
                 tree: None,
                 previous: Some(&index),
                 changed: Some(&changed),
+                cache_tree_kept: false,
                 resolve_undo: Some(&resolve_undo),
                 changed_paths: None,
                 fsmonitor: fsmonitor.as_ref(),
@@ -497,10 +498,10 @@ fn select(
         .into_iter()
         .filter(|e| m.selects(e.path.as_bstr()))
         .collect();
-    let mut dirs: Vec<BString> = entries
-        .iter()
-        .flat_map(|e| leading_dirs(e.path.as_bstr()).map(ToOwned::to_owned))
-        .collect();
+    let mut dirs: Vec<BString> =
+        crate::fs::leading_dirs_of(entries.iter().map(|e| e.path.as_bstr()))
+            .map(ToOwned::to_owned)
+            .collect();
     dirs.sort();
     dirs.dedup();
     let plan = Plan { entries, dirs };

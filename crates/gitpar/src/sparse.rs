@@ -141,13 +141,14 @@ pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) -> bo
 /// (`index.sparse`, an entry of mode `040000` standing for a whole tree outside the cone) by the
 /// files of its tree, each with the skip-worktree bit. The engine works on full indexes; the one
 /// it writes is full (no `sdir` extension), which git reads as it reads any index and makes
-/// sparse again at its next write. Nothing happens to an index that is not sparse.
+/// sparse again at its next write. Nothing happens to an index that is not sparse. Returns
+/// whether the index was sparse (its cache-tree then describes the sparse one).
 pub(crate) fn expand(
     objects: &impl gix::objs::Find,
     state: &mut gix::index::State,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<bool, Box<dyn std::error::Error + Send + Sync>> {
     if !state.entries().iter().any(|e| e.mode == Mode::DIR) {
-        return Ok(());
+        return Ok(false);
     }
     let dirs: Vec<(bstr::BString, gix::ObjectId)> = state
         .entries()
@@ -179,7 +180,7 @@ pub(crate) fn expand(
     }
     state.remove_entries(|_, _, e| e.mode == Mode::DIR);
     state.sort_entries();
-    Ok(())
+    Ok(true)
 }
 
 /// A cone-mode pattern file as git reads it (`add_pattern_to_hashsets` in dir.c): the

@@ -363,7 +363,7 @@ fn run(
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     let fsmonitor = crate::fsmonitor::Previous::of(repo, index_path, &index);
-    crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    let expanded = crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     crate::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
@@ -399,12 +399,14 @@ fn run(
         // directories of the entries that may come back are made before they are written
         // (those that exist are kept; the check below keeps only those that are needed).
         None => {
-            let dirs: std::collections::BTreeSet<&BStr> = index
-                .entries()
-                .iter()
-                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
-                .flat_map(|e| crate::fs::leading_dirs(e.path(&index)))
-                .collect();
+            let dirs: std::collections::BTreeSet<&BStr> = crate::fs::leading_dirs_of(
+                index
+                    .entries()
+                    .iter()
+                    .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                    .map(|e| e.path(&index)),
+            )
+            .collect();
             (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
         }
     };
@@ -470,9 +472,9 @@ fn run(
     )?;
 
     // A required filter that fails is fatal: git dies with its index as it was, so the index
-    // announcing the new paths is put back then (read only when a filter could fail so).
-    let original = crate::filter::drivers(repo)
-        .is_ok_and(|d| !d.is_empty())
+    // announcing the new paths is put back then (read only when there is one, and a filter
+    // could fail so).
+    let original = (announces(&rows) && crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty()))
         .then(|| IndexLock::snapshot(index_path));
     crate::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
@@ -605,13 +607,22 @@ fn run(
         outcome.local_changes = local_changes(repo, &root, new_tree, &state, &verdicts)?;
     }
     // Only the directories of paths whose entries change get their cache-tree rebuilt, and
-    // only theirs lose what the untracked cache knew of them.
-    let changed_paths: Vec<BString> = rows
-        .iter()
-        .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
-        .map(|r| r.path.to_owned())
-        .collect();
-    let changed = crate::record::changed_dirs(changed_paths.iter().map(|p| p.as_bstr()));
+    // only theirs lose what the untracked cache knew of them. git's `update_sparsity` changes
+    // no entry but its skip-worktree bit, which no tree records, and invalidates nothing: both
+    // are kept as they are (a sparse index's cache-tree counted its sparse directories as one
+    // entry each, so that of an expanded one is repaired instead).
+    let (changed_paths, changed): (Vec<BString>, _) = if trees.is_none() {
+        (Vec::new(), HashSet::new())
+    } else {
+        let paths: Vec<BString> = rows
+            .iter()
+            .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
+            .map(|r| r.path.to_owned())
+            .collect();
+        let dirs = crate::record::changed_dirs(paths.iter().map(|p| p.as_bstr()));
+        (paths, dirs)
+    };
+    let cache_tree_kept = trees.is_none() && !expanded;
     if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
         // The index stays as it was (the lock goes unused); what was written stays written.
         drop(lock);
@@ -629,6 +640,7 @@ fn run(
             // A missing index is a new one: its version comes from the configuration.
             previous: (!unborn).then_some(&*index),
             changed: Some(&changed),
+            cache_tree_kept,
             resolve_undo: None,
             changed_paths: Some(&changed_paths),
             fsmonitor: fsmonitor.as_ref(),
@@ -1157,11 +1169,12 @@ fn verify(
     // Only the directories of entries that are written need to exist: a directory the target
     // keeps but writes nothing into is left as it is (a symlink in its place included, as git
     // leaves it).
-    let needed: HashSet<&BStr> = rows
-        .iter()
-        .filter(|r| matches!(r.action, Action::Write { .. }))
-        .flat_map(|r| crate::fs::leading_dirs(r.path))
-        .collect();
+    let needed: HashSet<&BStr> = crate::fs::leading_dirs_of(
+        rows.iter()
+            .filter(|r| matches!(r.action, Action::Write { .. }))
+            .map(|r| r.path),
+    )
+    .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
     let (mut untracked, untracked_removed, mut blockers) =
         untracked_in_the_way(repo, root, index, rows, mode, opts.overwrite_ignore)?;
@@ -1256,6 +1269,19 @@ fn untracked_in_the_way(
     mode: Policy,
     overwrite_ignore: bool,
 ) -> Result<(Vec<BString>, Vec<BString>, Blockers), Error> {
+    // Tracked paths were checked by the refresh; but where a forced update rewrites one whose
+    // place now holds a directory (or an unmerged one, whatever is there), that directory is in
+    // the way like an untracked one, as git's reset --hard sees it.
+    let looked_at = |row: &Row<'_>| {
+        let forced_over = mode == Policy::Force
+            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
+        matches!(row.action, Action::Write { .. }) && (row.cur.is_none() || forced_over)
+    };
+    if !rows.iter().any(looked_at) {
+        // Nothing to look at (every written path is tracked, as when entries come back into
+        // a sparse checkout): no ignore rules to load, no path sets to build.
+        return Ok((Vec::new(), Vec::new(), Blockers::default()));
+    }
     let mut excludes = repo
         .excludes(
             index,
@@ -1292,15 +1318,7 @@ fn untracked_in_the_way(
     let mut dirs = root.dirs();
     let (mut untracked, mut untracked_removed, mut blockers) =
         (Vec::new(), Vec::new(), Blockers::default());
-    for row in rows {
-        // Tracked paths were checked by the refresh; but where a forced update rewrites one
-        // whose place now holds a directory (or an unmerged one, whatever is there), that
-        // directory is in the way like an untracked one, as git's reset --hard sees it.
-        let forced_over = mode == Policy::Force
-            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
-        if !matches!(row.action, Action::Write { .. }) || (row.cur.is_some() && !forced_over) {
-            continue;
-        }
+    for row in rows.iter().filter(|r| looked_at(r)) {
         // git's `check_leading_path` for a path the index does not have: a file or symlink
         // where one of its directories belongs is in the way like an untracked file (unless it
         // is a tracked entry that goes away); a missing directory is fine.
@@ -1472,8 +1490,7 @@ fn announce_new_paths(
     rows: &[Row<'_>],
     index_path: &Path,
 ) -> Result<IndexLock, Error> {
-    let creates = |r: &Row<'_>| r.job.is_some() && r.cur.is_none() && !r.unmerged;
-    if !rows.iter().any(creates) {
+    if !announces(rows) {
         return Ok(lock);
     }
     let mut state = gix::index::State::new(repo.object_hash());
@@ -1494,6 +1511,17 @@ fn announce_new_paths(
     let link = crate::split_index::transient_link(repo, index_path);
     crate::record::commit_transient(lock, state, link.as_deref()).map_err(CheckoutError::from)?;
     Ok(IndexLock::acquire(index_path).map_err(CheckoutError::from)?)
+}
+
+/// Whether the row's writer creates a path the index lacks (one [`announce_new_paths`] tells
+/// the index about).
+fn creates(r: &Row<'_>) -> bool {
+    r.job.is_some() && r.cur.is_none() && !r.unmerged
+}
+
+/// Whether [`announce_new_paths`] writes an index: some row creates a path.
+fn announces(rows: &[Row<'_>]) -> bool {
+    rows.iter().any(creates)
 }
 
 /// Push the old index entries of `row` (all stages of an unmerged path) onto `state`.

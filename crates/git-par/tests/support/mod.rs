@@ -1453,3 +1453,62 @@ pub fn side_by_side(what: &str, git_out: &Run, par_out: &Run) -> String {
         String::from_utf8_lossy(&par_out.stderr),
     )
 }
+
+/// The untracked cache (`UNTR`) of `repo`'s index as git's `test-tool dump-untracked-cache`
+/// shows it, without what differs between two twin repositories (the work tree's path in the
+/// identity, the directories' stat data): flags, ignore files' ids, and per directory (depth
+/// first) its name, whether it is valid and check-only, its `.gitignore` id and its untracked
+/// names. "no index" where there is no index file.
+pub fn untracked_cache_dump(repo: &Path) -> String {
+    let repository = gix::open(repo).unwrap();
+    let Ok(index) = repository.open_index() else {
+        return "no index".into();
+    };
+    let Some(uc) = index.untracked() else {
+        return "no untracked cache".into();
+    };
+    let top = std::fs::canonicalize(repo).unwrap();
+    let ident = uc
+        .identifier()
+        .to_string()
+        .replace(top.to_str().unwrap(), "<work tree>");
+    let mut out = format!(
+        "ident {ident:?}\nflags {:x}\ninfo/exclude {:?}\nexcludesfile {:?}\nper-dir {}\n",
+        uc.dir_flags(),
+        uc.info_exclude().map(|s| s.id()),
+        uc.excludes_file().map(|s| s.id()),
+        uc.exclude_filename_per_dir(),
+    );
+    fn dir(uc: &gix::index::extension::UntrackedCache, k: usize, prefix: &str, out: &mut String) {
+        let d = &uc.directories()[k];
+        let path = format!("{prefix}{}/", d.name);
+        let mut untracked: Vec<String> =
+            d.untracked_entries.iter().map(|u| u.to_string()).collect();
+        untracked.sort();
+        out.push_str(&format!(
+            "{path} valid={} check_only={} gitignore={:?} untracked={untracked:?}\n",
+            d.stat.is_some(),
+            d.check_only,
+            d.exclude_file_oid,
+        ));
+        let mut subs = d.sub_directories.clone();
+        subs.sort_by(|&a, &b| uc.directories()[a].name.cmp(&uc.directories()[b].name));
+        for s in subs {
+            dir(uc, s, &path, out);
+        }
+    }
+    if !uc.directories().is_empty() {
+        dir(uc, 0, "", &mut out);
+    }
+    out
+}
+
+/// The cache-tree (`TREE`) of `repo`'s index as gix decodes it (every node's name, object id
+/// or invalidity, entry count and children), or that there is none (or no index).
+pub fn cache_tree_dump(repo: &Path) -> String {
+    let repository = gix::open(repo).unwrap();
+    match repository.open_index() {
+        Ok(index) => format!("{:#?}", index.tree()),
+        Err(_) => "no index".into(),
+    }
+}
