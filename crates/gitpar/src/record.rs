@@ -25,11 +25,14 @@
 //!   a clean switch). Children are written in git's order (shorter names first, then bytes).
 //!   gix's `State` has no setter for an absent cache-tree, so instead of smuggling one into the
 //!   state (e.g. by decoding a hand-made index), the extensions are written here, after the
-//!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`].
+//!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`]. A sparsity
+//!   update ([`Keep::cache_tree_kept`]) writes the previous cache-tree as it was, invalid nodes
+//!   included, as git's `update_sparsity` (which changes only skip-worktree bits) leaves it.
 //! - **the other extensions**, as git's `unpack_trees` (`move_index_extensions`) decides:
 //!   - `UNTR` (untracked cache): git moves it over and invalidates the directories it touched.
 //!     So do we for a branch switch or reset ([`Keep::changed_paths`]: the directory of each
-//!     changed path, and every one above it when git's status flags cascade), re-encoding it as
+//!     changed path, and every one above it when git's status flags cascade; none for a sparsity
+//!     update, as git's `update_sparsity` invalidates nothing), re-encoding it as
 //!     git's `write_untracked_extension` does; other writers carry it *emptied* (its header:
 //!     identity, exclude-file stats, flags, no directories), which git refills at its next
 //!     `git status`.
