@@ -163,8 +163,7 @@ pub fn checkout_planned(
         crate::record::Keep {
             tree: Some(tree),
             previous: None,
-            changed: None,
-            cache_tree_kept: false,
+            cache_tree: crate::record::CacheTree::Rebuild,
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,

@@ -141,8 +141,7 @@ pub(crate) fn update(
             crate::record::Keep {
                 tree: (!interrupted).then_some(new_tree),
                 previous,
-                changed: None,
-                cache_tree_kept: false,
+                cache_tree: crate::record::CacheTree::Rebuild,
                 resolve_undo: None,
                 changed_paths: None,
                 fsmonitor: None,

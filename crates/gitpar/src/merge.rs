@@ -774,8 +774,7 @@ fn record(
         crate::record::Keep {
             tree: None,
             previous: Some(&updated),
-            changed: None,
-            cache_tree_kept: false,
+            cache_tree: crate::record::CacheTree::Rebuild,
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,

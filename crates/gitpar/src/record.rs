@@ -26,7 +26,7 @@
 //!   gix's `State` has no setter for an absent cache-tree, so instead of smuggling one into the
 //!   state (e.g. by decoding a hand-made index), the extensions are written here, after the
 //!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`]. A sparsity
-//!   update ([`Keep::cache_tree_kept`]) writes the previous cache-tree as it was, invalid nodes
+//!   update ([`CacheTree::Kept`]) writes the previous cache-tree as it was, invalid nodes
 //!   included, as git's `update_sparsity` (which changes only skip-worktree bits) leaves it.
 //! - **the other extensions**, as git's `unpack_trees` (`move_index_extensions`) decides:
 //!   - `UNTR` (untracked cache): git moves it over and invalidates the directories it touched.
@@ -73,15 +73,8 @@ pub struct Keep<'a> {
     /// carried over as git carries them. `None` for a new index (clone, worktree add, a missing
     /// index), which then takes its version from the configuration.
     pub previous: Option<&'a State>,
-    /// The directories (repository-relative, `""` for the root) below which entries differ from
-    /// `previous`, every ancestor included. Where a directory is not in it, the previous index's
-    /// cache-tree node is reused instead of hashing the directory again, as git's `unpack_trees`
-    /// keeps the old cache-tree and repairs only what it invalidated. `None`: rebuild all.
-    pub changed: Option<&'a HashSet<BString>>,
-    /// Write the previous index's cache-tree exactly as it is, valid and invalid nodes alike,
-    /// instead of repairing it (`changed` then unused): git's `update_sparsity` changes only
-    /// skip-worktree bits, which no tree records, and leaves the cache-tree alone.
-    pub cache_tree_kept: bool,
+    /// How the cache-tree is made from `previous`'s: rebuilt, repaired, or kept as it is.
+    pub cache_tree: CacheTree<'a>,
     /// The resolve-undo extension (`REUC`) to write, its payload: path restores carry it (and
     /// add to it) as git's `checkout -- paths` does; branch switches and resets drop it, as
     /// git's `unpack_trees` does. `None` or empty: no extension.
@@ -95,8 +88,25 @@ pub struct Keep<'a> {
     pub fsmonitor: Option<&'a crate::fsmonitor::Previous>,
 }
 
+/// How [`commit`] makes the cache-tree of the index it writes.
+#[derive(Debug, Default, Clone, Copy)]
+pub enum CacheTree<'a> {
+    /// Built from the entries alone (a new index, or one whose entries all changed).
+    #[default]
+    Rebuild,
+    /// The directories (repository-relative, `""` for the root) below which entries differ
+    /// from [`Keep::previous`], every ancestor included. Where a directory is not in it, the
+    /// previous index's node is reused instead of hashing the directory again, as git's
+    /// `unpack_trees` keeps the old cache-tree and repairs only what it invalidated.
+    Repair(&'a HashSet<BString>),
+    /// The previous index's cache-tree exactly as it is, valid and invalid nodes alike: git's
+    /// `update_sparsity` changes only skip-worktree bits, which no tree records, and leaves it
+    /// alone.
+    Kept,
+}
+
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
-/// [`Keep::changed`] of an update that changed exactly those paths.
+/// [`CacheTree::Repair`] of an update that changed exactly those paths.
 pub fn changed_dirs<'p>(paths: impl IntoIterator<Item = &'p bstr::BStr>) -> HashSet<BString> {
     let mut out = HashSet::new();
     out.insert(BString::default());
@@ -161,11 +171,16 @@ pub fn commit(
     keep: Keep<'_>,
 ) -> Result<(), Error> {
     let format = Format::of(repo, keep.previous);
-    let tree = if keep.cache_tree_kept {
-        keep.previous.and_then(State::tree).cloned()
-    } else {
-        let reuse = keep.previous.and_then(State::tree).zip(keep.changed);
-        cache_tree(&state, keep.tree, reuse, |id| repo.has_object(id))
+    let previous_tree = keep.previous.and_then(State::tree);
+    let tree = match keep.cache_tree {
+        CacheTree::Kept => previous_tree.cloned(),
+        CacheTree::Repair(changed) => cache_tree(
+            &state,
+            keep.tree,
+            previous_tree.map(|t| (t, changed)),
+            |id| repo.has_object(id),
+        ),
+        CacheTree::Rebuild => cache_tree(&state, keep.tree, None, |id| repo.has_object(id)),
     };
     // Split where git would split it (`crate::split_index`): the shared index first, then this
     // file with what differs from it.
@@ -558,8 +573,7 @@ pub(crate) fn commit_refreshed(
             Keep {
                 tree: None,
                 previous: Some(state),
-                changed: None,
-                cache_tree_kept: false,
+                cache_tree: CacheTree::Rebuild,
                 resolve_undo: None,
                 // A refresh changes no entry: the untracked cache is carried whole.
                 changed_paths: Some(&[]),
@@ -1392,8 +1406,7 @@ mod tests {
                 let keep = Keep {
                     tree: None,
                     previous: None,
-                    changed: None,
-                    cache_tree_kept: false,
+                    cache_tree: CacheTree::Rebuild,
                     resolve_undo: None,
                     changed_paths: None,
                     fsmonitor: None,

@@ -173,8 +173,7 @@ pub fn restore(
             crate::record::Keep {
                 tree: None,
                 previous: Some(&index),
-                changed: Some(&changed),
-                cache_tree_kept: false,
+                cache_tree: crate::record::CacheTree::Repair(&changed),
                 resolve_undo: Some(&resolve_undo),
                 changed_paths: None,
                 fsmonitor: fsmonitor.as_ref(),

@@ -622,7 +622,11 @@ fn run(
         let dirs = crate::record::changed_dirs(paths.iter().map(|p| p.as_bstr()));
         (paths, dirs)
     };
-    let cache_tree_kept = trees.is_none() && !expanded;
+    let cache_tree = if trees.is_none() && !expanded {
+        crate::record::CacheTree::Kept
+    } else {
+        crate::record::CacheTree::Repair(&changed)
+    };
     if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
         // The index stays as it was (the lock goes unused); what was written stays written.
         drop(lock);
@@ -639,8 +643,7 @@ fn run(
             tree: new_tree.filter(|_| !interrupted),
             // A missing index is a new one: its version comes from the configuration.
             previous: (!unborn).then_some(&*index),
-            changed: Some(&changed),
-            cache_tree_kept,
+            cache_tree,
             resolve_undo: None,
             changed_paths: Some(&changed_paths),
             fsmonitor: fsmonitor.as_ref(),
