@@ -938,17 +938,17 @@ fn tree_updates_carry_the_fsmonitor_extension() {
 }
 
 /// Every directory of the work tree `dir` to the instant `at` (seconds since the epoch), so
-/// that no directory is racily clean and two twins see the same changes.
+/// that no directory is racily clean and two twins see the same changes; and every other entry
+/// written since `at` (by the step before) to `at` as well, so that no file the index records
+/// is racily clean either. A racy entry makes git write the index at its next status (and with
+/// it an updated untracked cache), which then depends on whether a second ticked between the
+/// write and the index in each twin; older entries keep their times (and ctimes).
 fn age_dirs(dir: &Path, at: u32) {
-    run(
-        "sh",
-        dir,
-        [
-            "-c",
-            &format!("find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} +"),
-        ],
-    )
-    .assert_success();
+    let script = format!(
+        "find . -path ./.git -prune -o -type d -exec touch -d @{at} {{}} + && \
+         find . -path ./.git -prune -o ! -type d -newermt @{at} -exec touch -h -d @{at} {{}} +"
+    );
+    run("sh", dir, ["-c", &script]).assert_success();
 }
 
 /// `program ARGS` in `dir` with `GIT_TRACE2_PERF` set, and the `read_directory` statistics
