@@ -187,6 +187,9 @@ pub fn from_tree_parallel(
             Some(Part::Failed(err)) => return Err(err),
         }
     }
+    drop(parts);
+    // The parts' blocks, freed amid the paths the plan keeps, stay resident otherwise.
+    crate::run::give_back_freed(plan.entries.len());
     Ok(finish(plan))
 }
 
