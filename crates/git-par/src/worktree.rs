@@ -76,22 +76,26 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
             .cloned()
             .unwrap_or_else(|| "HEAD".into());
         let repo = here.clone()?;
+        // The plan is sent as soon as it is made, before the thread lets go of its repository
+        // (its packs unmapped, its caches freed: a millisecond of git/git's checkout, which
+        // waited for it when the thread was joined). The thread is not waited for.
+        let (sent, plan) = std::sync::mpsc::sync_channel(1);
         std::thread::Builder::new()
             .name("git-par plan".into())
-            .spawn(move || plan_ahead(&repo, &target))
+            .spawn(move || {
+                let _ = sent.send(plan_ahead(&repo, &target));
+                drop(repo);
+            })
             .ok()
+            .map(|_| plan)
     });
     // The plan's copy is the only one left: its packs are unmapped when the plan is made, not
     // held (resident) through the checkout, which maps them again.
     drop(here);
     let status = crate::run_git(&git_args, None)?;
     gitpar::phase::mark("git worktree add --no-checkout");
-    // Joined once the new work tree is open, which it need not wait for.
-    let planned = move || {
-        ahead
-            .flatten()
-            .and_then(|thread| thread.join().ok().flatten())
-    };
+    // Taken once the new work tree is open, which it need not wait for.
+    let planned = move || ahead.flatten().and_then(|plan| plan.recv().ok().flatten());
     if status != 0 || !ours {
         return if status == 0 { Ok(()) } else { Err(status) };
     }
