@@ -494,6 +494,53 @@ fn refresh_writes_the_index_git_writes() {
     }
 }
 
+/// A refresh changes stat data alone, so git leaves the cache-tree as it was, invalid nodes
+/// included, also when it writes the index anew. So does `git par refresh` where it cannot carry
+/// the index's extensions byte for byte: here an optional extension neither knows, which both
+/// drop. The directory `d` has a path staged changed and then staged back: git invalidated its
+/// node and nothing made it valid again, though its entries are HEAD's tree.
+#[test]
+fn refresh_that_rewrites_the_index_keeps_the_cache_tree_as_git_does() {
+    let scratch = scratch();
+    let repo = build(scratch.path(), "changes");
+    let p = scratch.join("unknown-extension");
+    copy_repo(&repo, &p);
+    // A zero trailing hash is not checked: the extension goes in without a new checksum.
+    git_ok(&p, ["config", "index.skipHash", "true"]);
+    let keep = p.join("d/keep");
+    let content = std::fs::read(&keep).unwrap();
+    std::fs::write(&keep, b"changed\n").unwrap();
+    git_ok(&p, ["add", "d/keep"]);
+    std::fs::write(&keep, &content).unwrap();
+    git_ok(&p, ["add", "d/keep"]);
+    let index = p.join(".git/index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let end = bytes.len() - 20;
+    assert!(
+        bytes[end..].iter().all(|&b| b == 0),
+        "the index has a checksum"
+    );
+    bytes.splice(end..end, *b"X1YZ\0\0\0\x04data");
+    std::fs::write(&index, &bytes).unwrap();
+    age(&p, "-2 hours");
+    let saved = std::fs::read(&index).unwrap();
+    let before = cache_tree_dump(&p);
+    assert!(
+        before.contains("num_entries: None"),
+        "no invalid node to keep: {before}"
+    );
+    let par = git_par(&p, ["refresh", "-q"]);
+    assert!(par.status.success(), "{}", par.describe());
+    let (by_par, tree_by_par) = (std::fs::read(&index).unwrap(), cache_tree_dump(&p));
+    std::fs::write(&index, &saved).unwrap();
+    git_ok(&p, ["update-index", "-q", "--refresh"]);
+    let (by_git, tree_by_git) = (std::fs::read(&index).unwrap(), cache_tree_dump(&p));
+    assert_ne!(by_git, saved, "git wrote nothing new");
+    assert_eq!(tree_by_par, tree_by_git);
+    assert_eq!(tree_by_git, before, "git changed the cache-tree");
+    assert!(by_par == by_git, "git-par's index differs from git's");
+}
+
 /// What git's walk decides where the index says otherwise (git's t7515.3, t7061.7 and
 /// t7061.25): a symlink or file in place of a tracked directory is untracked; an untracked
 /// directory named by a pathspec is collapsed, and its ignored file is not untracked; a

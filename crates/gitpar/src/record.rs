@@ -27,7 +27,8 @@
 //!   state (e.g. by decoding a hand-made index), the extensions are written here, after the
 //!   entries, with gix's public encoder [`gix::index::extension::Tree::write_to`]. A sparsity
 //!   update ([`CacheTree::Kept`]) writes the previous cache-tree as it was, invalid nodes
-//!   included, as git's `update_sparsity` (which changes only skip-worktree bits) leaves it.
+//!   included, as git's `update_sparsity` (which changes only skip-worktree bits) leaves it; so
+//!   does a refresh whose index is written anew ([`commit_refreshed`]'s fallback).
 //! - **the other extensions**, as git's `unpack_trees` (`move_index_extensions`) decides:
 //!   - `UNTR` (untracked cache): git moves it over and invalidates the directories it touched.
 //!     So do we for a branch switch or reset ([`Keep::changed_paths`]: the directory of each
@@ -100,8 +101,8 @@ pub enum CacheTree<'a> {
     /// `unpack_trees` keeps the old cache-tree and repairs only what it invalidated.
     Repair(&'a HashSet<BString>),
     /// The previous index's cache-tree exactly as it is, valid and invalid nodes alike: git's
-    /// `update_sparsity` changes only skip-worktree bits, which no tree records, and leaves it
-    /// alone.
+    /// `update_sparsity` changes only skip-worktree bits, and its refresh only stat data, which
+    /// no tree records, and both leave it alone.
     Kept,
 }
 
@@ -573,7 +574,8 @@ pub(crate) fn commit_refreshed(
             Keep {
                 tree: None,
                 previous: Some(state),
-                cache_tree: CacheTree::Rebuild,
+                // A refresh changes stat data only: git's leaves the cache-tree as it was.
+                cache_tree: CacheTree::Kept,
                 resolve_undo: None,
                 // A refresh changes no entry: the untracked cache is carried whole.
                 changed_paths: Some(&[]),
