@@ -527,7 +527,7 @@ fn update_submodules(
 }
 
 /// [`crate::run_git`] with standard output held back: what git prints for the `!true` update
-/// command ("Submodule path 'x': 'true <id>'") is not what happened; [`clone_submodules`] says
+/// command (`Submodule path 'x': 'true <id>'`) is not what happened; [`clone_submodules`] says
 /// what the engine did instead. Standard error (cloning progress, errors) passes through.
 fn run_git_quiet_stdout(args: &[OsString], dir: &Path, git_dir: &Path) -> Result<u8, u8> {
     let out = gitpar::git_command()

@@ -88,7 +88,7 @@ pub(crate) fn env() -> Env<'static> {
 
 /// Have the engine run `post-index-change` after each index it writes (git's
 /// `do_write_locked_index`), launched as git launches hooks for the repository this process
-/// works on ([`env`]); for the index of another work tree (a clone's, a new work tree's), from
+/// works on ([`env()`]); for the index of another work tree (a clone's, a new work tree's), from
 /// the top of that work tree, where git's own checkout of it runs.
 pub(crate) fn run_post_index_change() {
     gitpar::hooks::on_index_change(Box::new(|repo, updated_workdir, updated_skipworktree| {

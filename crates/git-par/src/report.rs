@@ -270,7 +270,7 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
 }
 
 /// What git's dry run of each refused submodule's update said (`submodule_move_head`), then
-/// "Submodule '<path>' could not be updated."; a nested refusal prints its own first.
+/// `Submodule '<path>' could not be updated.`; a nested refusal prints its own first.
 fn submodule_refusals(refused: &[gitpar::update::SubmoduleRefused]) {
     use gitpar::update::SubmoduleRefusal;
     let not_uptodate = |paths: &[bstr::BString]| {

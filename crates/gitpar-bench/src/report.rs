@@ -256,14 +256,14 @@ pub fn reference(case: &CaseResult) -> Option<&ContenderResult> {
         .or_else(|| case.baseline())
 }
 
-/// Returns `c`'s median allocation as a fraction of the [`reference`]'s, if both were measured and the
+/// Returns `c`'s median allocation as a fraction of the [`reference()`]'s, if both were measured and the
 /// reference allocated anything.
 pub fn allocated_ratio(case: &CaseResult, c: &ContenderResult) -> Option<f64> {
     let base = reference(case)?.allocated_median.filter(|&b| b > 0.0)?;
     Some(c.allocated_median? / base)
 }
 
-/// Returns `c`'s median time as a fraction of the [`reference`]'s.
+/// Returns `c`'s median time as a fraction of the [`reference()`]'s.
 pub fn time_ratio(case: &CaseResult, c: &ContenderResult) -> Option<f64> {
     let base = reference(case)?.summary?.median;
     (base > 0.0).then_some(c.summary?.median / base)
@@ -293,7 +293,7 @@ pub fn format_ratio(r: f64) -> String {
 }
 
 /// Returns the disk table of `operation`, or `None` if no run of it measured its allocation: per N and
-/// contender, the median bytes a run allocated, and for every contender other than the [`reference`]
+/// contender, the median bytes a run allocated, and for every contender other than the [`reference()`]
 /// its allocation and its median time as ratios to the reference's, e.g. `0.41 MiB (0.042x, time
 /// 0.98x)`.
 pub fn disk_table(results: &Results, operation: &str) -> Option<Table> {

@@ -2,10 +2,10 @@
 //! repository or on yours.
 //!
 //! Four steps, one module each after the first:
-//! 1. the options become [`Settings`] (here), contenders parsed by [`contenders`];
-//! 2. [`source`] makes the repository to check out (the cached synthetic one, or a clone of `--repo`);
-//! 3. [`experiment`] turns operations into cases and runs them, interleaved, through the harness;
-//! 4. [`output`] shows progress, prints the report and writes the result files after every case.
+//! 1. the options become `Settings` (here), contenders parsed by [`contenders`];
+//! 2. `source` makes the repository to check out (the cached synthetic one, or a clone of `--repo`);
+//! 3. `experiment` turns operations into cases and runs them, interleaved, through the harness;
+//! 4. `output` shows progress, prints the report and writes the result files after every case.
 //!
 //! The statistics, the runner and the exporters are the crate's other modules; this one is the only
 //! part of the crate that prints (progress on stderr, the report on stdout). The binary keeps only

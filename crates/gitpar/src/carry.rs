@@ -18,7 +18,7 @@
 //! (`fs::clone_file_at`) where the filesystem can share blocks, copied otherwise; a symlink is
 //! made again with the donor's target, never followed. Nothing in the new work tree is
 //! overwritten: a path that is tracked there, or that exists there, is reported in
-//! [`Carried::skipped`] with why, and the walk and the other paths go on.
+//! [`Carried::skipped`](crate::carry::Carried::skipped) with why, and the walk and the other paths go on.
 
 use std::collections::BTreeSet;
 use std::io;

@@ -3,7 +3,7 @@
 //! from the object database, where the filesystem can clone and the donor's copy is exactly
 //! what the checkout would write.
 //!
-//! What is decided here, before the writers start ([`Donor::prepare`]): whether the donor can
+//! What is decided here, before the writers start (`Donor::prepare`): whether the donor can
 //! give anything at all (a work tree of the same repository, the same conversion
 //! configuration, the same `.gitattributes` as the tree checked out, all of them clean, no
 //! split index; the filesystem able to clone between the two work trees), and per plan entry
@@ -14,7 +14,7 @@
 //! directory with an untracked `.gitattributes` (its files are written), and, on the opened
 //! donor file, whether its stat data are still those of its index entry (and, where check-in
 //! converts line endings, whether its size is the blob's); after the clone, whether the donor
-//! changed meanwhile ([`crate::fs::clone_file_at`]). Any "no" writes the blob as without a
+//! changed meanwhile (`fs::clone_file_at`). Any "no" writes the blob as without a
 //! donor: the result is, byte for byte and entry for entry, a plain checkout's.
 
 use std::path::{Path, PathBuf};

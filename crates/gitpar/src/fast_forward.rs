@@ -2,7 +2,7 @@
 //! merge step of `pull`), in git's order: `ORIG_HEAD` records `HEAD`
 //! ([`record_orig_head`], before anything else moves), the work tree and index go from `HEAD`'s
 //! tree to the target's as git's `checkout_fast_forward` takes them (a two-way merge that keeps
-//! local changes and refuses to lose them or untracked files: [`update`]), then `HEAD` (and the
+//! local changes and refuses to lose them or untracked files: [`update()`]), then `HEAD` (and the
 //! branch it names) moves with git's reflog line ([`move_head`]). The caller prints what git
 //! prints between the steps ("Updating a..b", "Fast-forward", the diffstat) and runs
 //! `post-merge` ([`post_merge`]).

@@ -343,13 +343,13 @@ pub fn cone_warning(repo: &gix::Repository) -> Option<String> {
     Cone::read(&bytes).err()
 }
 
-/// A directory outside the cone that [`clean_directories`] left in the work tree.
+/// A directory outside the cone that `clean_directories` left in the work tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Left {
-    /// It holds untracked files that are not ignored (git's warning "directory '<dir>'
-    /// contains untracked files, but is not in the sparse-checkout cone").
+    /// It holds untracked files that are not ignored (git's warning `directory '<dir>'
+    /// contains untracked files, but is not in the sparse-checkout cone`).
     Untracked(BString),
-    /// Removing it failed (git's "failed to remove directory '<dir>'").
+    /// Removing it failed (git's `failed to remove directory '<dir>'`).
     Failed(BString),
 }
 

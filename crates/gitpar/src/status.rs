@@ -3,10 +3,10 @@
 //!
 //! Both start the same way, as git's `refresh_index` does: every tracked entry (stage 0, not
 //! skip-worktree, not assume-unchanged) is `lstat`ed and — only where the stat data cannot decide
-//! — re-hashed through the to-git filters, by the threads of [`crate::refresh::check`] (the pool
+//! — re-hashed through the to-git filters, by the threads of `refresh::check` (the pool
 //! the checkout's local-change check uses). Entries whose content is unchanged take the fresh
 //! stat data, and the index is written back under `index.lock` with its extensions copied
-//! byte for byte ([`crate::record::commit_refreshed`]): the untracked cache (`UNTR`), the
+//! byte for byte (`record::commit_refreshed`): the untracked cache (`UNTR`), the
 //! fsmonitor token (`FSMN`), the cache-tree and the rest stay as they were, since a refresh
 //! changes no path and no object id.
 //!

@@ -201,7 +201,7 @@ pub fn default_threshold(kind: Kind) -> usize {
 /// tmpfs — the CPU count (a file is pure CPU there); a local disk — two threads per CPU,
 /// growing to four (one per CPU on a spinning disk, growing to two); overlay or unknown — as a
 /// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128. Never more threads
-/// than there are items (or, where a file is cheap, than [`ITEMS_PER_THREAD`] per thread).
+/// than there are items (or, where a file is cheap, than `ITEMS_PER_THREAD` per thread).
 /// The threshold for a sequential run is the caller's (see [`default_threshold`]).
 pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>) -> Choice {
     let n_items = n_items.max(1);

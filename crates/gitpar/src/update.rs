@@ -7,7 +7,7 @@
 //! The steps are the engine's usual ones: plan (both trees, validated) → classify every path
 //! (a sorted three-way walk over old tree, index and new tree) → check the affected work tree
 //! entries in parallel (lstat, and a re-hash where the stat data cannot decide) → remove (main
-//! thread) → write (the pool of [`crate::execute`]) → record the new index under the lock that was
+//! thread) → write (the pool of `crate::execute`) → record the new index under the lock that was
 //! taken first.
 //!
 //! An update of an empty work tree (no index entries, nothing but `.git`: after `git clone -n`)
@@ -133,8 +133,8 @@ pub enum Error {
     #[error("Refusing to remove '{0}' since it is the current working directory.")]
     CwdInTheWay(BString),
     /// Submodules the update would move cannot follow (a missing commit, local changes in
-    /// them); nothing was changed. git: each submodule's reasons and "Submodule '<path>' could
-    /// not be updated.", then "Cannot update submodule:" and the paths.
+    /// them); nothing was changed. git: each submodule's reasons and `Submodule '<path>' could
+    /// not be updated.`, then "Cannot update submodule:" and the paths.
     #[error("Cannot update submodule: {}", .0.first().map(|r| r.path.to_string()).unwrap_or_default())]
     Submodules(Vec<SubmoduleRefused>),
     /// A submodule the update would move, add or remove has a symbolic link at its path or in
