@@ -169,7 +169,7 @@ impl Reduced {
             let matches = condition.pattern.as_ref().is_none_or(|pattern| {
                 pattern.matches_repo_relative_path(
                     rest,
-                    rest.rfind_byte(b'/').map(|p| p + 1),
+                    crate::fs::last_slash(rest).map(|p| p + 1),
                     Some(false),
                     self.case,
                     gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
