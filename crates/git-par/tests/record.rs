@@ -273,6 +273,66 @@ fn clone_of_a_shallow_repository_matches_git() {
     assert_write_tree_is_head(&by_par);
 }
 
+/// Trees git would not write from an index: `odd` holds a subtree that spells a file's mode
+/// `100664` (old git wrote such trees), `empty` a subtree that is the empty tree. Each is the
+/// tree of a branch of the same name; `main` has the same files as `odd`, written by git.
+fn unusual_trees(dir: &Path) -> std::path::PathBuf {
+    let repo = dir.join("src");
+    git_ok(dir, ["init", "-q", "-b", "main", repo.to_str().unwrap()]);
+    fs::create_dir(repo.join("d")).unwrap();
+    fs::write(repo.join("f"), "f\n").unwrap();
+    fs::write(repo.join("d/g"), "g\n").unwrap();
+    git_ok(&repo, ["add", "."]);
+    git_ok(&repo, ["commit", "-q", "-m", "plain"]);
+    let blob = |path: &str| git_str(&repo, ["rev-parse", &format!("HEAD:{path}")]);
+    let mktree = |listing: String| {
+        let run = run_with_input("git", &repo, ["mktree"], listing.as_bytes());
+        run.assert_success().stdout_str().trim().to_owned()
+    };
+    let odd_sub = mktree(format!("100664 blob {}\tg\n", blob("d/g").trim()));
+    let empty = git_str(&repo, ["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    for (branch, sub) in [("odd", odd_sub.as_str()), ("empty", empty.trim())] {
+        let mut listing = format!("040000 tree {sub}\tsub\n");
+        listing.push_str(&git_str(&repo, ["ls-tree", "HEAD"]));
+        let tree = mktree(listing);
+        let commit = git_str(&repo, ["commit-tree", &tree, "-p", "HEAD", "-m", branch]);
+        git_ok(&repo, ["branch", branch, commit.trim()]);
+    }
+    repo
+}
+
+/// The cache-tree of a clone of those branches is git's: git hashes each directory from the
+/// index's entries and keeps only the ids the repository holds, so a tree git would not write
+/// has no valid node, and git-par takes the walked trees' own ids only where they are the
+/// same as what hashing gives.
+#[test]
+fn clone_of_trees_git_would_not_write_has_gits_cache_tree() {
+    let s = scratch();
+    let src = unusual_trees(s.path());
+    for branch in ["main", "odd", "empty"] {
+        let opts = CloneOpts {
+            branch: Some(branch.to_owned()),
+            ..CloneOpts::default()
+        };
+        let (by_git, by_par) = (
+            s.join(format!("git-{branch}")),
+            s.join(format!("par-{branch}")),
+        );
+        git_clone(s.path(), &opts, &src, &by_git).assert_success();
+        git_par_clone(s.path(), &opts, Settings::Jobs(2), &src, &by_par).assert_success();
+        let (theirs, ours) = (index_of(&by_git), index_of(&by_par));
+        assert_eq!(
+            ours.tree(),
+            theirs.tree(),
+            "cache-tree of {branch} (left: git-par)"
+        );
+        if branch == "main" {
+            assert!(theirs.tree().is_some_and(|t| t.num_entries.is_some()));
+        }
+        assert_clean(&by_par, &[]);
+    }
+}
+
 /// A commit whose tree has a gitlink without an object id (the null id, as only a broken tree
 /// has), in a repository whose work tree and index are still at the commit before, and a copy
 /// of it: one for git, one for git-par.

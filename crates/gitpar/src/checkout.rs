@@ -149,11 +149,17 @@ pub fn checkout_planned(
         return Ok(outcome);
     }
     let mut full = full;
-    // What the index does not need goes before it is made (a million jobs are 16 MiB).
+    // What the index does not need goes before it is made (a million jobs are 16 MiB); the
+    // directories stay for its cache-tree.
     full.jobs = Vec::new();
-    full.plan.dirs = Vec::new();
     let index = full.index(repo.object_hash(), &executed.stats);
+    let Plan { dirs, trees, .. } = std::mem::take(&mut full.plan);
     drop(full);
+    let walked = trees.as_deref().map(|trees| crate::record::Walked {
+        root: tree,
+        dirs: &dirs,
+        trees,
+    });
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::phase::mark("files written");
     crate::record::commit(
@@ -163,7 +169,9 @@ pub fn checkout_planned(
         crate::record::Keep {
             tree: Some(tree),
             previous: None,
-            cache_tree: crate::record::CacheTree::Rebuild,
+            cache_tree: walked.map_or(crate::record::CacheTree::Rebuild, |walked| {
+                crate::record::CacheTree::Walked(walked)
+            }),
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,
@@ -228,11 +236,19 @@ impl Full {
                 jobs.iter().map(|j| plan.entries[j.entry].path.as_bstr()),
             )
             .collect();
-            let dirs = std::mem::take(&mut plan.dirs);
-            plan.dirs = dirs
+            // Only the directories of written entries are made. The trees of the others go
+            // with them: the cache-tree hashes those directories itself.
+            let (dirs, kept): (Vec<BString>, Vec<usize>) = std::mem::take(&mut plan.dirs)
                 .into_iter()
-                .filter(|d| needed.contains(d.as_bstr()))
-                .collect();
+                .enumerate()
+                .filter(|(_, d)| needed.contains(d.as_bstr()))
+                .map(|(k, d)| (d, k))
+                .unzip();
+            plan.trees = plan
+                .trees
+                .take()
+                .map(|trees| kept.iter().filter_map(|&k| trees.get(k).copied()).collect());
+            plan.dirs = dirs;
             skipped = excluded;
         }
         Ok(Full {
@@ -285,7 +301,8 @@ impl Full {
                         .spawn_scoped(scope, move || {
                             crate::run::yield_to_the_others();
                             let index = self.index(repo.object_hash(), &[]);
-                            crate::record::prepare(&repo, index, Some(tree), format)
+                            let walked = self.plan.walked(tree);
+                            crate::record::prepare(&repo, index, Some(tree), walked, format)
                         })
                         .ok()
                 });

@@ -503,7 +503,11 @@ fn select(
             .collect();
     dirs.sort();
     dirs.dedup();
-    let plan = Plan { entries, dirs };
+    let plan = Plan {
+        entries,
+        dirs,
+        trees: None,
+    };
     let vanished = if req.overlay {
         Vec::new()
     } else {

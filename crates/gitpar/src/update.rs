@@ -1406,6 +1406,7 @@ fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
     Plan {
         entries,
         dirs: new_dirs,
+        trees: None,
     }
 }
 

@@ -388,7 +388,7 @@ mod tests {
         (
             Plan {
                 entries,
-                dirs: Vec::new(),
+                ..Plan::default()
             },
             jobs,
         )
