@@ -236,19 +236,18 @@ impl Full {
                 jobs.iter().map(|j| plan.entries[j.entry].path.as_bstr()),
             )
             .collect();
-            // Only the directories of written entries are made. The trees of the others go
-            // with them: the cache-tree hashes those directories itself.
-            let (dirs, kept): (Vec<BString>, Vec<usize>) = std::mem::take(&mut plan.dirs)
+            let dirs = std::mem::take(&mut plan.dirs);
+            let all = dirs.len();
+            plan.dirs = dirs
                 .into_iter()
-                .enumerate()
-                .filter(|(_, d)| needed.contains(d.as_bstr()))
-                .map(|(k, d)| (d, k))
-                .unzip();
-            plan.trees = plan
-                .trees
-                .take()
-                .map(|trees| kept.iter().filter_map(|&k| trees.get(k).copied()).collect());
-            plan.dirs = dirs;
+                .filter(|d| needed.contains(d.as_bstr()))
+                .collect();
+            // Only the directories of written entries are made. Where some go, the index still
+            // has entries below them, which the trees left could not describe: the cache-tree
+            // is hashed.
+            if plan.dirs.len() != all {
+                plan.trees = None;
+            }
             skipped = excluded;
         }
         Ok(Full {
