@@ -151,6 +151,10 @@ pub(crate) struct CheckoutArgs {
     /// `worktree add --no-reflink`: write every file, clone none (`par.reflink=false`).
     #[arg(skip)]
     pub(crate) no_reflink: bool,
+    /// `worktree add`: the new index's cache-tree records the checked-out tree's own ids, as the
+    /// `reset --hard` git's `worktree add` runs primes them ([`gitpar::Options::prime_cache_tree`]).
+    #[arg(skip)]
+    pub(crate) prime_cache_tree: bool,
 }
 
 /// `git par refresh`'s options.
@@ -332,6 +336,7 @@ pub(crate) fn engine_options(repo: &gix::Repository, args: &CheckoutArgs) -> git
     if args.no_reflink {
         opts.reflink = gitpar::donor::Reflink::Never;
     }
+    opts.prime_cache_tree = args.prime_cache_tree;
     opts
 }
 

@@ -206,8 +206,9 @@ fn check_out(
     let Ok(commit) = wt_repo.head_id().map(gix::Id::detach) else {
         return Ok(());
     };
-    // git's `reset --hard` child: filters are told the branch HEAD is on (none when detached)
-    // and the commit.
+    // git's `reset --hard` child, which primes the cache-tree from the tree.
+    checkout.prime_cache_tree = true;
+    // Filters are told the branch HEAD is on (none when detached) and the commit.
     checkout.filter_meta = gitpar::FilterMeta {
         ref_name: crate::dwim_ref(&wt_repo, "HEAD").filter(|r| r.starts_with(b"refs/")),
         treeish: Some(commit),

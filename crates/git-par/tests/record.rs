@@ -333,6 +333,131 @@ fn clone_of_trees_git_would_not_write_has_gits_cache_tree() {
     }
 }
 
+/// The files and directories of the work tree at `dir` (`.git` aside), sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push(rel);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// git's `worktree add` and `reset --hard` prime the cache-tree from the tree they check out
+/// (`prime_cache_tree`): its own ids, also for a tree git would not write as it is, so that
+/// `git write-tree` (and the next commit) gives that tree back. git-par's do the same, and,
+/// like git, make no directory for an empty subtree; its `checkout -f` hashes, as git's does.
+#[test]
+fn worktree_add_and_reset_hard_prime_the_cache_tree_as_git_does() {
+    let s = scratch();
+    let src = unusual_trees(s.path());
+    let index_in = |wt: &Path| {
+        let path = git_str(
+            wt,
+            ["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        );
+        gix::index::File::at(
+            path.trim(),
+            gix::hash::Kind::Sha1,
+            false,
+            Default::default(),
+        )
+        .expect("gix reads the index")
+    };
+    for branch in ["main", "odd", "empty"] {
+        let same = |by_git: &Path, by_par: &Path, what: &str| {
+            assert_eq!(
+                index_in(by_par).tree(),
+                index_in(by_git).tree(),
+                "cache-tree after {what} of {branch} (left: git-par)"
+            );
+            assert_eq!(
+                git_str(by_par, ["write-tree"]),
+                git_str(by_git, ["write-tree"]),
+                "write-tree after {what} of {branch}"
+            );
+            assert_eq!(listing(by_par), listing(by_git), "{what} of {branch}");
+            assert_clean(by_par, &[]);
+        };
+        let (by_git, by_par) = (
+            s.join(format!("wt-git-{branch}")),
+            s.join(format!("wt-par-{branch}")),
+        );
+        git_ok(
+            &src,
+            [
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                by_git.to_str().unwrap(),
+                branch,
+            ],
+        );
+        git_par(
+            &src,
+            [
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                by_par.to_str().unwrap(),
+                branch,
+            ],
+        )
+        .assert_success();
+        same(&by_git, &by_par, "worktree add");
+        if branch != "main" {
+            let tree = git_str(&src, ["rev-parse", &format!("{branch}^{{tree}}")]);
+            assert_eq!(git_str(&by_par, ["write-tree"]), tree, "the tree itself");
+        }
+        // Into the empty work tree of a clone without checkout: reset --hard primes, checkout -f
+        // hashes.
+        for (what, args) in [
+            ("reset --hard", ["reset", "-q", "--hard"]),
+            ("checkout -f", ["checkout", "-q", "-f"]),
+        ] {
+            let slug = what.replace(' ', "");
+            let (by_git, by_par) = (
+                s.join(format!("n-git-{branch}-{slug}")),
+                s.join(format!("n-par-{branch}-{slug}")),
+            );
+            for dir in [&by_git, &by_par] {
+                git_ok(
+                    s.path(),
+                    [
+                        "clone",
+                        "-q",
+                        "-n",
+                        "-b",
+                        branch,
+                        src.to_str().unwrap(),
+                        dir.to_str().unwrap(),
+                    ],
+                );
+            }
+            git_ok(&by_git, args);
+            git_par(&by_par, args).assert_success();
+            same(&by_git, &by_par, what);
+        }
+    }
+}
+
 /// A commit whose tree has a gitlink without an object id (the null id, as only a broken tree
 /// has), in a repository whose work tree and index are still at the commit before, and a copy
 /// of it: one for git, one for git-par.

@@ -76,6 +76,22 @@ pub fn plan_ahead(
     })
 }
 
+/// The walked trees the new index's cache-tree takes for a checkout of `tree` planned as `plan`:
+/// the tree's own ids as git's `reset --hard` and `worktree add` prime them
+/// ([`Options::prime_cache_tree`]), else only where they are what hashing gives, as git's
+/// `clone` and `checkout` hash ([`Plan::walked`]).
+pub(crate) fn cache_tree_of<'p>(
+    plan: &'p Plan,
+    tree: ObjectId,
+    opts: &Options,
+) -> Option<crate::record::Walked<'p>> {
+    if opts.prime_cache_tree {
+        plan.primed(tree)
+    } else {
+        plan.walked(tree)
+    }
+}
+
 /// The largest full checkout whose index is encoded while its files are written
 /// ([`crate::record::Prepared`]): 20 MB of index beside the writers; a larger one's index is
 /// made after them, when the plan's memory is given back.
@@ -153,13 +169,12 @@ pub fn checkout_planned(
     // directories stay for its cache-tree.
     full.jobs = Vec::new();
     let index = full.index(repo.object_hash(), &executed.stats);
-    let Plan { dirs, trees, .. } = std::mem::take(&mut full.plan);
+    let plan = Plan {
+        entries: Vec::new(),
+        ..std::mem::take(&mut full.plan)
+    };
     drop(full);
-    let walked = trees.as_deref().map(|trees| crate::record::Walked {
-        root: tree,
-        dirs: &dirs,
-        trees,
-    });
+    let walked = cache_tree_of(&plan, tree, opts);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::phase::mark("files written");
     crate::record::commit(
@@ -300,7 +315,7 @@ impl Full {
                         .spawn_scoped(scope, move || {
                             crate::run::yield_to_the_others();
                             let index = self.index(repo.object_hash(), &[]);
-                            let walked = self.plan.walked(tree);
+                            let walked = cache_tree_of(&self.plan, tree, opts);
                             crate::record::prepare(&repo, index, Some(tree), walked, format)
                         })
                         .ok()

@@ -114,7 +114,6 @@ pub(crate) fn update(
             Err(index)
         }
     };
-    crate::run::drop_apart(full);
     let mut outcome = Outcome {
         written: executed.stats.iter().filter(|s| s.is_some()).count(),
         workers: executed.workers,
@@ -131,23 +130,33 @@ pub(crate) fn update(
     crate::phase::mark("files written");
     match recorded {
         Ok(prepared) => {
+            crate::run::drop_apart(full);
             crate::update::record_prepared(lock, repo, prepared, executed.stats, &mut outcome)?;
         }
-        Err(index) => crate::update::record(
-            lock,
-            repo,
-            index,
-            true,
-            crate::record::Keep {
-                tree: (!interrupted).then_some(new_tree),
-                previous,
-                cache_tree: crate::record::CacheTree::Rebuild,
-                resolve_undo: None,
-                changed_paths: None,
-                fsmonitor: None,
-            },
-            &mut outcome,
-        )?,
+        Err(index) => {
+            // The walk's trees where they describe the index (not after an interruption,
+            // which leaves entries out): primed for `reset --hard`, as the prepared index's.
+            let walked =
+                crate::checkout::cache_tree_of(&full.plan, new_tree, opts).filter(|_| !interrupted);
+            crate::update::record(
+                lock,
+                repo,
+                index,
+                true,
+                crate::record::Keep {
+                    tree: (!interrupted).then_some(new_tree),
+                    previous,
+                    cache_tree: walked.map_or(crate::record::CacheTree::Rebuild, |walked| {
+                        crate::record::CacheTree::Walked(walked)
+                    }),
+                    resolve_undo: None,
+                    changed_paths: None,
+                    fsmonitor: None,
+                },
+                &mut outcome,
+            )?;
+            crate::run::drop_apart(full);
+        }
     }
     crate::phase::mark("index written");
     if interrupted {

@@ -87,6 +87,13 @@ pub struct Options {
     /// update fails ([`crate::update::Error::Checkout`] with the entries), as git's `reset`
     /// dies before it writes the index ("Could not reset index file to revision").
     pub keep_index_on_failed_writes: bool,
+    /// `reset --hard` and `worktree add` (which runs git's `reset --hard`): a full checkout's
+    /// cache-tree records the checked-out tree's own ids, as git's `prime_cache_tree` does,
+    /// even for trees git would not write as they are (`100664` modes, names out of order,
+    /// empty subtrees), so that `git write-tree` and the next commit give back that tree, as
+    /// after git's command. Otherwise (`clone`, `checkout`) the directories' ids are those
+    /// hashing the new index gives, as git's `cache_tree_update`.
+    pub prime_cache_tree: bool,
 }
 
 impl Default for Options {
@@ -110,6 +117,7 @@ impl Default for Options {
             clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
             cwd: None,
             keep_index_on_failed_writes: false,
+            prime_cache_tree: false,
         }
     }
 }

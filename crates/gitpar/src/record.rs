@@ -119,6 +119,9 @@ pub struct Walked<'a> {
     pub dirs: &'a [BString],
     /// The tree of each of `dirs`.
     pub trees: &'a [ObjectId],
+    /// The subtrees without leaves, with their trees, sorted by path ([`crate::plan::Plan::leafless`]):
+    /// nodes of no entries, which only a primed cache-tree has.
+    pub leafless: &'a [(BString, ObjectId)],
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
@@ -930,7 +933,38 @@ pub fn cache_tree(
 /// `walked` does not describe `state` (an entry in a directory it lacks, a directory without
 /// entries, a conflict or an intent-to-add entry): the caller hashes.
 pub(crate) fn cache_tree_walked(state: &State, walked: &Walked<'_>) -> Option<Tree> {
-    let Walked { root, dirs, trees } = *walked;
+    let Walked {
+        root,
+        dirs,
+        trees,
+        leafless,
+    } = *walked;
+    if leafless.is_empty() {
+        return cache_tree_of_dirs(state, root, dirs, trees, None);
+    }
+    // The leafless subtrees among the directories, in path order, allowed to hold nothing.
+    let mut all: Vec<(&BString, ObjectId, bool)> = dirs
+        .iter()
+        .zip(trees.iter().copied())
+        .map(|(d, t)| (d, t, false))
+        .chain(leafless.iter().map(|(d, t)| (d, *t, true)))
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(b.0));
+    let dirs: Vec<BString> = all.iter().map(|a| a.0.clone()).collect();
+    let trees: Vec<ObjectId> = all.iter().map(|a| a.1).collect();
+    let empty: Vec<bool> = all.iter().map(|a| a.2).collect();
+    cache_tree_of_dirs(state, root, &dirs, &trees, Some(&empty))
+}
+
+/// [`cache_tree_walked`] for `dirs` (sorted) and their `trees`; a directory may hold no entry
+/// where `empty` says so, any other makes it `None`.
+fn cache_tree_of_dirs(
+    state: &State,
+    root: ObjectId,
+    dirs: &[BString],
+    trees: &[ObjectId],
+    empty: Option<&[bool]>,
+) -> Option<Tree> {
     let entries = state.entries();
     if dirs.len() != trees.len() || entries.is_empty() {
         return None;
@@ -977,7 +1011,7 @@ pub(crate) fn cache_tree_walked(state: &State, walked: &Walked<'_>) -> Option<Tr
     let mut children: Vec<Vec<Tree>> = (0..dirs.len()).map(|_| Vec::new()).collect();
     let mut at_root = Vec::new();
     for k in (0..dirs.len()).rev() {
-        if counts[k] == 0 {
+        if counts[k] == 0 && !empty.is_some_and(|e| e[k]) {
             return None;
         }
         let name = crate::fs::last_slash(&dirs[k]).map_or(&dirs[k][..], |s| &dirs[k][s + 1..]);
@@ -1598,8 +1632,45 @@ mod tests {
             root: hashed.id,
             dirs: &dirs,
             trees: &trees,
+            leafless: &[],
         };
-        assert_eq!(cache_tree_walked(&state(PATHS), &walked), Some(hashed));
+        assert_eq!(
+            cache_tree_walked(&state(PATHS), &walked),
+            Some(hashed.clone())
+        );
+        // Leafless subtrees (an empty `a/x`, a `z` holding an empty `z/y`) are nodes of no
+        // entries among the others, children in git's order (by name length, then name).
+        let empty = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let z = ObjectId::from_bytes_or_panic(&[7; 20]);
+        let leafless: Vec<(BString, ObjectId)> = vec![
+            ("a/x".into(), empty),
+            ("z".into(), z),
+            ("z/y".into(), empty),
+        ];
+        let primed = Walked {
+            leafless: &leafless,
+            ..walked
+        };
+        let tree = cache_tree_walked(&state(PATHS), &primed).expect("primed");
+        let node = |name: &str, id, children| Tree {
+            name: name.as_bytes().into(),
+            id,
+            num_entries: Some(0),
+            children,
+        };
+        let mut expected = hashed.clone();
+        expected
+            .children
+            .push(node("z", z, vec![node("y", empty, vec![])]));
+        expected.children = subtree_order(expected.children);
+        let a = expected
+            .children
+            .iter_mut()
+            .find(|c| c.name.as_slice() == b"a")
+            .expect("a");
+        a.children.push(node("x", empty, vec![]));
+        a.children = subtree_order(std::mem::take(&mut a.children));
+        assert_eq!(tree, expected);
         // A directory the walk does not name (a path below `a/b/x`), an empty directory, an
         // intent-to-add entry: no cache-tree from the walk.
         let mut more = PATHS.to_vec();

@@ -48,6 +48,7 @@ pub fn hard(
     let new_tree = tree_of(repo, commit)?;
     let options = Options {
         keep_index_on_failed_writes: true,
+        prime_cache_tree: true,
         ..request.options.clone()
     };
     let outcome = update::update(

@@ -507,6 +507,7 @@ fn select(
         entries,
         dirs,
         trees: None,
+        ..Plan::default()
     };
     let vanished = if req.overlay {
         Vec::new()

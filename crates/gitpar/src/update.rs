@@ -1407,6 +1407,7 @@ fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
         entries,
         dirs: new_dirs,
         trees: None,
+        ..Plan::default()
     }
 }
 
