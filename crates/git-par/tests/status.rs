@@ -767,6 +767,56 @@ fn status_of_a_sparse_index_git_wrote() {
     }
 }
 
+/// A sparse index git wrote, expanded by git-par's status and written back with fresh stat
+/// data: its cache-tree is the expanded index's, as git's `ensure_full_index` hashes it anew.
+/// Written as read, each sparse directory counted one entry in it, and git, making the index
+/// sparse again from those counts, kept a directory entry per file below it (t1092.5: `git
+/// ls-files --sparse` listed `folder1/` three times, and `git add` then wrote a tree with
+/// every name twice).
+#[test]
+fn a_sparse_index_written_back_by_status_has_its_entries_counted() {
+    let s = scratch();
+    let repo = init_repo(s.path(), "repo");
+    commit_files(&repo, &["in/a", "out/b", "out/c", "out/deep/d", "top"]);
+    git_ok(
+        &repo,
+        ["sparse-checkout", "init", "--cone", "--sparse-index"],
+    );
+    git_ok(&repo, ["sparse-checkout", "set", "in"]);
+    let other = s.join("other");
+    copy_repo(&repo, &other);
+    // Stat data to refresh, so that both write the index back.
+    for dir in [&repo, &other] {
+        std::fs::write(dir.join("in/a"), "in/a\n").unwrap();
+    }
+    git_ok(&repo, ["status", "--porcelain"]);
+    git_par(&other, ["status", "--porcelain"]).assert_success();
+    let listing = |dir: &Path| git_str(dir, ["ls-files", "--sparse", "-s"]);
+    assert_eq!(listing(&other), listing(&repo));
+    std::fs::write(repo.join("new"), "new\n").unwrap();
+    std::fs::write(other.join("new"), "new\n").unwrap();
+    git_ok(&repo, ["add", "new"]);
+    git_ok(&other, ["add", "new"]);
+    assert_eq!(listing(&other), listing(&repo));
+    assert_eq!(
+        git_str(&other, ["write-tree"]),
+        git_str(&repo, ["write-tree"])
+    );
+    for args in [
+        &["status", "--porcelain=v2"][..],
+        &["status", "--porcelain"],
+    ] {
+        let by_git = git(&repo, args);
+        let by_par = git_par(&other, args);
+        assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
+        assert_eq!(
+            git_str(&other, args).trim(),
+            by_git.stdout_str().trim(),
+            "git's, {args:?}"
+        );
+    }
+}
+
 /// A skip-worktree entry whose file is in the work tree all the same (copied back by hand) is
 /// an ordinary tracked entry to git (`clear_skip_worktree_from_present_files`): its changes
 /// show in status, and a refresh sees it (t1092.29).

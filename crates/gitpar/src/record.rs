@@ -517,6 +517,39 @@ pub(crate) fn read_for_refresh(
     })
 }
 
+/// Whether each valid node of `tree` counts the entries `state` has in its directory and below,
+/// as a cache-tree written with an index must (git trusts the counts: a sparse index made from
+/// a cache-tree whose `dir` counts one entry for two replaces one of them and keeps the other).
+fn counts_match(state: &State, tree: &Tree) -> bool {
+    fn node(state: &State, tree: &Tree, prefix: &mut Vec<u8>) -> bool {
+        if let Some(count) = tree.num_entries {
+            let entries = state.entries();
+            let below = if prefix.is_empty() {
+                entries.len()
+            } else {
+                let first =
+                    entries.partition_point(|e| <&[u8]>::from(e.path(state)) < prefix.as_slice());
+                entries[first..]
+                    .iter()
+                    .take_while(|e| e.path(state).starts_with(prefix))
+                    .count()
+            };
+            if usize::try_from(count).ok() != Some(below) {
+                return false;
+            }
+        }
+        tree.children.iter().all(|child| {
+            let len = prefix.len();
+            prefix.extend_from_slice(&child.name);
+            prefix.push(b'/');
+            let matches = node(state, child, prefix);
+            prefix.truncate(len);
+            matches
+        })
+    }
+    node(state, tree, &mut Vec::new())
+}
+
 /// Write the index after a refresh (`git update-index --refresh`, `git status`): `state` has
 /// the entries of the index file at `index_path` with fresh stat data only — same paths, same
 /// flags, same objects — so the file keeps its version and every extension after the entries
@@ -590,6 +623,14 @@ pub(crate) fn commit_refreshed(
             }
         });
     let Some(extensions) = extensions else {
+        // A refresh changes stat data only: git's leaves the cache-tree as it was. Not one read
+        // with a sparse index that was expanded since (each sparse directory one entry in its
+        // counts): git's `ensure_full_index` hashes the expanded index's anew.
+        let cache_tree = if state.tree().is_none_or(|tree| counts_match(state, tree)) {
+            CacheTree::Kept
+        } else {
+            CacheTree::Rebuild
+        };
         return commit(
             lock,
             repo,
@@ -597,8 +638,7 @@ pub(crate) fn commit_refreshed(
             Keep {
                 tree: None,
                 previous: Some(state),
-                // A refresh changes stat data only: git's leaves the cache-tree as it was.
-                cache_tree: CacheTree::Kept,
+                cache_tree,
                 resolve_undo: None,
                 // A refresh changes no entry: the untracked cache is carried whole.
                 changed_paths: Some(&[]),
