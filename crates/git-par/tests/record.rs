@@ -360,8 +360,9 @@ fn listing(dir: &Path) -> Vec<String> {
 
 /// git's `worktree add` and `reset --hard` prime the cache-tree from the tree they check out
 /// (`prime_cache_tree`): its own ids, also for a tree git would not write as it is, so that
-/// `git write-tree` (and the next commit) gives that tree back. git-par's do the same, and,
-/// like git, make no directory for an empty subtree; its `checkout -f` hashes, as git's does.
+/// `git write-tree` (and the next commit) gives that tree back, also after a `reset --hard` in a
+/// work tree checked out. git-par's do the same, and, like git, make no directory for an empty
+/// subtree; its `checkout -f` hashes, as git's does.
 #[test]
 fn worktree_add_and_reset_hard_prime_the_cache_tree_as_git_does() {
     let s = scratch();
@@ -425,6 +426,13 @@ fn worktree_add_and_reset_hard_prime_the_cache_tree_as_git_does() {
         if branch != "main" {
             let tree = git_str(&src, ["rev-parse", &format!("{branch}^{{tree}}")]);
             assert_eq!(git_str(&by_par, ["write-tree"]), tree, "the tree itself");
+        }
+        // reset --hard in a checked-out work tree (the two-way update) primes too, from every
+        // branch to every other.
+        for to in ["odd", "main", "empty", "main"] {
+            git_ok(&by_git, ["reset", "-q", "--hard", to]);
+            git_par(&by_par, ["reset", "-q", "--hard", to]).assert_success();
+            same(&by_git, &by_par, &format!("reset --hard {to}"));
         }
         // Into the empty work tree of a clone without checkout: reset --hard primes, checkout -f
         // hashes.

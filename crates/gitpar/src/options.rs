@@ -87,7 +87,7 @@ pub struct Options {
     /// update fails ([`crate::update::Error::Checkout`] with the entries), as git's `reset`
     /// dies before it writes the index ("Could not reset index file to revision").
     pub keep_index_on_failed_writes: bool,
-    /// `reset --hard` and `worktree add` (which runs git's `reset --hard`): a full checkout's
+    /// `reset --hard` and `worktree add` (which runs git's `reset --hard`): the new index's
     /// cache-tree records the checked-out tree's own ids, as git's `prime_cache_tree` does,
     /// even for trees git would not write as they are (`100664` modes, names out of order,
     /// empty subtrees), so that `git write-tree` and the next commit give back that tree, as

@@ -107,6 +107,11 @@ pub enum CacheTree<'a> {
     /// The trees of a full checkout's directories, known from its walk: taken as they are
     /// where they describe the index ([`cache_tree_walked`]), else [`CacheTree::Rebuild`].
     Walked(Walked<'a>),
+    /// git's `reset --hard` (`prime_cache_tree`): the cache-tree of [`Keep::tree`] itself, its
+    /// own ids also where a tree is not what git writes (a `100664` mode, an empty subtree).
+    /// Made as [`CacheTree::Repair`] with these directories; where its root is not that tree
+    /// (only then do the two differ), from the tree's objects ([`primed`]).
+    Primed(&'a HashSet<BString>),
 }
 
 /// The tree of each directory of a checkout of a whole tree, from its walk
@@ -202,6 +207,24 @@ pub fn commit(
         CacheTree::Rebuild => cache_tree(&state, keep.tree, None, |id| repo.has_object(id)),
         CacheTree::Walked(walked) => cache_tree_walked(&state, &walked)
             .or_else(|| cache_tree(&state, keep.tree, None, |id| repo.has_object(id))),
+        CacheTree::Primed(changed) => {
+            let repaired = cache_tree(
+                &state,
+                keep.tree,
+                previous_tree.map(|t| (t, changed)),
+                |id| repo.has_object(id),
+            );
+            match keep.tree {
+                Some(root)
+                    if repaired
+                        .as_ref()
+                        .is_none_or(|t| t.num_entries.is_none() || t.id != root) =>
+                {
+                    primed(&repo.objects, root, state.entries().len()).or(repaired)
+                }
+                _ => repaired,
+            }
+        }
     };
     // Split where git would split it (`crate::split_index`): the shared index first, then this
     // file with what differs from it.
@@ -515,6 +538,50 @@ pub(crate) fn read_for_refresh(
         bytes: Some(bytes),
         split: false,
     })
+}
+
+/// The cache-tree of the tree `root` as git's `prime_cache_tree` makes it: each directory's own
+/// tree and the number of leaves below it (a subtree counts its leaves, an empty one none), its
+/// children in git's order; `None` if a tree cannot be read, or if the leaves are not the
+/// index's `entries` many (then it does not describe the index).
+fn primed(objects: &impl gix::objs::Find, root: ObjectId, entries: usize) -> Option<Tree> {
+    fn node(
+        objects: &impl gix::objs::Find,
+        name: &[u8],
+        id: ObjectId,
+        buf: &mut Vec<u8>,
+    ) -> Option<Tree> {
+        let mut count = 0u32;
+        let mut subtrees = Vec::new();
+        if !id.is_empty_tree() {
+            let data = objects.try_find(&id, buf).ok()??;
+            if data.kind != gix::objs::Kind::Tree {
+                return None;
+            }
+            for entry in gix::objs::TreeRefIter::from_bytes(data.data, id.kind()) {
+                let entry = entry.ok()?;
+                if entry.mode.is_tree() {
+                    subtrees.push((entry.filename.to_owned(), entry.oid.to_owned()));
+                } else {
+                    count = count.checked_add(1)?;
+                }
+            }
+        }
+        let mut children = Vec::with_capacity(subtrees.len());
+        for (name, sub) in subtrees {
+            let child = node(objects, &name, sub, buf)?;
+            count = count.checked_add(child.num_entries?)?;
+            children.push(child);
+        }
+        Some(Tree {
+            name: name.into(),
+            id,
+            num_entries: Some(count),
+            children: subtree_order(children),
+        })
+    }
+    let tree = node(objects, b"", root, &mut Vec::new())?;
+    (usize::try_from(tree.num_entries?).ok()? == entries).then_some(tree)
 }
 
 /// Whether each valid node of `tree` counts the entries `state` has in its directory and below,

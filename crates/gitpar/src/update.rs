@@ -624,6 +624,9 @@ fn run(
     };
     let cache_tree = if trees.is_none() && !expanded {
         crate::record::CacheTree::Kept
+    } else if opts.prime_cache_tree && trees.is_some() {
+        // git's `reset --hard` primes the cache-tree from the tree it reset to.
+        crate::record::CacheTree::Primed(&changed)
     } else {
         crate::record::CacheTree::Repair(&changed)
     };
