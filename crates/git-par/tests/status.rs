@@ -736,6 +736,35 @@ fn a_split_index_is_written_split_as_git_writes_it() {
     }
 }
 
+/// The two porcelain formats of `git status`.
+const PORCELAINS: [&[&str]; 2] = [&["status", "--porcelain=v2"], &["status", "--porcelain"]];
+
+/// Each of [`PORCELAINS`] by git in `by_git` and by git-par in `by_par`: the same output.
+/// Returns git-par's.
+fn same_porcelain(by_git: &Path, by_par: &Path) -> Vec<String> {
+    PORCELAINS
+        .iter()
+        .map(|args| {
+            let (theirs, ours) = (git(by_git, *args), git_par(by_par, *args));
+            assert_eq!(ours.stdout_str(), theirs.stdout_str(), "{args:?}");
+            ours.stdout_str().to_owned()
+        })
+        .collect()
+}
+
+/// A repository `repo` in `dir` with `files` committed, made a cone-mode sparse checkout of
+/// `in` with a sparse index by git (the directories outside the cone single entries).
+fn sparse_index_repo(dir: &Path, files: &[&str]) -> PathBuf {
+    let repo = init_repo(dir, "repo");
+    commit_files(&repo, files);
+    git_ok(
+        &repo,
+        ["sparse-checkout", "init", "--cone", "--sparse-index"],
+    );
+    git_ok(&repo, ["sparse-checkout", "set", "in"]);
+    repo
+}
+
 /// A sparse index that git wrote (cone mode, `index.sparse`, directories outside the cone as
 /// single entries): git-par's status expands it, and compares HEAD with it as git does, staged
 /// changes included (t1092.5: the expanded index still called itself sparse, and the diff
@@ -743,13 +772,10 @@ fn a_split_index_is_written_split_as_git_writes_it() {
 #[test]
 fn status_of_a_sparse_index_git_wrote() {
     let s = scratch();
-    let repo = init_repo(s.path(), "repo");
-    commit_files(&repo, &["in/a", "in/deep/b", "out/c", "out/deep/d", "top"]);
-    git_ok(
-        &repo,
-        ["sparse-checkout", "init", "--cone", "--sparse-index"],
+    let repo = sparse_index_repo(
+        s.path(),
+        &["in/a", "in/deep/b", "out/c", "out/deep/d", "top"],
     );
-    git_ok(&repo, ["sparse-checkout", "set", "in"]);
     std::fs::write(repo.join("in/a"), "changed\n").unwrap();
     std::fs::write(repo.join("top"), "staged\n").unwrap();
     git_ok(&repo, ["add", "top"]);
@@ -776,13 +802,7 @@ fn status_of_a_sparse_index_git_wrote() {
 #[test]
 fn a_sparse_index_written_back_by_status_has_its_entries_counted() {
     let s = scratch();
-    let repo = init_repo(s.path(), "repo");
-    commit_files(&repo, &["in/a", "out/b", "out/c", "out/deep/d", "top"]);
-    git_ok(
-        &repo,
-        ["sparse-checkout", "init", "--cone", "--sparse-index"],
-    );
-    git_ok(&repo, ["sparse-checkout", "set", "in"]);
+    let repo = sparse_index_repo(s.path(), &["in/a", "out/b", "out/c", "out/deep/d", "top"]);
     let other = s.join("other");
     copy_repo(&repo, &other);
     // Stat data to refresh, so that both write the index back.
@@ -802,16 +822,11 @@ fn a_sparse_index_written_back_by_status_has_its_entries_counted() {
         git_str(&other, ["write-tree"]),
         git_str(&repo, ["write-tree"])
     );
-    for args in [
-        &["status", "--porcelain=v2"][..],
-        &["status", "--porcelain"],
-    ] {
-        let by_git = git(&repo, args);
-        let by_par = git_par(&other, args);
-        assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
+    same_porcelain(&repo, &other);
+    for args in PORCELAINS {
         assert_eq!(
-            git_str(&other, args).trim(),
-            by_git.stdout_str().trim(),
+            git_str(&other, args),
+            git_str(&repo, args),
             "git's, {args:?}"
         );
     }
@@ -836,14 +851,8 @@ fn a_present_file_outside_the_sparse_patterns_is_tracked_again() {
     std::fs::write(repo.join("out/b"), "out/b\nmore\n").unwrap();
     let other = s.join("other");
     copy_repo(&repo, &other);
-    for args in [
-        &["status", "--porcelain=v2"][..],
-        &["status", "--porcelain"],
-    ] {
-        let by_git = git(&repo, args);
-        let by_par = git_par(&other, args);
-        assert_eq!(by_par.stdout_str(), by_git.stdout_str(), "{args:?}");
-        assert!(by_par.stdout_str().contains("out/b"), "{args:?}");
+    for out in same_porcelain(&repo, &other) {
+        assert!(out.contains("out/b"), "{out}");
     }
     let by_git = git(&repo, ["update-index", "--refresh"]);
     let by_par = git_par(&other, ["refresh"]);
