@@ -76,19 +76,20 @@ pub fn plan_ahead(
     })
 }
 
-/// The walked trees the new index's cache-tree takes for a checkout of `tree` planned as `plan`:
-/// the tree's own ids as git's `reset --hard` and `worktree add` prime them
-/// ([`Options::prime_cache_tree`]), else only where they are what hashing gives, as git's
-/// `clone` and `checkout` hash ([`Plan::walked`]).
+/// How the new index of a checkout of `tree` planned as `plan` gets its cache-tree: the walk's
+/// trees where hashing gives the same ids ([`Plan::walked`]); for a plan with trees git would
+/// not write as they are, the tree's own ids where git's `reset --hard` and `worktree add` prime
+/// them ([`Options::prime_cache_tree`]), else hashed, as git's `clone` and `checkout` hash.
 pub(crate) fn cache_tree_of<'p>(
     plan: &'p Plan,
     tree: ObjectId,
     opts: &Options,
-) -> Option<crate::record::Walked<'p>> {
-    if opts.prime_cache_tree {
-        plan.primed(tree)
-    } else {
-        plan.walked(tree)
+) -> crate::record::CacheTree<'p> {
+    use crate::record::CacheTree;
+    match plan.walked(tree) {
+        Some(walked) => CacheTree::Walked(walked),
+        None if opts.prime_cache_tree && plan.odd => CacheTree::Primed(None),
+        None => CacheTree::Rebuild,
     }
 }
 
@@ -174,7 +175,7 @@ pub fn checkout_planned(
         ..std::mem::take(&mut full.plan)
     };
     drop(full);
-    let walked = cache_tree_of(&plan, tree, opts);
+    let cache_tree = cache_tree_of(&plan, tree, opts);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::phase::mark("files written");
     crate::record::commit(
@@ -184,9 +185,7 @@ pub fn checkout_planned(
         crate::record::Keep {
             tree: Some(tree),
             previous: None,
-            cache_tree: walked.map_or(crate::record::CacheTree::Rebuild, |walked| {
-                crate::record::CacheTree::Walked(walked)
-            }),
+            cache_tree,
             resolve_undo: None,
             changed_paths: None,
             fsmonitor: None,
@@ -315,8 +314,8 @@ impl Full {
                         .spawn_scoped(scope, move || {
                             crate::run::yield_to_the_others();
                             let index = self.index(repo.object_hash(), &[]);
-                            let walked = cache_tree_of(&self.plan, tree, opts);
-                            crate::record::prepare(&repo, index, Some(tree), walked, format)
+                            let how = cache_tree_of(&self.plan, tree, opts);
+                            crate::record::prepare(&repo, index, Some(tree), how, format)
                         })
                         .ok()
                 });

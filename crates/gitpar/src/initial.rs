@@ -134,10 +134,12 @@ pub(crate) fn update(
             crate::update::record_prepared(lock, repo, prepared, executed.stats, &mut outcome)?;
         }
         Err(index) => {
-            // The walk's trees where they describe the index (not after an interruption,
-            // which leaves entries out): primed for `reset --hard`, as the prepared index's.
-            let walked =
-                crate::checkout::cache_tree_of(&full.plan, new_tree, opts).filter(|_| !interrupted);
+            // As the prepared index's (not after an interruption, which leaves entries out).
+            let cache_tree = if interrupted {
+                crate::record::CacheTree::Rebuild
+            } else {
+                crate::checkout::cache_tree_of(&full.plan, new_tree, opts)
+            };
             crate::update::record(
                 lock,
                 repo,
@@ -146,9 +148,7 @@ pub(crate) fn update(
                 crate::record::Keep {
                     tree: (!interrupted).then_some(new_tree),
                     previous,
-                    cache_tree: walked.map_or(crate::record::CacheTree::Rebuild, |walked| {
-                        crate::record::CacheTree::Walked(walked)
-                    }),
+                    cache_tree,
                     resolve_undo: None,
                     changed_paths: None,
                     fsmonitor: None,

@@ -70,25 +70,21 @@ pub struct Plan {
     pub entries: Vec<Entry>,
     /// Every directory that must exist before the entries are written, parents before children.
     /// Gitlink directories are not in this list: they are entries; nor are the directories of
-    /// subtrees without any leaf below them ([`Plan::leafless`]): git makes no directory for
-    /// them.
+    /// subtrees without any leaf below them (an empty tree, or trees of empty trees): git makes
+    /// no directory for them.
     pub dirs: Vec<BString>,
     /// The tree object of each of `dirs` (same order) when the plan was made of a whole tree
-    /// ([`from_tree`], [`from_tree_parallel`]); `None` for plans made otherwise. The new
+    /// ([`from_tree`], [`from_tree_parallel`]) that is exactly what git writes for the index
+    /// of its leaves; `None` for plans made otherwise, and for [`Plan::odd`] ones. The new
     /// index's cache-tree takes them instead of hashing every directory again (5 of the 10 ms
-    /// that encoding deno's index took), as git's `reset --hard` and `worktree add` record a
-    /// checked-out tree's own ids (`prime_cache_tree`: [`Plan::primed`]). git's `clone` and
-    /// `checkout` hash the directories instead, which gives the same ids unless a tree is
-    /// [`Plan::odd`] ([`Plan::walked`]).
+    /// that encoding deno's index took): the same ids, since git would write the same trees.
     pub trees: Option<Vec<ObjectId>>,
     /// Some tree of the plan is not what git writes for the index of its leaves: it spells a
     /// mode as git does not (`100664`, `040000`), lists its names out of order or holds a
-    /// subtree without leaves. Hashing the index then gives other ids than the trees'.
+    /// subtree without leaves. Hashing the index then gives other ids than the trees' (git's
+    /// `clone` and `checkout` hash, its `reset --hard` and `worktree add` record the tree's own,
+    /// [`crate::Options::prime_cache_tree`]).
     pub odd: bool,
-    /// The subtrees without any leaf below them (an empty tree, or trees of empty trees), with
-    /// their trees, sorted by path: not made on disk, and in the cache-tree git primes from the
-    /// tree as nodes of no entries.
-    pub leafless: Vec<(BString, ObjectId)>,
 }
 
 /// Why a tree cannot be checked out. Each variant names the offending path, since the tree that
@@ -213,7 +209,7 @@ pub fn from_tree_parallel(
             Some(Part::Odd) => odd = true,
         }
     }
-    (plan.trees, plan.odd) = (Some(trees), odd);
+    (plan.trees, plan.odd) = ((!odd).then_some(trees), odd);
     drop(parts);
     // The parts' blocks, freed amid the paths the plan keeps, stay resident otherwise.
     crate::run::give_back_freed(plan.entries.len());
@@ -375,7 +371,9 @@ fn walk(
             Some(kind) => plan.entries.push(Entry { path, id, kind }),
         }
     }
-    plan.odd |= odd;
+    if odd {
+        (plan.trees, plan.odd) = (None, true);
+    }
     Ok(())
 }
 
@@ -386,7 +384,7 @@ fn finish(mut plan: Plan) -> Plan {
     if !plan.entries.is_sorted_by(|a, b| a.path <= b.path) {
         plan.entries.sort_by(|a, b| a.path.cmp(&b.path));
         // A tree listing its names out of order is not one git writes.
-        plan.odd = true;
+        (plan.trees, plan.odd) = (None, true);
     }
     match plan.trees.take() {
         Some(trees) if trees.len() == plan.dirs.len() => {
@@ -405,15 +403,15 @@ fn finish(mut plan: Plan) -> Plan {
         _ => plan.dirs.sort(),
     }
     if plan.odd {
-        set_leafless_apart(&mut plan);
+        drop_leafless(&mut plan);
     }
     plan
 }
 
-/// Move the directories no entry is below out of `plan.dirs` (and their trees out of
-/// `plan.trees`) into `plan.leafless`. Only an odd plan can have them: a subtree without
-/// leaves holds an empty tree at its bottom.
-fn set_leafless_apart(plan: &mut Plan) {
+/// Drop the directories no entry is below from `plan.dirs`: no directory is made for them.
+/// Only an odd plan (which has no trees) can have them: a subtree without leaves holds an empty
+/// tree at its bottom.
+fn drop_leafless(plan: &mut Plan) {
     let mut holds = vec![false; plan.dirs.len()];
     let mut last: Option<&[u8]> = None;
     for entry in &plan.entries {
@@ -442,49 +440,19 @@ fn set_leafless_apart(plan: &mut Plan) {
             }
         }
     }
-    if holds.iter().all(|&h| h) {
-        return;
-    }
-    let dirs = std::mem::take(&mut plan.dirs);
-    let mut trees = plan.trees.take().map(Vec::into_iter);
-    for (dir, held) in dirs.into_iter().zip(holds) {
-        let tree = trees.as_mut().and_then(Iterator::next);
-        if held {
-            plan.dirs.push(dir);
-            if let Some(tree) = tree {
-                plan.trees.get_or_insert_with(Vec::new).push(tree);
-            }
-        } else if let Some(tree) = tree {
-            plan.leafless.push((dir, tree));
-        }
-    }
-    if trees.is_some() && plan.trees.is_none() {
-        plan.trees = Some(Vec::new());
-    }
+    let mut held = holds.into_iter();
+    plan.dirs
+        .retain(|_| held.next().expect("one per directory"));
 }
 
 impl Plan {
-    /// The trees of this plan's directories for the cache-tree of a command that hashes the
-    /// new index's directories (git's `clone`, `checkout`), the plan being that of the tree
-    /// `root`: where the walk knows them all and hashing gives the same ids (the plan is not
-    /// [`Plan::odd`]).
+    /// The trees of this plan's directories for the new index's cache-tree, the plan being that
+    /// of the tree `root`, if the walk knows them all (see [`Plan::trees`]).
     pub fn walked(&self, root: ObjectId) -> Option<crate::record::Walked<'_>> {
-        if self.odd {
-            return None;
-        }
-        self.primed(root)
-    }
-
-    /// The trees of this plan's directories for the cache-tree of a command that records the
-    /// checked-out tree's own ids, as git's `reset --hard` and `worktree add` do with
-    /// `prime_cache_tree`, odd trees and leafless subtrees included: `git write-tree` then
-    /// gives back the tree checked out, as it does after git's.
-    pub fn primed(&self, root: ObjectId) -> Option<crate::record::Walked<'_>> {
         Some(crate::record::Walked {
             root,
             dirs: &self.dirs,
             trees: self.trees.as_deref()?,
-            leafless: &self.leafless,
         })
     }
 }
@@ -845,22 +813,18 @@ mod tests {
         };
         assert_eq!(paths(&sorted), ["a.b", "a/c", "a0"]);
         assert_eq!(paths(&unsorted), ["a/c", "b", "z"]);
-        // The trees are kept; a plan with a tree git would not write as it is is odd, and its
-        // trees serve a primed cache-tree only.
-        let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).expect("hex");
-        let root = id(&sorted);
+        // The trees are kept for the cache-tree only where git would write them as they are;
+        // a plan with one it would not is odd.
+        let sub_id = ObjectId::from_hex(sub.as_bytes()).expect("hex");
         let normal = plan(&sorted);
-        assert_eq!(normal.trees, Some(vec![id(&sub)]));
-        assert!(!normal.odd && normal.leafless.is_empty());
-        assert!(normal.walked(root).is_some() && normal.primed(root).is_some());
+        assert_eq!(normal.trees, Some(vec![sub_id]));
+        assert!(!normal.odd);
         let odd_mode = mktree(&[entry("100664", "c", &blob)]);
         let odd = mktree(&[entry("40000", "a", &odd_mode)]);
         let zero_padded = mktree(&[entry("040000", "a", &sub)]);
-        for (tree, a) in [(&unsorted, &sub), (&odd, &odd_mode), (&zero_padded, &sub)] {
+        for tree in [&unsorted, &odd, &zero_padded] {
             let p = plan(tree);
-            assert!(p.odd, "{tree}");
-            assert_eq!(p.trees, Some(vec![id(a)]), "{tree}");
-            assert!(p.walked(id(tree)).is_none() && p.primed(id(tree)).is_some());
+            assert!(p.odd && p.trees.is_none(), "{tree}");
         }
         // A subtree without leaves (an empty tree, a tree of one) is no directory to make.
         let empty = mktree(&[]);
@@ -871,22 +835,8 @@ mod tests {
             entry("40000", "g", &of_empty),
         ]);
         let p = plan(&with_empty);
-        assert!(p.odd);
+        assert!(p.odd && p.trees.is_none());
         assert_eq!(p.dirs, ["a"]);
-        assert_eq!(p.trees, Some(vec![id(&sub)]));
-        let leafless: Vec<(String, ObjectId)> = p
-            .leafless
-            .iter()
-            .map(|(d, t)| (d.to_string(), *t))
-            .collect();
-        assert_eq!(
-            leafless,
-            [
-                ("e".to_owned(), id(&empty)),
-                ("g".to_owned(), id(&of_empty)),
-                ("g/f".to_owned(), id(&empty))
-            ]
-        );
     }
 
     /// The walk on several threads gives the walk's plan, and its first error: trees whose

@@ -109,9 +109,10 @@ pub enum CacheTree<'a> {
     Walked(Walked<'a>),
     /// git's `reset --hard` (`prime_cache_tree`): the cache-tree of [`Keep::tree`] itself, its
     /// own ids also where a tree is not what git writes (a `100664` mode, an empty subtree).
-    /// Made as [`CacheTree::Repair`] with these directories; where its root is not that tree
-    /// (only then do the two differ), from the tree's objects ([`primed`]).
-    Primed(&'a HashSet<BString>),
+    /// Made as [`CacheTree::Repair`] with these directories (as [`CacheTree::Rebuild`] with
+    /// none); where its root is not that tree (only then do the two differ), from the tree's
+    /// objects ([`primed`]).
+    Primed(Option<&'a HashSet<BString>>),
 }
 
 /// The tree of each directory of a checkout of a whole tree, from its walk
@@ -124,9 +125,6 @@ pub struct Walked<'a> {
     pub dirs: &'a [BString],
     /// The tree of each of `dirs`.
     pub trees: &'a [ObjectId],
-    /// The subtrees without leaves, with their trees, sorted by path ([`crate::plan::Plan::leafless`]):
-    /// nodes of no entries, which only a primed cache-tree has.
-    pub leafless: &'a [(BString, ObjectId)],
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the
@@ -196,36 +194,7 @@ pub fn commit(
 ) -> Result<(), Error> {
     let format = Format::of(repo, keep.previous);
     let previous_tree = keep.previous.and_then(State::tree);
-    let tree = match keep.cache_tree {
-        CacheTree::Kept => previous_tree.cloned(),
-        CacheTree::Repair(changed) => cache_tree(
-            &state,
-            keep.tree,
-            previous_tree.map(|t| (t, changed)),
-            |id| repo.has_object(id),
-        ),
-        CacheTree::Rebuild => cache_tree(&state, keep.tree, None, |id| repo.has_object(id)),
-        CacheTree::Walked(walked) => cache_tree_walked(&state, &walked)
-            .or_else(|| cache_tree(&state, keep.tree, None, |id| repo.has_object(id))),
-        CacheTree::Primed(changed) => {
-            let repaired = cache_tree(
-                &state,
-                keep.tree,
-                previous_tree.map(|t| (t, changed)),
-                |id| repo.has_object(id),
-            );
-            match keep.tree {
-                Some(root)
-                    if repaired
-                        .as_ref()
-                        .is_none_or(|t| t.num_entries.is_none() || t.id != root) =>
-                {
-                    primed(&repo.objects, root, state.entries().len()).or(repaired)
-                }
-                _ => repaired,
-            }
-        }
-    };
+    let tree = cache_tree_as(repo, &state, keep.tree, previous_tree, keep.cache_tree);
     // Split where git would split it (`crate::split_index`): the shared index first, then this
     // file with what differs from it.
     let split = crate::split_index::plan(repo, lock.index_path(), &state, format);
@@ -290,20 +259,53 @@ pub(crate) struct Prepared {
     refused: Option<String>,
 }
 
+/// The cache-tree of the index `state` (whose tree is `tree`, if known) made as `how` says, from
+/// the `previous` index's where `how` keeps or repairs it: [`commit`]'s and [`prepare`]'s.
+fn cache_tree_as(
+    repo: &gix::Repository,
+    state: &State,
+    tree: Option<ObjectId>,
+    previous: Option<&Tree>,
+    how: CacheTree<'_>,
+) -> Option<Tree> {
+    let exists = |id: &ObjectId| repo.has_object(id);
+    match how {
+        CacheTree::Kept => previous.cloned(),
+        CacheTree::Repair(changed) => {
+            cache_tree(state, tree, previous.map(|t| (t, changed)), exists)
+        }
+        CacheTree::Rebuild => cache_tree(state, tree, None, exists),
+        CacheTree::Walked(walked) => {
+            cache_tree_walked(state, &walked).or_else(|| cache_tree(state, tree, None, exists))
+        }
+        CacheTree::Primed(changed) => {
+            let repaired = cache_tree(state, tree, previous.zip(changed), exists);
+            match tree {
+                Some(root)
+                    if repaired
+                        .as_ref()
+                        .is_none_or(|t| t.num_entries.is_none() || t.id != root) =>
+                {
+                    primed(&repo.objects, root, state.entries().len()).or(repaired)
+                }
+                _ => repaired,
+            }
+        }
+    }
+}
+
 /// Encode the new index `state` (stat data to come, see [`Prepared`]) in `format` with the
-/// cache-tree of `tree`, as [`commit`] would write it with no extension to keep from a previous
-/// index; with the `walked` trees of its directories where the checkout's walk knows them.
+/// cache-tree of `tree` made as `how` says, as [`commit`] would write it with no extension to
+/// keep from a previous index.
 pub(crate) fn prepare(
     repo: &gix::Repository,
     state: State,
     tree: Option<ObjectId>,
-    walked: Option<Walked<'_>>,
+    how: CacheTree<'_>,
     format: Format,
 ) -> Prepared {
     let hash = state.object_hash();
-    let cache = walked
-        .and_then(|walked| cache_tree_walked(&state, &walked))
-        .or_else(|| cache_tree(&state, tree, None, |id| repo.has_object(id)));
+    let cache = cache_tree_as(repo, &state, tree, None, how);
     let mut body = Vec::new();
     let mut offsets = Vec::with_capacity(state.entries().len());
     let unhashed = Format {
@@ -1040,38 +1042,7 @@ pub fn cache_tree(
 /// `walked` does not describe `state` (an entry in a directory it lacks, a directory without
 /// entries, a conflict or an intent-to-add entry): the caller hashes.
 pub(crate) fn cache_tree_walked(state: &State, walked: &Walked<'_>) -> Option<Tree> {
-    let Walked {
-        root,
-        dirs,
-        trees,
-        leafless,
-    } = *walked;
-    if leafless.is_empty() {
-        return cache_tree_of_dirs(state, root, dirs, trees, None);
-    }
-    // The leafless subtrees among the directories, in path order, allowed to hold nothing.
-    let mut all: Vec<(&BString, ObjectId, bool)> = dirs
-        .iter()
-        .zip(trees.iter().copied())
-        .map(|(d, t)| (d, t, false))
-        .chain(leafless.iter().map(|(d, t)| (d, *t, true)))
-        .collect();
-    all.sort_by(|a, b| a.0.cmp(b.0));
-    let dirs: Vec<BString> = all.iter().map(|a| a.0.clone()).collect();
-    let trees: Vec<ObjectId> = all.iter().map(|a| a.1).collect();
-    let empty: Vec<bool> = all.iter().map(|a| a.2).collect();
-    cache_tree_of_dirs(state, root, &dirs, &trees, Some(&empty))
-}
-
-/// [`cache_tree_walked`] for `dirs` (sorted) and their `trees`; a directory may hold no entry
-/// where `empty` says so, any other makes it `None`.
-fn cache_tree_of_dirs(
-    state: &State,
-    root: ObjectId,
-    dirs: &[BString],
-    trees: &[ObjectId],
-    empty: Option<&[bool]>,
-) -> Option<Tree> {
+    let Walked { root, dirs, trees } = *walked;
     let entries = state.entries();
     if dirs.len() != trees.len() || entries.is_empty() {
         return None;
@@ -1118,7 +1089,7 @@ fn cache_tree_of_dirs(
     let mut children: Vec<Vec<Tree>> = (0..dirs.len()).map(|_| Vec::new()).collect();
     let mut at_root = Vec::new();
     for k in (0..dirs.len()).rev() {
-        if counts[k] == 0 && !empty.is_some_and(|e| e[k]) {
+        if counts[k] == 0 {
             return None;
         }
         let name = crate::fs::last_slash(&dirs[k]).map_or(&dirs[k][..], |s| &dirs[k][s + 1..]);
@@ -1666,7 +1637,13 @@ mod tests {
                     fsmonitor: None,
                 };
                 commit(IndexLock::acquire(&one).expect("lock"), &repo, full, keep).expect("commit");
-                let prepared = prepare(&repo, bare, None, None, Format::of(&repo, None));
+                let prepared = prepare(
+                    &repo,
+                    bare,
+                    None,
+                    CacheTree::Rebuild,
+                    Format::of(&repo, None),
+                );
                 commit_prepared(IndexLock::acquire(&two).expect("lock"), prepared, stats)
                     .expect("commit prepared");
                 let (one, two) = (std::fs::read(one).unwrap(), std::fs::read(two).unwrap());
@@ -1739,45 +1716,8 @@ mod tests {
             root: hashed.id,
             dirs: &dirs,
             trees: &trees,
-            leafless: &[],
         };
-        assert_eq!(
-            cache_tree_walked(&state(PATHS), &walked),
-            Some(hashed.clone())
-        );
-        // Leafless subtrees (an empty `a/x`, a `z` holding an empty `z/y`) are nodes of no
-        // entries among the others, children in git's order (by name length, then name).
-        let empty = ObjectId::empty_tree(gix::hash::Kind::Sha1);
-        let z = ObjectId::from_bytes_or_panic(&[7; 20]);
-        let leafless: Vec<(BString, ObjectId)> = vec![
-            ("a/x".into(), empty),
-            ("z".into(), z),
-            ("z/y".into(), empty),
-        ];
-        let primed = Walked {
-            leafless: &leafless,
-            ..walked
-        };
-        let tree = cache_tree_walked(&state(PATHS), &primed).expect("primed");
-        let node = |name: &str, id, children| Tree {
-            name: name.as_bytes().into(),
-            id,
-            num_entries: Some(0),
-            children,
-        };
-        let mut expected = hashed.clone();
-        expected
-            .children
-            .push(node("z", z, vec![node("y", empty, vec![])]));
-        expected.children = subtree_order(expected.children);
-        let a = expected
-            .children
-            .iter_mut()
-            .find(|c| c.name.as_slice() == b"a")
-            .expect("a");
-        a.children.push(node("x", empty, vec![]));
-        a.children = subtree_order(std::mem::take(&mut a.children));
-        assert_eq!(tree, expected);
+        assert_eq!(cache_tree_walked(&state(PATHS), &walked), Some(hashed));
         // A directory the walk does not name (a path below `a/b/x`), an empty directory, an
         // intent-to-add entry: no cache-tree from the walk.
         let mut more = PATHS.to_vec();

@@ -626,7 +626,7 @@ fn run(
         crate::record::CacheTree::Kept
     } else if opts.prime_cache_tree && trees.is_some() {
         // git's `reset --hard` primes the cache-tree from the tree it reset to.
-        crate::record::CacheTree::Primed(&changed)
+        crate::record::CacheTree::Primed(Some(&changed))
     } else {
         crate::record::CacheTree::Repair(&changed)
     };
