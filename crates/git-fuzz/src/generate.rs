@@ -1,0 +1,854 @@
+//! Scenarios from a seed: a repository of two or three commits (`main`, a mutation `b` of it,
+//! sometimes a third `c`), a work tree changed the ways people change work trees, and one of the
+//! commands git-par owns.
+//!
+//! The names come from a small alphabet (`a`, `A`, `b`, `d`, `é`...), so that paths collide: a
+//! file in one commit is a directory in the other, two names differ only in case, a branch and
+//! a file share a name. Local changes lean towards the paths the target changes, where a
+//! checkout has something to decide.
+
+use std::collections::BTreeSet;
+
+use crate::model::{self, leading, Content, Node, Tree};
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+use crate::shell::{join, quote};
+
+/// First components of paths: short names (some a branch's name, some differing only in case),
+/// names whose extension an attribute may name, a non-ASCII name, a name with a space.
+const TOP: &[&str] = &[
+    "a", "A", "b", "d", "D", "f", "F", "x.txt", "y.bin", "z.crlf", "w.id", "v.log", "é", "s p",
+];
+/// Further components.
+const SUB: &[&str] = &["a", "b", "e", "E", "f", "x.txt", "n.lf", "q.log", "é"];
+/// Lines of a random `.gitattributes`.
+const ATTRIBUTES: &[&str] = &[
+    "*.txt text",
+    "*.bin -text",
+    "*.crlf text eol=crlf",
+    "*.lf eol=lf",
+    "*.id ident",
+    "* text=auto",
+    "*.txt eol=crlf",
+    "d/** -text",
+    "a* text",
+];
+/// Lines of a random `.gitignore`.
+const IGNORES: &[&str] = &["*.log", "ign/", "*.o", "/f", "tmp*", "E"];
+
+/// The ways `switch` is asked to switch (`-m` twice as often: it merges, where losses hide).
+const SWITCH_MODES: &[&[&str]] = &[
+    &[],
+    &["-f"],
+    &["-m"],
+    &["-m"],
+    &["--detach"],
+    &["-c", "new"],
+    &["-C", "new"],
+    &["--discard-changes"],
+];
+/// The ways `checkout` is asked to switch.
+const CHECKOUT_MODES: &[&[&str]] = &[
+    &[],
+    &["-f"],
+    &["-m"],
+    &["-m"],
+    &["--detach"],
+    &["-B", "main"],
+    &["-b", "new"],
+];
+
+/// The scenario of `seed`.
+pub fn scenario(seed: u64) -> Scenario {
+    Generator::new(seed).build()
+}
+
+struct Generator {
+    rng: Rng,
+    lines: Vec<String>,
+    a: Tree,
+    b: Tree,
+    c: Option<Tree>,
+    /// What the work tree holds (tracked or not), as far as the generator knows.
+    wt: Tree,
+    /// The paths the index tracks, as far as the generator knows.
+    tracked: BTreeSet<String>,
+    ignores: Vec<&'static str>,
+    submodule: bool,
+    sparse: bool,
+    merging: bool,
+    detached: bool,
+}
+
+impl Generator {
+    fn new(seed: u64) -> Generator {
+        Generator {
+            rng: Rng::new(seed),
+            lines: Vec::new(),
+            a: Tree::default(),
+            b: Tree::default(),
+            c: None,
+            wt: Tree::default(),
+            tracked: BTreeSet::new(),
+            ignores: Vec::new(),
+            submodule: false,
+            sparse: false,
+            merging: false,
+            detached: false,
+        }
+    }
+
+    fn emit(&mut self, line: impl Into<String>) {
+        self.lines.push(line.into());
+    }
+
+    fn build(mut self) -> Scenario {
+        self.repository();
+        self.dirty();
+        let (command, cwd, observe) = self.command();
+        let transparent = self.rng.chance(50);
+        let workers = *self.rng.pick(&["1", "2", "8"]);
+        let par_config = if self.rng.chance(70) {
+            vec![
+                format!("checkout.workers={workers}"),
+                "checkout.thresholdForParallelism=0".to_owned(),
+            ]
+        } else {
+            Vec::new()
+        };
+        let mut script = self.lines.join("\n");
+        script.push('\n');
+        Scenario {
+            name: String::new(),
+            script,
+            command,
+            cwd,
+            observe,
+            transparent,
+            par_config,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The repository
+
+    fn repository(&mut self) {
+        self.submodule = self.rng.chance(8);
+        if self.submodule {
+            self.emit("git init -q -b main subrepo");
+            self.emit("printf 'one\\n' >subrepo/s && git -C subrepo add s && git -C subrepo commit -q -m s1 && git -C subrepo tag s1");
+            self.emit("printf 'two\\n' >subrepo/s && git -C subrepo commit -q -a -m s2 && git -C subrepo tag s2");
+        }
+        self.emit("git init -q -b main repo");
+        self.emit("cd repo");
+        match self.rng.weighted(&[60, 20, 12, 8]) {
+            1 => self.emit("git config core.autocrlf true"),
+            2 => self.emit("git config core.autocrlf input"),
+            3 => self.emit("git config core.eol crlf"),
+            _ => {}
+        }
+        let mut a = self.random_tree();
+        if self.rng.chance(30) {
+            a.nodes
+                .insert(".gitattributes".into(), Node::file(self.attributes()));
+        }
+        if self.rng.chance(50) {
+            let n = self.rng.range(1, 2);
+            for _ in 0..n {
+                let line = *self.rng.pick(IGNORES);
+                if !self.ignores.contains(&line) {
+                    self.ignores.push(line);
+                }
+            }
+            let content = Content::Lines {
+                lines: self.ignores.iter().map(|s| s.to_string()).collect(),
+                crlf: false,
+                final_newline: true,
+            };
+            a.nodes.insert(".gitignore".into(), Node::file(content));
+        }
+        let transition = Tree::default().transition(&a);
+        self.lines.extend(transition);
+        if self.submodule {
+            self.emit("git -c protocol.file.allow=always submodule add -q ../subrepo m");
+            self.emit("git -C m checkout -q --detach s1 && git add m");
+            a.nodes.insert("m".into(), Node::Gitlink(1));
+        }
+        self.emit("git add -A -f . && git commit -q -m a");
+
+        let b = self.mutated(&a);
+        self.emit("git switch -q -c b");
+        self.commit(&a, &b, "b");
+        if self.rng.chance(35) {
+            let c = self.mutated(&a);
+            self.emit("git switch -q -c c main");
+            self.commit(&a, &c, "c");
+            self.c = Some(c);
+        }
+        self.detached = self.rng.chance(10);
+        self.emit(if self.detached {
+            "git switch -q --detach main"
+        } else {
+            "git switch -q main"
+        });
+        if self.submodule {
+            self.emit("git -c protocol.file.allow=always submodule update -q");
+        }
+        self.tracked = a.nodes.keys().cloned().collect();
+        self.wt = a.clone();
+        self.a = a;
+        self.b = b;
+    }
+
+    fn commit(&mut self, from: &Tree, to: &Tree, name: &str) {
+        let transition = from.transition(to);
+        self.lines.extend(transition);
+        self.emit(format!(
+            "git add -A -f . && git commit -q --allow-empty -m {name}"
+        ));
+    }
+
+    fn random_tree(&mut self) -> Tree {
+        let mut tree = Tree::default();
+        let n = self.rng.range(2, 12);
+        for _ in 0..n {
+            let path = self.random_path();
+            if tree.fits(&path) {
+                let node = self.random_node(&tree, &path);
+                tree.nodes.insert(path, node);
+            }
+        }
+        tree
+    }
+
+    fn random_path(&mut self) -> String {
+        let depth = 1 + self.rng.weighted(&[45, 40, 15]);
+        let mut path = self.rng.pick(TOP).to_string();
+        for _ in 1..depth {
+            let name = *self.rng.pick(SUB);
+            path.push('/');
+            path.push_str(name);
+        }
+        path
+    }
+
+    fn random_node(&mut self, tree: &Tree, path: &str) -> Node {
+        if self.rng.chance(18) {
+            return Node::Link(self.link_target(tree, path));
+        }
+        Node::File {
+            content: self.content_for(path),
+            exec: self.rng.chance(12),
+        }
+    }
+
+    fn content_for(&mut self, path: &str) -> Content {
+        let mut content = Content::random(&mut self.rng);
+        if path.ends_with(".id") && self.rng.chance(60) {
+            content = Content::Lines {
+                lines: vec!["$Id$".into(), model::line(&mut self.rng)],
+                crlf: false,
+                final_newline: true,
+            };
+        }
+        content
+    }
+
+    /// A symlink target: a path of the tree (relative to the link), a directory, a dangling
+    /// name, or a path leaving the work tree.
+    fn link_target(&mut self, tree: &Tree, path: &str) -> String {
+        let up = "../".repeat(path.matches('/').count());
+        let paths: Vec<String> = tree.nodes.keys().cloned().collect();
+        let dirs: Vec<String> = tree.dirs().into_iter().collect();
+        match self.rng.weighted(&[40, 20, 25, 15]) {
+            0 if !paths.is_empty() => format!("{up}{}", self.rng.pick(&paths)),
+            1 if !dirs.is_empty() => format!("{up}{}", self.rng.pick(&dirs)),
+            3 => self
+                .rng
+                .pick(&["../outside", "/dev/null", ".."])
+                .to_string(),
+            _ => "nowhere".into(),
+        }
+    }
+
+    fn attributes(&mut self) -> Content {
+        let n = self.rng.range(1, 3);
+        let mut lines: Vec<String> = Vec::new();
+        for _ in 0..n {
+            let line = self.rng.pick(ATTRIBUTES).to_string();
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        Content::Lines {
+            lines,
+            crlf: false,
+            final_newline: true,
+        }
+    }
+
+    /// `tree` after one to five mutations: edits, deletions, additions, renames, a file that
+    /// becomes a directory or the reverse, a file that becomes a symlink or the reverse, a mode
+    /// change, new attributes; the submodule moved.
+    fn mutated(&mut self, tree: &Tree) -> Tree {
+        let mut next = tree.clone();
+        let n = self.rng.range(1, 5);
+        for _ in 0..n {
+            self.mutate_once(&mut next);
+        }
+        if self.submodule && self.rng.chance(50) {
+            next.nodes.insert("m".into(), Node::Gitlink(2));
+        }
+        next
+    }
+
+    fn mutate_once(&mut self, t: &mut Tree) {
+        let files = t.files();
+        let paths = t.plain_paths();
+        let dirs: Vec<String> = t
+            .dirs()
+            .into_iter()
+            .filter(|d| d != "m" && !d.starts_with(".git"))
+            .collect();
+        match self.rng.weighted(&[35, 12, 15, 8, 8, 6, 6, 6, 4]) {
+            0 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                if let Some(Node::File { content, .. }) = t.nodes.get_mut(&p) {
+                    *content = content.mutated(&mut self.rng);
+                }
+            }
+            1 if !paths.is_empty() => {
+                let p = self.rng.pick(&paths).clone();
+                t.nodes.remove(&p);
+            }
+            3 if !paths.is_empty() => {
+                let p = self.rng.pick(&paths).clone();
+                let node = t.nodes.remove(&p).expect("picked");
+                let q = self.random_path();
+                if t.fits(&q) {
+                    t.nodes.insert(q, node);
+                } else {
+                    t.nodes.insert(p, node);
+                }
+            }
+            4 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                t.nodes.remove(&p);
+                let q = format!("{p}/{}", self.rng.pick(SUB));
+                let node = self.random_node(t, &q);
+                t.nodes.insert(q, node);
+            }
+            5 if !dirs.is_empty() => {
+                let d = self.rng.pick(&dirs).clone();
+                t.remove_all(&d);
+                let node = Node::file(self.content_for(&d));
+                t.nodes.insert(d, node);
+            }
+            6 if !paths.is_empty() => {
+                let p = self.rng.pick(&paths).clone();
+                let node = match t.nodes.get(&p) {
+                    Some(Node::Link(_)) => Node::file(self.content_for(&p)),
+                    _ => Node::Link(self.link_target(t, &p)),
+                };
+                t.nodes.insert(p, node);
+            }
+            7 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                if let Some(Node::File { exec, .. }) = t.nodes.get_mut(&p) {
+                    *exec = !*exec;
+                }
+            }
+            8 => {
+                if t.nodes.contains_key(".gitattributes") && self.rng.chance(30) {
+                    t.nodes.remove(".gitattributes");
+                } else {
+                    let content = self.attributes();
+                    t.nodes.insert(".gitattributes".into(), Node::file(content));
+                }
+            }
+            _ => {
+                let p = self.random_path();
+                if t.fits(&p) {
+                    let node = self.random_node(t, &p);
+                    t.nodes.insert(p, node);
+                }
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The work tree
+
+    fn dirty(&mut self) {
+        // The work tree's changes are made best effort: where the generator's model of the work
+        // tree has drifted from the disk (a sparse checkout removed files, a merge moved them),
+        // a change that cannot be made is left out, the same way in both copies.
+        self.emit("set +e");
+        if self.rng.chance(8) {
+            self.sparse_checkout();
+        }
+        if self.c.is_some() && !self.sparse && self.rng.chance(30) {
+            self.emit("git merge -q c >/dev/null 2>&1");
+            self.merging = true;
+            // Which paths the merge leaves in conflict is git's to say; the model takes `c`'s
+            // paths as the work tree's, and both commits' as tracked.
+            let c = self.c.clone().expect("checked");
+            self.tracked.extend(c.nodes.keys().cloned());
+            self.wt = c;
+        }
+        let n = self.rng.range(0, 6);
+        for _ in 0..n {
+            self.dirty_once();
+        }
+        // The script's status is its last command's: a change left out does not fail it.
+        self.emit("true");
+    }
+
+    fn sparse_checkout(&mut self) {
+        let dirs: Vec<String> = self.a.dirs().into_iter().filter(|d| d != "m").collect();
+        if self.rng.chance(70) && !dirs.is_empty() {
+            let d = self.rng.pick(&dirs).clone();
+            self.emit(format!("git sparse-checkout set {}", quote(&d)));
+        } else {
+            let pattern = self.rng.pick(&["/*.txt", "d/", "!a", "/*"]).to_string();
+            self.emit(format!(
+                "git sparse-checkout set --no-cone {}",
+                quote(&pattern)
+            ));
+        }
+        self.sparse = true;
+    }
+
+    fn tracked_files(&self) -> Vec<String> {
+        self.wt
+            .files()
+            .into_iter()
+            .filter(|p| self.tracked.contains(p))
+            .collect()
+    }
+
+    fn dirty_once(&mut self) {
+        let files = self.tracked_files();
+        let tracked: Vec<String> = self
+            .tracked
+            .iter()
+            .filter(|p| *p != "m" && !p.starts_with(".git"))
+            .cloned()
+            .collect();
+        let dirs: Vec<String> = self
+            .wt
+            .dirs()
+            .into_iter()
+            .filter(|d| d != "m" && !d.starts_with(".git"))
+            .collect();
+        let weights = [20, 8, 8, 16, 5, 6, 4, 6, 4, 4, 3, 4, 3, 3, 3];
+        match self.rng.weighted(&weights) {
+            0 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                self.edit(&p);
+            }
+            1 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                self.edit(&p);
+                self.emit(format!("git add --sparse -f {}", quote(&p)));
+            }
+            2 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                self.emit(format!("rm -rf {}", quote(&p)));
+                self.wt.remove_all(&p);
+            }
+            3 => {
+                if let Some(p) = self.untracked_place() {
+                    self.write_untracked(&p);
+                }
+            }
+            4 => {
+                if let Some(p) = self.ignored_place() {
+                    self.write_untracked(&p);
+                }
+            }
+            5 => {
+                if let Some(p) = self.untracked_place() {
+                    self.write_untracked(&p);
+                    self.emit(format!("git add --sparse -f {}", quote(&p)));
+                    self.tracked.insert(p);
+                }
+            }
+            6 => {
+                if let Some(p) = self.untracked_place() {
+                    self.write_untracked(&p);
+                    self.emit(format!("git add --sparse -f -N {}", quote(&p)));
+                    self.tracked.insert(p);
+                }
+            }
+            7 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                if leading(&p).any(|d| self.wt.nodes.contains_key(d)) {
+                    return;
+                }
+                let q = quote(&p);
+                self.wt.remove_all(&p);
+                if self.rng.chance(60) {
+                    let inside = format!("{p}/inside");
+                    self.emit(format!("rm -rf {q} && mkdir {q}"));
+                    self.write_untracked(&inside);
+                } else {
+                    let target = self.link_target(&self.a.clone(), &p);
+                    self.emit(format!("rm -rf {q}"));
+                    self.ensure_parent(&p);
+                    self.emit(format!("ln -s {} {q}", quote(&target)));
+                    self.wt.nodes.insert(p, Node::Link(target));
+                }
+            }
+            8 if !files.is_empty() => {
+                let p = self.rng.pick(&files).clone();
+                let flip = match self.wt.nodes.get_mut(&p) {
+                    Some(Node::File { exec, .. }) => {
+                        *exec = !*exec;
+                        if *exec {
+                            "+x"
+                        } else {
+                            "-x"
+                        }
+                    }
+                    _ => "+x",
+                };
+                self.emit(format!("chmod {flip} {}", quote(&p)));
+            }
+            9 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                // A time in the past, not "now": whether "now" falls in the second the file
+                // was written decides what git (which counts whole seconds) sees, and that
+                // would differ between the two copies.
+                self.emit(format!(
+                    "touch -h -d '2001-02-03 04:05:06' {} 2>/dev/null",
+                    quote(&p)
+                ));
+            }
+            10 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                self.emit(format!(
+                    "git rm --sparse -q -r --cached {} 2>/dev/null",
+                    quote(&p)
+                ));
+                self.tracked.remove(&p);
+            }
+            11 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                self.emit(format!(
+                    "git update-index --skip-worktree {} 2>/dev/null",
+                    quote(&p)
+                ));
+                if self.rng.chance(50) {
+                    self.emit(format!("rm -rf {}", quote(&p)));
+                    self.wt.remove_all(&p);
+                } else if files.contains(&p) {
+                    self.edit(&p);
+                }
+            }
+            12 if !dirs.is_empty() => {
+                let d = self.rng.pick(&dirs).clone();
+                self.wt.remove_all(&d);
+                self.emit(format!("rm -rf {}", quote(&d)));
+                self.write_untracked(&d);
+            }
+            13 if !dirs.is_empty() => {
+                let d = self.rng.pick(&dirs).clone();
+                self.wt.remove_all(&d);
+                let target = self.rng.pick(&["..", "../outside", "nowhere"]).to_string();
+                self.emit(format!("rm -rf {}", quote(&d)));
+                self.ensure_parent(&d);
+                self.emit(format!("ln -s {} {}", quote(&target), quote(&d)));
+                self.wt.nodes.insert(d, Node::Link(target));
+            }
+            14 if !tracked.is_empty() => {
+                let p = self.rng.pick(&tracked).clone();
+                self.emit(format!(
+                    "git rm --sparse -q -r -f {} 2>/dev/null",
+                    quote(&p)
+                ));
+                self.tracked.remove(&p);
+                self.wt.remove_all(&p);
+            }
+            _ => {
+                if let Some(p) = self.untracked_place() {
+                    self.write_untracked(&p);
+                }
+            }
+        }
+    }
+
+    fn edit(&mut self, path: &str) {
+        let (content, exec) = match self.wt.nodes.get(path) {
+            Some(Node::File { content, exec }) => (content.mutated(&mut self.rng), *exec),
+            _ => (Content::random(&mut self.rng), false),
+        };
+        self.ensure_parent(path);
+        self.emit(content.write_command(&quote(path)));
+        self.wt
+            .nodes
+            .insert(path.to_owned(), Node::File { content, exec });
+    }
+
+    /// Makes the leading directories of `path` (a sparse checkout or an earlier change may
+    /// have removed them).
+    fn ensure_parent(&mut self, path: &str) {
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.emit(format!("mkdir -p {}", quote(parent)));
+        }
+    }
+
+    /// Writes a new (untracked) file at `path`, whose leading directories the work tree has or
+    /// can have.
+    fn write_untracked(&mut self, path: &str) {
+        let content = Content::Lines {
+            lines: vec![format!("local {}", model::line(&mut self.rng))],
+            crlf: false,
+            final_newline: true,
+        };
+        let node = Node::file(content);
+        let mut after = self.wt.clone();
+        after.nodes.insert(path.to_owned(), node.clone());
+        let mut lines = self.wt.transition(&after);
+        lines.retain(|l| !l.starts_with("rm "));
+        self.lines.extend(lines);
+        self.wt.nodes.insert(path.to_owned(), node);
+    }
+
+    /// Where an untracked file goes: most often where the target needs the path (a path only
+    /// the target has, or a path inside a directory the target replaces by a file), else
+    /// anywhere new.
+    fn untracked_place(&mut self) -> Option<String> {
+        let target = if self.c.is_some() && self.rng.chance(25) {
+            self.c.clone().expect("checked")
+        } else {
+            self.b.clone()
+        };
+        let mut candidates: Vec<String> = target
+            .nodes
+            .keys()
+            .filter(|p| !self.a.nodes.contains_key(*p) && *p != "m")
+            .cloned()
+            .collect();
+        for (p, _) in target.nodes.iter() {
+            if self.a.is_dir(p) {
+                candidates.push(format!("{p}/{}", self.rng.pick(SUB)));
+            }
+        }
+        for _ in 0..4 {
+            let p = if !candidates.is_empty() && self.rng.chance(70) {
+                self.rng.pick(&candidates).clone()
+            } else {
+                self.random_path()
+            };
+            if self.wt.fits(&p) && !p.starts_with("m/") && p != "m" {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Where an ignored file goes: inside a directory the target removes or replaces, or where
+    /// the target has a file, when `.gitignore` ignores `*.log`.
+    fn ignored_place(&mut self) -> Option<String> {
+        if !self.ignores.contains(&"*.log") {
+            return self.untracked_place();
+        }
+        let gone: Vec<String> = self
+            .a
+            .dirs()
+            .into_iter()
+            .filter(|d| !self.b.is_dir(d) && d != "m")
+            .collect();
+        let p = if !gone.is_empty() && self.rng.chance(60) {
+            format!("{}/junk.log", self.rng.pick(&gone))
+        } else {
+            "v.log".to_owned()
+        };
+        (self.wt.fits(&p) && leading(&p).all(|d| !self.wt.nodes.contains_key(d))).then_some(p)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The command
+
+    fn target(&mut self) -> String {
+        let mut targets = vec!["b", "b", "b", "main", "HEAD"];
+        if self.c.is_some() {
+            targets.push("c");
+            targets.push("c");
+        }
+        self.rng.pick(&targets).to_string()
+    }
+
+    fn pathspec(&mut self) -> String {
+        let mut paths: Vec<String> = self.a.plain_paths();
+        paths.extend(self.b.plain_paths());
+        paths.extend(self.wt.plain_paths());
+        paths.extend(self.a.dirs());
+        match self.rng.weighted(&[70, 8, 8, 6, 4, 4]) {
+            0 if !paths.is_empty() => self.rng.pick(&paths).clone(),
+            1 => ".".into(),
+            2 => "*.txt".into(),
+            3 => ":/".into(),
+            4 => "d".into(),
+            _ => "nope".into(),
+        }
+    }
+
+    fn pathspecs(&mut self) -> Vec<String> {
+        let n = self.rng.weighted(&[0, 75, 20, 5]);
+        (0..n).map(|_| self.pathspec()).collect()
+    }
+
+    fn command(&mut self) -> (Vec<String>, String, Vec<String>) {
+        let repo = || ("repo".to_owned(), vec!["repo".to_owned()]);
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let weights = [
+            20, // switch
+            18, // checkout of a branch
+            10, // checkout of paths
+            10, // restore
+            8,  // reset --hard
+            12, // status
+            4,  // update-index --refresh
+            5,  // sparse-checkout
+            4,  // merge --ff-only
+            3,  // clone
+            4,  // worktree add
+        ];
+        let t = self.target();
+        let (cwd, observe) = repo();
+        // In the middle of a conflicted merge, the commands that resolve paths come more often.
+        let pick = if self.merging && self.rng.chance(40) {
+            *self.rng.pick(&[2, 3])
+        } else {
+            self.rng.weighted(&weights)
+        };
+        let args = match pick {
+            0 => {
+                let mode = self.rng.pick(SWITCH_MODES);
+                let mut args = s(&["switch"]);
+                args.extend(s(mode));
+                args.push(t);
+                args
+            }
+            1 => {
+                let mode = self.rng.pick(CHECKOUT_MODES);
+                let mut args = s(&["checkout"]);
+                args.extend(s(mode));
+                args.push(t);
+                args
+            }
+            2 => {
+                let mut args = s(&["checkout"]);
+                match self.rng.weighted(&[30, 25, 15, 10, 10, 10]) {
+                    0 => args.extend([t, "--".into()]),
+                    1 => args.push("--".into()),
+                    2 => {}
+                    3 => args.extend(s(&["--ours", "--"])),
+                    4 => args.extend(s(&["--theirs", "--"])),
+                    _ => args.extend(s(&["-m", "--"])),
+                }
+                args.extend(self.pathspecs());
+                args
+            }
+            3 => {
+                let mut args = s(&["restore"]);
+                match self.rng.weighted(&[25, 25, 20, 15, 10, 5]) {
+                    0 => {}
+                    1 => args.extend(["--source".into(), t]),
+                    2 => args.push("--staged".into()),
+                    3 => {
+                        args.extend(["--staged".into(), "--worktree".into(), "--source".into(), t])
+                    }
+                    4 => args.push("--ours".into()),
+                    _ => args.push("--merge".into()),
+                }
+                args.extend(self.pathspecs());
+                args
+            }
+            4 => {
+                if self.rng.chance(30) {
+                    s(&["reset", "--hard"])
+                } else {
+                    vec!["reset".into(), "--hard".into(), t]
+                }
+            }
+            5 => self.status_args(),
+            6 => {
+                if self.rng.chance(60) {
+                    s(&["update-index", "--refresh"])
+                } else {
+                    s(&["update-index", "-q", "--refresh"])
+                }
+            }
+            7 => {
+                let mut dirs: Vec<String> = self.b.dirs().into_iter().collect();
+                dirs.extend(self.a.dirs());
+                dirs.retain(|d| d != "m");
+                let dir = if dirs.is_empty() {
+                    "d".to_owned()
+                } else {
+                    self.rng.pick(&dirs).clone()
+                };
+                match self.rng.weighted(&[40, 20, 25, 15]) {
+                    0 => vec!["sparse-checkout".into(), "set".into(), dir],
+                    1 => vec!["sparse-checkout".into(), "add".into(), dir],
+                    2 => s(&["sparse-checkout", "disable"]),
+                    _ => s(&["sparse-checkout", "set", "--no-cone", "/*.txt"]),
+                }
+            }
+            8 => vec!["merge".into(), "--ff-only".into(), t],
+            9 => {
+                let mut args = s(&["clone", "-q"]);
+                if self.rng.chance(40) {
+                    args.extend(["-b".into(), "b".into()]);
+                }
+                args.extend(s(&["repo", "copy"]));
+                return (args, ".".into(), s(&["repo", "copy"]));
+            }
+            _ => {
+                let mut args = s(&["worktree", "add"]);
+                match self.rng.weighted(&[50, 25, 25]) {
+                    0 => args.extend(s(&["../wt", "b"])),
+                    1 => args.extend(s(&["--detach", "../wt"]).into_iter().chain([t])),
+                    _ => args.extend(s(&["-b", "new", "../wt"]).into_iter().chain([t])),
+                }
+                return (args, "repo".into(), s(&["repo", "wt"]));
+            }
+        };
+        (args, cwd, observe)
+    }
+
+    fn status_args(&mut self) -> Vec<String> {
+        let mut args = vec!["status".to_owned()];
+        let format = self
+            .rng
+            .pick(&["", "-s", "--porcelain", "--porcelain=v2", "--short"]);
+        if !format.is_empty() {
+            args.push(format.to_string());
+        }
+        if self.rng.chance(40) {
+            args.push("-b".into());
+        }
+        if self.rng.chance(25) && !format.is_empty() {
+            args.push("-z".into());
+        }
+        if self.rng.chance(40) {
+            args.push(self.rng.pick(&["-uno", "-unormal", "-uall"]).to_string());
+        }
+        if self.rng.chance(25) {
+            args.push(
+                self.rng
+                    .pick(&["--ignored", "--ignored=matching"])
+                    .to_string(),
+            );
+        }
+        args
+    }
+}
+
+/// The command line of a scenario, for reports: `git switch -m b`.
+pub fn describe(command: &[String]) -> String {
+    format!("git {}", join(command))
+}

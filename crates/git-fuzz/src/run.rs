@@ -1,0 +1,496 @@
+//! One scenario, run twice: built in two directories by the same script, the command run by
+//! git in one and by git-par in the other, then both read and compared.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::compare::{self, Difference};
+use crate::observe::{self, Git, WorkTree};
+use crate::process::{self, Output};
+use crate::scenario::Scenario;
+
+/// Where scenarios run and which programs they run.
+pub struct Setup {
+    /// The real git.
+    pub git: PathBuf,
+    /// The git-par binary under test.
+    pub git_par: PathBuf,
+    /// The directory scenarios run in (one subdirectory each).
+    pub root: PathBuf,
+    /// `PATH` for git's side and for reading results.
+    pub path_var: String,
+    /// A directory holding `git`, a link to git-par: first on `PATH` for its transparent mode.
+    pub shim: PathBuf,
+    /// Whether to keep every scenario's directory (else only the failing ones').
+    pub keep: bool,
+}
+
+impl Setup {
+    /// Finds the real git on `PATH`, makes `root` and the shim for git-par's transparent mode.
+    pub fn new(git_par: &Path, root: &Path) -> Result<Setup, String> {
+        let path_var =
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let git_par = fs::canonicalize(git_par)
+            .map_err(|e| format!("git-par at {}: {e}", git_par.display()))?;
+        let git = std::env::split_paths(&path_var)
+            .map(|d| d.join("git"))
+            .find(|g| g.is_file() && fs::canonicalize(g).ok().as_ref() != Some(&git_par))
+            .ok_or("no git on PATH")?;
+        fs::create_dir_all(root).map_err(|e| format!("creating {}: {e}", root.display()))?;
+        let root = fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let shim = root.join("shim");
+        fs::create_dir_all(&shim).map_err(|e| format!("creating {}: {e}", shim.display()))?;
+        let link = shim.join("git");
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(&git_par, &link)
+            .map_err(|e| format!("linking {}: {e}", link.display()))?;
+        Ok(Setup {
+            git,
+            git_par,
+            root,
+            path_var,
+            shim,
+            keep: false,
+        })
+    }
+}
+
+/// How a scenario ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Both sides alike in every aspect.
+    Same,
+    /// They differ in a way documented as git-par's safer choice (the reason).
+    Allowed(String),
+    /// They differ. `lost` names local content git kept and git-par lost.
+    Differs {
+        lost: Vec<String>,
+        differences: Vec<Difference>,
+    },
+    /// The scenario could not be built or read (a generator bug, not git-par's).
+    Invalid(String),
+    /// git itself was killed by a signal (a crash of git's, its last words): there is no
+    /// result to compare with. Reported, never counted against git-par.
+    GitCrashed(String),
+}
+
+/// A scenario's result.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// How it ended.
+    pub verdict: Verdict,
+    /// What git's command printed and returned.
+    pub git: Option<Output>,
+    /// What git-par's command printed and returned.
+    pub par: Option<Output>,
+    /// Where it ran (kept when it failed).
+    pub dir: PathBuf,
+}
+
+impl Report {
+    /// Whether the scenario counts against git-par.
+    pub fn failed(&self) -> bool {
+        matches!(self.verdict, Verdict::Differs { .. })
+    }
+
+    /// The aspects that differ (empty unless it failed).
+    pub fn aspects(&self) -> Vec<String> {
+        match &self.verdict {
+            Verdict::Differs { differences, .. } => {
+                differences.iter().map(|d| d.aspect.clone()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The report as text: the command, both outcomes, each difference as a line diff.
+    pub fn render(&self) -> String {
+        let s = &self.scenario;
+        let mut out = format!(
+            "{}: {} (git-par {}{})\n",
+            s.name,
+            crate::generate::describe(&s.command),
+            if s.transparent { "as git" } else { "direct" },
+            if s.par_config.is_empty() {
+                String::new()
+            } else {
+                format!(", -c {}", s.par_config.join(" -c "))
+            }
+        );
+        for (who, output) in [("git", &self.git), ("git-par", &self.par)] {
+            if let Some(o) = output {
+                out.push_str(&format!(
+                    "  {who}: exit {}, stderr: {}\n",
+                    o.code.map_or("by signal".into(), |c| c.to_string()),
+                    String::from_utf8_lossy(&o.stderr)
+                        .trim_end()
+                        .replace('\n', "\n      ")
+                ));
+            }
+        }
+        match &self.verdict {
+            Verdict::Same => out.push_str("  same\n"),
+            Verdict::Allowed(why) => out.push_str(&format!("  allowed: {why}\n")),
+            Verdict::Invalid(why) => out.push_str(&format!("  invalid scenario: {why}\n")),
+            Verdict::GitCrashed(why) => out.push_str(&format!("  git crashed: {why}\n")),
+            Verdict::Differs { lost, differences } => {
+                if !lost.is_empty() {
+                    out.push_str(&format!(
+                        "  LOSS: git kept and git-par lost the local content of {}\n",
+                        lost.join(", ")
+                    ));
+                }
+                for d in differences {
+                    out.push_str(&d.render());
+                }
+            }
+        }
+        out.push_str(&format!("  in {}\n", self.dir.display()));
+        out
+    }
+}
+
+/// The two sides' directories of a scenario run in `dir`.
+fn sides(dir: &Path) -> (PathBuf, PathBuf) {
+    (dir.join("git"), dir.join("git-par"))
+}
+
+/// Runs `scenario` in `setup.root/name` and compares.
+pub fn run(setup: &Setup, scenario: &Scenario, name: &str) -> Report {
+    let dir = setup.root.join(name);
+    let mut report = Report {
+        scenario: scenario.clone(),
+        verdict: Verdict::Same,
+        git: None,
+        par: None,
+        dir: dir.clone(),
+    };
+    if let Err(why) = run_in(setup, scenario, &dir, &mut report) {
+        report.verdict = Verdict::Invalid(why);
+    }
+    if !setup.keep && !report.failed() {
+        let _ = fs::remove_dir_all(&dir);
+    }
+    report
+}
+
+fn run_in(
+    setup: &Setup,
+    scenario: &Scenario,
+    dir: &Path,
+    report: &mut Report,
+) -> Result<(), String> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()))?;
+    }
+    let (git_side, par_side) = sides(dir);
+    for side in [&git_side, &par_side] {
+        fs::create_dir_all(side).map_err(|e| format!("creating {}: {e}", side.display()))?;
+    }
+    let script = dir.join("scenario.sh");
+    fs::write(&script, scenario.render()).map_err(|e| format!("writing the script: {e}"))?;
+    for side in [&git_side, &par_side] {
+        let mut sh = process::command(Path::new("/bin/sh"), side, side, &setup.path_var);
+        sh.arg(&script);
+        let out = process::run(&mut sh)?;
+        if !out.ok() {
+            // git's warnings about line endings say nothing about why the script stopped.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why: Vec<&str> = stderr
+                .lines()
+                .filter(|l| !l.starts_with("warning: in the working copy of"))
+                .collect();
+            return Err(format!("the script failed: {}", why.join("\n")));
+        }
+    }
+    let before = Before::read(&reader(setup, &par_side), &par_side.join(&scenario.cwd))?;
+
+    let git_out = {
+        let mut cmd = process::command(
+            &setup.git,
+            &git_side.join(&scenario.cwd),
+            &git_side,
+            &setup.path_var,
+        );
+        cmd.args(&scenario.command);
+        process::run(&mut cmd)?
+    };
+    let par_out = process::run(&mut par_command(setup, scenario, &par_side))?;
+    if git_out.code.is_none() {
+        let stderr = String::from_utf8_lossy(&git_out.stderr);
+        report.verdict = Verdict::GitCrashed(stderr.lines().last().unwrap_or("").to_owned());
+        report.git = Some(git_out);
+        report.par = Some(par_out);
+        return Ok(());
+    }
+
+    // Each side's own directory is named in some values (a clone's `remote.origin.url`, a
+    // reflog's `clone: from`): said the same way on both sides, it is no difference.
+    let (git_name, par_name) = (
+        git_side.display().to_string(),
+        par_side.display().to_string(),
+    );
+    let mut differences = Vec::new();
+    let mut differ = |aspect: &str, git: String, par: String| {
+        let git = git.replace(&git_name, "$SIDE");
+        let par = par.replace(&par_name, "$SIDE");
+        if git != par {
+            differences.push(Difference {
+                aspect: aspect.to_owned(),
+                git,
+                par,
+            });
+        }
+    };
+    differ(
+        "exit code",
+        format!("{:?}", git_out.code),
+        format!("{:?}", par_out.code),
+    );
+    differ("stdout", git_out.text(), par_out.text());
+    if !git_out.ok() || !par_out.ok() {
+        differ(
+            "stderr's first line",
+            git_out.first_error_line(),
+            par_out.first_error_line(),
+        );
+    }
+    let mut trees = (Vec::new(), Vec::new());
+    for observed in &scenario.observe {
+        let g = observe::aspects(&reader(setup, &git_side), &git_side.join(observed))?;
+        let p = observe::aspects(&reader(setup, &par_side), &par_side.join(observed))?;
+        for ((aspect, gv), (_, pv)) in g.into_iter().zip(p) {
+            // Dangling objects git leaves and git-par does not are no difference: only those
+            // git-par alone leaves are.
+            let pv = if aspect == "fsck" {
+                let extra: Vec<&str> = pv
+                    .lines()
+                    .filter(|l| !gv.lines().any(|g| g == *l))
+                    .collect();
+                if extra.is_empty() {
+                    gv.clone()
+                } else {
+                    pv
+                }
+            } else {
+                pv
+            };
+            differ(&format!("{observed}: {aspect}"), gv, pv);
+        }
+        trees.0.push(observe::work_tree(&git_side.join(observed))?);
+        trees.1.push(observe::work_tree(&par_side.join(observed))?);
+    }
+    let lost = compare::lost(
+        &before.tree,
+        &trees.0.iter().collect::<Vec<_>>(),
+        &trees.1.iter().collect::<Vec<_>>(),
+    );
+    if !differences.is_empty() {
+        let allowed = safer_refusal(
+            scenario,
+            &before,
+            &reader(setup, &git_side),
+            &git_side.join(&scenario.cwd),
+            &reader(setup, &par_side),
+            &par_side.join(&scenario.cwd),
+            (&git_out, &par_out),
+        )?;
+        let allowed = allowed.or_else(|| symlink_kept(scenario, &before, &differences));
+        report.verdict = match allowed {
+            Some(why) if lost.is_empty() => Verdict::Allowed(why),
+            _ => Verdict::Differs { lost, differences },
+        };
+    }
+    report.git = Some(git_out);
+    report.par = Some(par_out);
+    Ok(())
+}
+
+/// Real git, to read a side's results.
+fn reader<'a>(setup: &'a Setup, side: &'a Path) -> Git<'a> {
+    Git {
+        program: &setup.git,
+        home: side,
+        path_var: &setup.path_var,
+    }
+}
+
+/// git-par's command: `git-par ARGS`, or `git ARGS` with git-par first on `PATH` as `git`.
+fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process::Command {
+    let cwd = side.join(&scenario.cwd);
+    let config = scenario
+        .par_config
+        .iter()
+        .flat_map(|c| ["-c".to_owned(), c.clone()]);
+    if scenario.transparent {
+        let path_var = format!("{}:{}", setup.shim.display(), setup.path_var);
+        let mut cmd = process::command(&setup.shim.join("git"), &cwd, side, &path_var);
+        cmd.args(config).args(&scenario.command);
+        cmd
+    } else {
+        let mut cmd = process::command(&setup.git_par, &cwd, side, &setup.path_var);
+        let args: Vec<String> = match scenario
+            .command
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()[..]
+        {
+            ["update-index", "--refresh"] => vec!["refresh".into()],
+            ["update-index", "-q", "--refresh"] => vec!["refresh".into(), "-q".into()],
+            _ => scenario.command.clone(),
+        };
+        cmd.args(config).args(args);
+        cmd
+    }
+}
+
+/// git-par's side before the command: its work tree, index, `HEAD` and `HEAD`'s tree.
+struct Before {
+    tree: WorkTree,
+    index: String,
+    head: String,
+    head_tree: String,
+}
+
+impl Before {
+    fn read(git: &Git<'_>, dir: &Path) -> Result<Before, String> {
+        Ok(Before {
+            tree: observe::work_tree(dir)?,
+            index: observe::index(git, dir)?,
+            head: observe::head(git, dir)?,
+            head_tree: git
+                .run(dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
+                .text(),
+        })
+    }
+}
+
+/// The second documented difference: git's `sparse-checkout` removes the directories that
+/// left the cone (`clean_tracked_sparse_directories`) with `remove_dir_recursively`, which
+/// follows a symlink standing where such a directory was and deletes what it leads to (here it
+/// deleted the link itself through `d -> ..`, by luck of the directory order; it can delete
+/// files outside the work tree). git-par never follows a link there and leaves it. Returns the
+/// reason when the only differences are such links, present before and kept by git-par only.
+fn symlink_kept(
+    scenario: &Scenario,
+    before: &Before,
+    differences: &[Difference],
+) -> Option<String> {
+    if scenario.command.first().map(String::as_str) != Some("sparse-checkout") {
+        return None;
+    }
+    let cwd = &scenario.cwd;
+    let mut links = Vec::new();
+    let mut outside = false;
+    for d in differences {
+        if d.aspect == format!("{cwd}: status") {
+            continue;
+        }
+        // Outside the work tree, what git deleted through the link and git-par kept.
+        if d.aspect.ends_with(": work tree") && d.aspect != format!("{cwd}: work tree") {
+            if compare::diff_lines(&d.git, &d.par)
+                .iter()
+                .any(|l| l.starts_with("- "))
+            {
+                return None;
+            }
+            outside = true;
+            continue;
+        }
+        if d.aspect != format!("{cwd}: work tree") {
+            return None;
+        }
+        for line in compare::diff_lines(&d.git, &d.par) {
+            if line.starts_with("- ") {
+                return None;
+            }
+            let Some(added) = line.strip_prefix("+ l ") else {
+                if line.starts_with("+ ") {
+                    return None;
+                }
+                continue;
+            };
+            let (path, _) = added.split_once(" -> ")?;
+            if !matches!(before.tree.get(path), Some(observe::Item::Link(_))) {
+                return None;
+            }
+            links.push(path.to_owned());
+        }
+    }
+    if outside && links.is_empty() {
+        return Some(
+            "git removed files outside the work tree through a symlink where a directory left \
+             the cone; git-par leaves the link and them"
+                .to_owned(),
+        );
+    }
+    (!links.is_empty()).then(|| {
+        format!(
+            "git removes through the symlink {} where a directory left the cone; git-par leaves the link",
+            links.join(", ")
+        )
+    })
+}
+
+/// The documented safer refusal: a branch switch (neither forced nor merging) that git makes
+/// by dropping a change staged in the index, and that git-par refuses as it refuses to lose
+/// local changes ("would be overwritten"), having changed nothing. Returns the reason when
+/// that is what happened.
+fn safer_refusal(
+    scenario: &Scenario,
+    before: &Before,
+    git: &Git<'_>,
+    git_dir: &Path,
+    par: &Git<'_>,
+    par_dir: &Path,
+    (git_out, par_out): (&Output, &Output),
+) -> Result<Option<String>, String> {
+    let command = &scenario.command;
+    let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
+    if !matches!(command[0].as_str(), "switch" | "checkout")
+        || command.iter().any(|a| forcing.contains(&a.as_str()))
+        || !git_out.ok()
+        || par_out.ok()
+        || !par_out.first_error_line().contains("would be overwritten")
+    {
+        return Ok(None);
+    }
+    let unchanged = observe::work_tree(par_dir)? == before.tree
+        && observe::index(par, par_dir)? == before.index
+        && observe::head(par, par_dir)? == before.head;
+    if !unchanged {
+        return Ok(None);
+    }
+    let in_head: std::collections::HashSet<(String, String)> = before
+        .head_tree
+        .lines()
+        .filter_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            Some((path.to_owned(), meta.split(' ').nth(2)?.to_owned()))
+        })
+        .collect();
+    let git_index = observe::index(git, git_dir)?;
+    let git_tree = git
+        .run(git_dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
+        .text();
+    for line in before.index.lines() {
+        let Some((meta, path)) = line.split_once('\t') else {
+            continue;
+        };
+        let mut fields = meta.split(' ');
+        let (Some(_mode), Some(id), Some("0")) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let path = path.split(" flags=").next().unwrap_or(path);
+        let staged = !in_head.contains(&(path.to_owned(), id.to_owned()));
+        if staged && !git_index.contains(id) && !git_tree.contains(id) {
+            return Ok(Some(format!(
+                "git drops the change staged to {path}; git-par refuses the switch and changes nothing"
+            )));
+        }
+    }
+    Ok(None)
+}
