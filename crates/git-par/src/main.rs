@@ -144,6 +144,10 @@ pub(crate) struct CheckoutArgs {
     /// since `clone`, `restore` and `reset` have no such option in git.
     #[arg(skip)]
     pub(crate) preserve_ignored: bool,
+    /// `switch --discard-changes` without `--force`: the forced update protects untracked
+    /// files where the index has no entry ([`gitpar::Options::protect_untracked`]).
+    #[arg(skip)]
+    pub(crate) protect_untracked: bool,
     /// `worktree add`'s donor work tree (`--donor`, or the work tree it runs in), whose clean
     /// files the checkout clones where the filesystem can.
     #[arg(skip)]

@@ -177,6 +177,7 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
             local,
             untracked,
             untracked_removed,
+            untracked_deleted,
         } => {
             if !local.is_empty() {
                 eprintln!("error: Your local changes to the following files would be overwritten by {verb}:");
@@ -200,9 +201,14 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
                 }
                 eprintln!();
             }
-            if !untracked.is_empty() {
-                eprintln!("error: The following untracked working tree files would be overwritten by {verb}:");
-                for p in &untracked {
+            for (list, what) in [(&untracked, "overwritten"), (&untracked_deleted, "removed")] {
+                if list.is_empty() {
+                    continue;
+                }
+                eprintln!(
+                    "error: The following untracked working tree files would be {what} by {verb}:"
+                );
+                for p in list {
                     eprintln!("\t{p}");
                 }
                 match advice {
@@ -320,21 +326,27 @@ pub(crate) fn switch_error(repo: &gix::Repository, err: gitpar::switch::Error) -
     use gitpar::create_branch::Error as BranchError;
     use gitpar::switch::Error;
     match err {
-        Error::Update(e) | Error::Merge(gitpar::merge::Error::Update(e)) => update_error(e),
-        Error::MergeUntracked {
+        Error::Update(e) => update_error(e),
+        // git's reset to the new tree stops at the first path it may not touch, in path order,
+        // with the plumbing message (no list): `UNPACK_RESET_PROTECT_UNTRACKED`.
+        Error::UntrackedInTheWay {
             untracked,
             untracked_removed,
         } => {
-            for p in untracked {
-                eprintln!(
-                    "error: Untracked working tree file '{p}' would be overwritten by merge."
-                );
-            }
-            for p in untracked_removed {
-                eprintln!("error: Updating '{p}' would lose untracked files in it");
+            let first_file = untracked.iter().min();
+            let first_dir = untracked_removed.iter().min();
+            match (first_file, first_dir) {
+                (_, Some(d)) if first_file.is_none_or(|f| d < f) => {
+                    eprintln!("error: Updating '{d}' would lose untracked files in it")
+                }
+                (Some(f), _) => eprintln!(
+                    "error: Untracked working tree file '{f}' would be overwritten by merge."
+                ),
+                _ => {}
             }
             FATAL
         }
+        Error::MergeIsGits => unreachable!("handed to git by the caller"),
         Error::Branch(BranchError::AmbiguousTracking { orig_ref, remotes }) => {
             eprintln!("fatal: not tracking: ambiguous information for ref '{orig_ref}'");
             if advice_enabled(repo, "ambiguousFetchRefspec") {

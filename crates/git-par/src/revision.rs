@@ -392,7 +392,7 @@ fn has_wildcard(arg: &str) -> bool {
 
 /// git's `check_filename`: whether `arg` names something in the work tree (relative to the
 /// current directory; `:/…` from the top; `:!…`/`:^…` excluding).
-fn check_filename(repo: &gix::Repository, arg: &str) -> bool {
+pub(crate) fn check_filename(repo: &gix::Repository, arg: &str) -> bool {
     let path = if let Some(rest) = arg.strip_prefix(":/") {
         if rest.is_empty() {
             return true;
@@ -413,7 +413,7 @@ fn check_filename(repo: &gix::Repository, arg: &str) -> bool {
 }
 
 /// git's `verify_non_filename`: a revision followed by paths must not name a file as well.
-fn verify_non_filename(repo: &gix::Repository, arg: &str) -> Result<(), u8> {
+pub(crate) fn verify_non_filename(repo: &gix::Repository, arg: &str) -> Result<(), u8> {
     if repo.workdir().is_none() || arg.starts_with('-') || !check_filename(repo, arg) {
         return Ok(());
     }
@@ -462,6 +462,20 @@ pub(crate) fn die_expecting_a_branch(repo: &gix::Repository, target: &Target) ->
     let mut found = Vec::new();
     if let Some((full, "")) = upstream_ref(repo, name) {
         found.push(full);
+    }
+    // dwim_ref's first rule, the name itself: `HEAD` (or another pseudo-ref), named by what it
+    // resolves to (the branch `HEAD` is on, or `HEAD` when detached).
+    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+        if let Ok(Some(mut r)) = repo.try_find_reference(name.as_str()) {
+            if r.name().as_bstr() == name.as_bytes() {
+                let mut resolved = r.name().as_bstr().to_string();
+                while let Some(next) = r.follow().and_then(Result::ok) {
+                    resolved = next.name().as_bstr().to_string();
+                    r = next;
+                }
+                found.push(resolved);
+            }
+        }
     }
     for candidate in [
         format!("refs/{name}"),

@@ -121,12 +121,23 @@ fn narrow(
         Sub::Init => old_patterns.is_none(),
         _ => sub != Sub::Reapply,
     };
+    let was_sparse = opened
+        .repo
+        .config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false);
     record_with_git(&opened.repo)?;
     if !born {
         // git: "If no branch has been checked out, there are no updates to make."
         return Ok(());
     }
     let reopened = crate::repo::open(overrides)?;
+    // git read the index before it recorded the configuration.
+    let selection = if was_sparse {
+        gitpar::update::Selection::Recorded
+    } else {
+        gitpar::update::Selection::Enabled
+    };
     // Applying the recorded patterns, git reads the file twice (`update_sparsity`, then
     // `clean_tracked_sparse_directories`), and warns each time about one that is not
     // cone-shaped; patterns it was given it has in memory.
@@ -139,7 +150,7 @@ fn narrow(
         }
     };
     warn();
-    let outcome = apply(&reopened, gitpar::update::Selection::Recorded)?;
+    let outcome = apply(&reopened, selection)?;
     warn();
     if outcome.errors.is_empty() {
         return Ok(());
@@ -148,7 +159,7 @@ fn narrow(
         // git's `write_patterns_and_update` when the work tree could not be updated: the old
         // patterns stay (the new ones were never committed) and are applied again.
         restore_patterns(&patterns_file, old_patterns.as_deref())?;
-        apply(&reopened, gitpar::update::Selection::Recorded)?;
+        apply(&reopened, selection)?;
     }
     // git returns UPDATE_SPARSITY_WORKTREE_UPDATE_FAILURES (-2) as its exit status.
     Err(254)

@@ -880,10 +880,12 @@ impl Printer<'_> {
             out.push(b'\n');
         }
         if let Some((present, all)) = self.st.sparse.filter(|s| s.1 > 0) {
+            // git's `wt_status_check_sparse_checkout` rounds the skipped share down, so the
+            // present share rounds up.
             let _ = writeln!(
                 out,
                 "You are in a sparse checkout with {}% of tracked files present.\n",
-                present * 100 / all
+                100 - (all - present) * 100 / all
             );
         }
         if unborn {

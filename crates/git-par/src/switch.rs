@@ -27,9 +27,13 @@ pub struct SwitchArgs {
     /// Switch to a commit, detaching HEAD.
     #[arg(short = 'd', long = "detach")]
     detach: bool,
-    /// Discard local changes (alias: --discard-changes).
-    #[arg(short = 'f', long = "force", alias = "discard-changes")]
+    /// Discard local changes, and untracked files in the way.
+    #[arg(short = 'f', long = "force")]
     force: bool,
+    /// Discard local changes; untracked files where the index has no entry refuse the switch
+    /// (git's reset that protects them).
+    #[arg(long = "discard-changes")]
+    discard_changes: bool,
     /// Create a new unborn branch NEW from the empty tree (`unborn.rs`).
     #[arg(long = "orphan", value_name = "NEW")]
     orphan: Option<String>,
@@ -377,17 +381,19 @@ pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
         &args.branch,
     )?;
     let (head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, true)?;
-    let merge = args
-        .merge
-        .for_switch(repo, args.force, args.target.as_deref())?;
+    let merge = args.merge.for_switch(args.force, args.discard_changes)?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
+    let checkout = CheckoutArgs {
+        protect_untracked: args.discard_changes && !args.force,
+        ..args.checkout.clone()
+    };
     run(
         &opened,
         (head, args.target.as_deref()),
         Some(commit),
-        args.force,
+        args.force || args.discard_changes,
         merge,
-        &args.checkout,
+        &checkout,
         "checkout",
     )
 }
@@ -564,9 +570,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         return Err(fatal(format!("'--ours/--theirs' {what}")));
     }
     let (mut head, commit) = switch_target(repo, parsed, new.as_ref(), args.detach, false)?;
-    let merge = args
-        .merge
-        .for_switch(repo, args.force, args.target.as_deref())?;
+    let merge = args.merge.for_switch(args.force, false)?;
     crate::branches::refuse_in_use(repo, head.guarded_branch(), &args.branch)?;
     if let Head::NewBranch(nb) = &mut head {
         nb.reflog = args.reflog;
@@ -592,6 +596,16 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
         return done;
     }
     let target = args.target.clone().unwrap_or_else(|| "HEAD".into());
+    // git's `parse_args`: a revision given without `--` must not name a file as well, and a
+    // word that is no revision but a file is a path (which `--hard` refuses).
+    let dash_dash = crate::own_args().iter().any(|a| a == "--");
+    if let (Some(word), false) = (&args.target, dash_dash) {
+        if resolve_commit(repo, word).is_some() {
+            crate::revision::verify_non_filename(repo, word)?;
+        } else if crate::revision::check_filename(repo, word) {
+            return Err(fatal("Cannot do hard reset with paths."));
+        }
+    }
     let commit = resolve_commit(repo, &target).ok_or_else(|| {
         fatal(format!(
             "ambiguous argument '{target}': unknown revision or path not in the working tree.\n\
@@ -665,6 +679,7 @@ pub(crate) fn options(
         .recurse_submodules
         .unwrap_or_else(|| config.boolean("submodule.recurse").unwrap_or(false));
     opts.overwrite_ignore = !args.preserve_ignored;
+    opts.protect_untracked = args.protect_untracked;
     opts
 }
 
@@ -697,7 +712,7 @@ pub(crate) fn run(
     (head, target): (Head, Option<&str>),
     commit: Option<gix::ObjectId>,
     force: bool,
-    merge: Option<gitpar::switch::Merge>,
+    merge: bool,
     args: &CheckoutArgs,
     verb: &str,
 ) -> Result<(), u8> {
@@ -733,7 +748,18 @@ pub(crate) fn run(
     };
     let fail = |e| report::switch_error(repo, e);
     let switch = gitpar::switch::Switch::new(repo, crate::hooks::env(), request);
-    let updated = with_progress(args, |ctx| switch.update(ctx)).map_err(fail)?;
+    let updated = match with_progress(args, |ctx| switch.update(ctx)) {
+        Ok(updated) => updated,
+        // Nothing has changed: git makes the same two-way attempt, then merges.
+        Err(gitpar::switch::Error::MergeIsGits) => {
+            return Err(crate::patch::hand_to_git(
+                verb,
+                "-m with local changes to merge into the new branch",
+                &crate::own_args(),
+            ))
+        }
+        Err(e) => return Err(fail(e)),
+    };
     report::update_outcome(&updated.outcome);
     // `--orphan` to the empty tree carries nothing over that git would list.
     if commit.is_some() {
@@ -1110,7 +1136,7 @@ impl SwitchArgs {
             force_create: self.force_create.is_some(),
             target: self.target.as_deref(),
             detach: self.detach,
-            force: self.force,
+            force: self.force || self.discard_changes,
             paths: false,
             checkout: &self.checkout,
         }
@@ -1137,8 +1163,8 @@ impl CheckoutCmdArgs {
 
 /// `-m/--merge` and `--conflict=STYLE` of `checkout`, `switch` and `restore`: with paths,
 /// recreate the conflicts of unmerged paths in the work tree (`gitpar::restore`); on a branch
-/// switch that local changes would block, merge them into the new branch
-/// (`gitpar::merge::switch`). `--conflict` implies `--merge`.
+/// switch that local changes would block, merge them into the new branch (git's: the call is
+/// handed to git, `gitpar::switch::Error::MergeIsGits`). `--conflict` implies `--merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// Three-way merge: recreate conflicts of unmerged paths, or merge local changes into the
@@ -1191,21 +1217,16 @@ impl MergeArgs {
         Some(explicit.unwrap_or_else(|| gitpar::merge::Style::configured(repo)))
     }
 
-    /// The merge of a branch switch, refusing `-f` with `-m` as git does (exit 128). `target`
-    /// is the branch argument as given.
-    fn for_switch(
-        &self,
-        repo: &gix::Repository,
-        force: bool,
-        target: Option<&str>,
-    ) -> Result<Option<gitpar::switch::Merge>, u8> {
+    /// Whether a branch switch merges (`-m`, `--conflict`), refusing `-f` or
+    /// `--discard-changes` with it as git does (exit 128).
+    fn for_switch(&self, force: bool, discard_changes: bool) -> Result<bool, u8> {
         if force && self.given() {
             return Err(fatal("'-f' cannot be used with '-m'"));
         }
-        Ok(self.style(repo).map(|style| gitpar::switch::Merge {
-            style,
-            target: target.unwrap_or("HEAD").to_owned(),
-        }))
+        if discard_changes && self.given() {
+            return Err(fatal("'--discard-changes' cannot be used with '--merge'"));
+        }
+        Ok(self.given())
     }
 
     /// git's refusal of more than one of `--ours/--theirs`, `--force` and `--merge` for paths

@@ -178,7 +178,7 @@ fn orphan(opened: &Opened, req: &Request<'_>, name: &str) -> Result<(), u8> {
         (Head::Orphan(full), None),
         new_commit,
         req.force,
-        None,
+        false,
         req.checkout,
         "checkout",
     )

@@ -162,6 +162,20 @@ impl Root {
         Ok(true)
     }
 
+    /// `lstat` of `path` as git's `verify_uptodate` makes it: symlinks in leading components
+    /// followed (wherever they lead), the last component not. `None` when nothing is there
+    /// (`ENOENT`); an error when a leading component is no directory (`ENOTDIR`) or the stat
+    /// fails otherwise. It only stats, to decide whether a safe update refuses (a tracked file
+    /// behind a symlinked or replaced directory is a local change to git); everything that
+    /// reads or writes goes through [`Root::open_dir`], which follows nothing.
+    pub fn lstat_through_leading_links(&self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+        match rustix::fs::statat(&self.fd, <&[u8]>::from(path), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(st)),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// A per-thread cache of open directories below this root.
     pub fn dirs(&self) -> Dirs<'_> {
         Dirs {

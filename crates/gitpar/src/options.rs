@@ -63,6 +63,11 @@ pub struct Options {
     /// `--overwrite-ignore`); when false (`--no-overwrite-ignore`) they refuse the update like
     /// untracked files (git's `preserve_ignored`).
     pub overwrite_ignore: bool,
+    /// A forced update protects untracked files where a path the index does not have goes: an
+    /// untracked file there, or a directory holding untracked files, refuses it (git's reset
+    /// with `UNPACK_RESET_PROTECT_UNTRACKED`: `switch --discard-changes` without `--force`).
+    /// Paths the index has are replaced whatever is there, as in any forced update.
+    pub protect_untracked: bool,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`), as git
     /// tells them: set by the command (the ref and commit it checks out).
     pub filter_meta: crate::filter::Meta,
@@ -110,6 +115,7 @@ impl Default for Options {
             report_local_changes: false,
             recurse_submodules: false,
             overwrite_ignore: true,
+            protect_untracked: false,
             filter_meta: crate::filter::Meta::default(),
             filter_processes: DEFAULT_FILTER_PROCESSES.min(online_cpus()),
             donor: None,

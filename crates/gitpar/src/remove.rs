@@ -99,6 +99,17 @@ impl<'r> Remover<'r> {
         self.finish_one(path, result)
     }
 
+    /// A tracked entry that goes whose file is already gone: its directories are candidates
+    /// for removal all the same, as git's `unlink_entry` schedules them after a removal that
+    /// found nothing; unless a leading directory is missing or is no directory
+    /// (`check_leading_path`), where git does nothing.
+    pub fn gone(&mut self, path: &BStr) {
+        if self.dirs.has_dirs_only_path(path) {
+            self.emptied
+                .extend(crate::fs::leading_dirs(path).map(ToOwned::to_owned));
+        }
+    }
+
     /// Remove whatever is at `path`, a whole directory tree included (an untracked blocker
     /// that a forced update clears). Symlinks inside are removed, never followed.
     pub fn all(&mut self, path: &BStr) -> Result<(), Error> {

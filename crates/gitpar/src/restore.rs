@@ -292,6 +292,13 @@ fn read<'r>(
         .then(|| crate::fsmonitor::Previous::of(repo, index_path, &index))
         .flatten();
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    // git's `repo_read_index`: in a sparse checkout, a skip-worktree entry whose file is
+    // present is an ordinary entry again (`clear_skip_worktree_from_present_files`).
+    if crate::sparse::clears_present_files(repo) {
+        if let Ok(root) = Root::open(worktree) {
+            crate::sparse::clear_present(&root, &mut index);
+        }
+    }
     let m = req
         .pathspec
         .matcher(repo, &index)
@@ -449,13 +456,31 @@ fn select(
     // happened.
     // `checkout REV -- paths` (overlay) matches only what REV has, as git's `checkout_paths`
     // counts only entries that came from the tree.
+    // Skip-worktree entries take no part, unless `--ignore-skip-worktree-bits` (git's
+    // `mark_ce_for_checkout_*`); a tree's entry that is the same as such an entry leaves it in
+    // place (`update_some`), so it takes no part either.
     let from_index = !(req.overlay && matches!(req.source, Source::Tree(_)));
+    let skipped =
+        |e: &gix::index::Entry| !req.ignore_skip_worktree && e.flags.contains(Flags::SKIP_WORKTREE);
+    let kept_skipped: HashSet<(&BStr, ObjectId, u32)> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0 && skipped(e) && !e.flags.contains(Flags::INTENT_TO_ADD))
+        .map(|e| (e.path(index), e.id, e.mode.bits()))
+        .collect();
     let candidates = || {
-        let index_paths = index.entries().iter().map(|e| e.path(index));
+        let index_paths = index
+            .entries()
+            .iter()
+            .filter(move |e| from_index && !skipped(e))
+            .map(|e| e.path(index));
         source
             .iter()
+            .filter(|e| {
+                !kept_skipped.contains(&(e.path.as_bstr(), e.id, e.kind.index_mode().bits()))
+            })
             .map(|e| e.path.as_bstr())
-            .chain(index_paths.filter(move |_| from_index))
+            .chain(index_paths)
     };
     let hits: Vec<bool> = (0..req.pathspec.len())
         .map(|k| !req.pathspec.is_exclude(k) && candidates().any(|p| m.item_matches(k, p)))
@@ -496,6 +521,7 @@ fn select(
     let entries: Vec<plan::Entry> = source
         .into_iter()
         .filter(|e| m.selects(e.path.as_bstr()))
+        .filter(|e| !kept_skipped.contains(&(e.path.as_bstr(), e.id, e.kind.index_mode().bits())))
         .collect();
     let mut dirs: Vec<BString> =
         crate::fs::leading_dirs_of(entries.iter().map(|e| e.path.as_bstr()))
@@ -797,7 +823,13 @@ fn record(
                     }
                     continue;
                 }
-                None if req.staged && !req.overlay && !unmerged.contains(path) => {
+                // A skip-worktree entry takes no part (git's `mark_ce_for_checkout_no_overlay`).
+                None if req.staged
+                    && !req.overlay
+                    && !unmerged.contains(path)
+                    && (req.ignore_skip_worktree
+                        || !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)) =>
+                {
                     *removed += 1;
                     continue;
                 }

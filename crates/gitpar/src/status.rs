@@ -1304,14 +1304,13 @@ fn collect_changes(
             // Neither new commits nor a removal: git's diff-files skips the gitlink.
             continue;
         }
-        let (status, mode, submodule) = if entry.flags.contains(Flags::INTENT_TO_ADD) {
-            (
-                b'A',
-                worktree_mode(&mut dirs, path, entry.mode, file_mode),
-                None,
-            )
+        let mode = worktree_mode(&mut dirs, path, entry.mode, file_mode);
+        // An intent-to-add entry whose file is gone is a deletion to git's diff-files
+        // (`check_removed` comes before the intent-to-add case), shown as any other.
+        let intent_to_add = entry.flags.contains(Flags::INTENT_TO_ADD) && mode != 0;
+        let (status, mode, submodule) = if intent_to_add {
+            (b'A', mode, None)
         } else {
-            let mode = worktree_mode(&mut dirs, path, entry.mode, file_mode);
             if mode == 0 {
                 (b'D', 0, None)
             } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
@@ -1329,7 +1328,7 @@ fn collect_changes(
         let change = changes.entry(path.to_owned()).or_insert_with(|| {
             let mut c = blank(path);
             // Unchanged between HEAD and the index: both sides are the index entry.
-            if !entry.flags.contains(Flags::INTENT_TO_ADD) {
+            if !intent_to_add {
                 c.modes[0] = entry.mode.bits();
                 c.ids[0] = entry.id;
             }
@@ -1340,7 +1339,7 @@ fn collect_changes(
         if change.unmerged.is_some() {
             continue;
         }
-        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+        if intent_to_add {
             change.modes[1] = 0;
             change.ids[1] = null;
         }

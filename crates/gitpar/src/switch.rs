@@ -20,7 +20,7 @@ use crate::create_branch::{self, NewBranch};
 use crate::hooks::Env;
 use crate::reftx::{self, Update, Value};
 use crate::update::{Outcome as UpdateOutcome, Policy};
-use crate::{merge, update, Context, Options};
+use crate::{update, Context, Options};
 
 /// Where `HEAD` goes.
 #[derive(Debug, Clone)]
@@ -43,15 +43,6 @@ pub enum Head {
     Orphan(FullName),
 }
 
-/// `-m`/`--merge`/`--conflict` of a branch switch.
-#[derive(Debug, Clone)]
-pub struct Merge {
-    /// The conflict marker style.
-    pub style: merge::Style,
-    /// The argument as given, git's label of the new side when it creates a branch.
-    pub target: String,
-}
-
 /// A resolved branch switch.
 pub struct Request<'a> {
     /// Where `HEAD` goes.
@@ -60,8 +51,9 @@ pub struct Request<'a> {
     pub commit: Option<ObjectId>,
     /// `-f`: local changes are discarded.
     pub force: bool,
-    /// `-m`: local changes a safe switch would refuse are merged.
-    pub merge: Option<Merge>,
+    /// `-m`: local changes a safe switch would refuse are to be merged (by git:
+    /// [`Error::MergeIsGits`]).
+    pub merge: bool,
     /// Workers, budget, submodules, ignored files (see [`Options`]).
     pub options: Options,
     /// The work tree.
@@ -80,13 +72,17 @@ pub enum Error {
     /// The update of the work tree and index refused or failed.
     #[error(transparent)]
     Update(#[from] update::Error),
-    /// `-m`: the merge of local changes failed or refused.
-    #[error(transparent)]
-    Merge(#[from] merge::Error),
-    /// `-m`: untracked files are in the way of the merge (git's `reset` to the new tree stops
-    /// at them, 128); nothing was changed.
-    #[error("untracked working tree files would be overwritten by merge")]
-    MergeUntracked {
+    /// `-m`: the two-way switch would lose local changes, and they are to be merged into the
+    /// new tree. That merge is git's (merge-ort's renames, directory/file conflicts, `~local`
+    /// names, labels and index): nothing was changed, and the caller hands the whole call to
+    /// git, which makes the same two-way attempt and then merges.
+    #[error("local changes to merge into the new tree")]
+    MergeIsGits,
+    /// `switch --discard-changes` without `--force`: an untracked file, or a directory holding
+    /// untracked files, is where a path the index does not have goes (git's reset to the new
+    /// tree protects them: `UNPACK_RESET_PROTECT_UNTRACKED`, 128); nothing was changed.
+    #[error("untracked working tree files would be overwritten")]
+    UntrackedInTheWay {
         /// Untracked files the new tree would overwrite.
         untracked: Vec<bstr::BString>,
         /// Directories the new tree would replace that hold untracked files.
@@ -227,87 +223,40 @@ impl<'a> Switch<'a> {
                 ctx,
             )
         };
-        let (outcome, local_changes, conflicts) = match &req.merge {
-            _ if skip => (UpdateOutcome::default(), Vec::new(), Vec::new()),
-            None => {
-                let mut outcome = run(policy)?;
+        let updated = if skip {
+            Ok(UpdateOutcome::default())
+        } else {
+            run(policy)
+        };
+        let (outcome, local_changes) = match (req.merge, updated) {
+            (_, Ok(mut outcome)) => {
                 let local = std::mem::take(&mut outcome.local_changes);
-                (outcome, local, Vec::new())
+                (outcome, local)
             }
-            Some(m) => match (old_tree, run(Policy::Safe)) {
-                (_, Ok(mut outcome)) => {
-                    let local = std::mem::take(&mut outcome.local_changes);
-                    (outcome, local, Vec::new())
-                }
-                (
-                    Some(old_tree),
-                    Err(update::Error::WouldLose {
-                        untracked,
-                        untracked_removed,
-                        ..
-                    }),
-                ) => {
-                    if !untracked.is_empty() || !untracked_removed.is_empty() {
-                        return Err(Error::MergeUntracked {
-                            untracked,
-                            untracked_removed,
-                        });
-                    }
-                    let labels = self.labels(m);
-                    let merged = merge::switch(
-                        repo,
-                        old_tree,
-                        new_tree,
-                        req.worktree,
-                        req.index_path,
-                        &labels,
-                        m.style,
-                        &req.options,
-                        ctx,
-                    )?;
-                    let local = if req.quiet {
-                        Vec::new()
-                    } else {
-                        merged.local_changes
-                    };
-                    (merged.update, local, merged.conflicts)
-                }
-                (_, Err(e)) => return Err(e.into()),
-            },
+            (true, Err(update::Error::WouldLose { .. })) if old_tree.is_some() => {
+                return Err(Error::MergeIsGits);
+            }
+            (
+                false,
+                Err(update::Error::WouldLose {
+                    local,
+                    untracked,
+                    untracked_removed,
+                    ..
+                }),
+            ) if req.options.protect_untracked && local.is_empty() => {
+                return Err(Error::UntrackedInTheWay {
+                    untracked,
+                    untracked_removed,
+                });
+            }
+            (_, Err(e)) => return Err(e.into()),
         };
         Ok(Updated {
             switch: self,
             outcome,
             local_changes,
-            conflicts,
         })
-    }
-
-    /// git's labels of a `-m` merge: the old branch (or commit) and the new side.
-    fn labels(&self, m: &Merge) -> merge::SwitchLabels {
-        let repo = self.repo;
-        merge::SwitchLabels {
-            ancestor: self.old.branch.as_ref().map_or_else(
-                || {
-                    self.old
-                        .commit
-                        .map(|c| {
-                            use gix::prelude::ObjectIdExt;
-                            c.attach(repo).shorten().map_or_else(
-                                |_| c.to_hex_with_len(7).to_string(),
-                                |p| p.to_string(),
-                            )
-                        })
-                        .unwrap_or_default()
-                },
-                |n| n.shorten().to_str_lossy().into_owned(),
-            ),
-            ours: match &self.request.head {
-                Head::Branch(b) => b.clone(),
-                Head::Detached { name, .. } => name.clone(),
-                Head::NewBranch(_) | Head::Unchanged | Head::Orphan(_) => m.target.clone(),
-            },
-        }
     }
 }
 
@@ -318,8 +267,6 @@ pub struct Updated<'a> {
     pub outcome: UpdateOutcome,
     /// The changes carried over, as git's switch lists them (`M`/`A`/`D`/`T` and the path).
     pub local_changes: Vec<(char, bstr::BString)>,
-    /// With `-m`: the paths left in conflict.
-    pub conflicts: Vec<bstr::BString>,
 }
 
 impl<'a> Updated<'a> {

@@ -102,6 +102,10 @@ pub enum Error {
         untracked: Vec<BString>,
         /// Directories the update would replace that hold untracked files.
         untracked_removed: Vec<BString>,
+        /// Untracked files where a path both trees' difference deletes is (a deletion already
+        /// staged): git refuses a safe update over them ("would be removed by checkout"),
+        /// although it would leave them.
+        untracked_deleted: Vec<BString>,
     },
     /// The index has unmerged entries.
     #[error("you need to resolve your current index first")]
@@ -298,6 +302,11 @@ pub enum Selection {
     /// The work tree's recorded ones (`core.sparseCheckout`, `$GIT_DIR/info/sparse-checkout`,
     /// `core.sparseCheckoutCone`), as `git sparse-checkout set/add/init/reapply` leave them.
     Recorded,
+    /// [`Selection::Recorded`], applied by the command that just turned the sparse checkout
+    /// on: git read the index before it did, so skip-worktree entries whose files are present
+    /// keep their bit (git clears it at the next read, `clear_skip_worktree_from_present_files`,
+    /// and does so here only once the sparse checkout was on).
+    Enabled,
     /// Every path (`git sparse-checkout disable`'s `/*`): the whole index is brought back.
     Everything,
 }
@@ -328,7 +337,7 @@ pub fn sparsity(
         false,
     )?;
     // git's `clean_tracked_sparse_directories`, on the index as written.
-    if selection == Selection::Recorded {
+    if selection != Selection::Everything {
         let (index, _) = read_index(index_path, repo.object_hash())?;
         let root = Root::open(worktree).map_err(|source| Error::Io {
             action: "open the work tree",
@@ -384,7 +393,8 @@ fn run(
         Target::Sparsity(Selection::Everything) => None,
         _ => crate::sparse::Sparse::load(repo)?,
     };
-    if crate::sparse::clears_present_files(repo) {
+    let just_enabled = matches!(target, Target::Sparsity(Selection::Enabled));
+    if crate::sparse::clears_present_files(repo) && !just_enabled {
         let _ = crate::sparse::clear_present(&root, &mut index);
     }
     crate::phase::mark("update: sparse patterns loaded");
@@ -1009,7 +1019,9 @@ fn was_skipped(row: &Row<'_>) -> bool {
 ///
 /// With `stat_decides` (git's `update_sparsity`, which reads the index without refreshing it),
 /// a file whose stat data changed counts as not up to date even when its content did not, as
-/// git's `ie_match_stat` has it; only a racily clean entry is compared by content.
+/// git's `ie_match_stat` has it; only a racily clean entry is compared by content. Times count
+/// in whole seconds there, as git built without `USE_NSEC` (Debian's, most distributions')
+/// compares them: a file touched within the second it was written is unchanged to it.
 fn apply_sparse(
     root: &Root,
     rows: &mut [Row<'_>],
@@ -1029,7 +1041,12 @@ fn apply_sparse(
         let Some(skip) = row.skip else { continue };
         let was = was_skipped(row);
         let stat_changed = match (row.state, row.cur) {
-            (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => fresh != c.stat,
+            (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => {
+                let seconds = |s: &gix::index::entry::Stat| {
+                    (s.mtime.secs, s.ctime.secs, s.ino, s.uid, s.gid, s.size)
+                };
+                seconds(&fresh) != seconds(&c.stat)
+            }
             _ => false,
         };
         let changed = row.state.is_some_and(|s| s.is_changed()) || (stat_decides && stat_changed);
@@ -1106,6 +1123,9 @@ fn verify(
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
+    if mode == Policy::Safe {
+        missing_behind_a_file(repo, root, rows);
+    }
     let mut sparse_warnings = apply_sparse(root, rows, (mode, stat_decides))?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
@@ -1160,6 +1180,21 @@ fn verify(
         }
     }
     if !not_uptodate.is_empty() {
+        // git's plumbing messages (a forced update that protects untracked files) name the
+        // first refused path only: an untracked one before it is the one git names.
+        let first = not_uptodate.iter().min().expect("not empty");
+        if opts.protect_untracked {
+            let found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+            let earlier = |list: &Vec<BString>| list.iter().min().is_some_and(|p| p < first);
+            if earlier(&found.untracked) || earlier(&found.untracked_removed) {
+                return Err(Error::WouldLose {
+                    local: Vec::new(),
+                    untracked: found.untracked,
+                    untracked_removed: found.untracked_removed,
+                    untracked_deleted: Vec::new(),
+                });
+            }
+        }
         return Err(Error::NotUptodate(not_uptodate));
     }
     // git's `verify_absent` and `verify_clean_subdirectory`: the current directory is never
@@ -1182,8 +1217,14 @@ fn verify(
     )
     .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
-    let (mut untracked, untracked_removed, mut blockers) =
-        untracked_in_the_way(repo, root, index, rows, mode, opts.overwrite_ignore)?;
+    let InTheWay {
+        mut untracked,
+        mut untracked_removed,
+        mut untracked_deleted,
+        local: local_inside,
+        mut blockers,
+    } = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+    local.extend(local_inside);
     // With sparse checkout, an untracked file where a new entry goes is only a warning, and
     // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
     // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
@@ -1204,15 +1245,76 @@ fn verify(
         sparse_warnings.orphaned.sort();
         sparse_warnings.orphaned.dedup();
     }
-    if !local.is_empty() || !untracked.is_empty() || !untracked_removed.is_empty() {
+    // git checks a deleted path's directory for untracked files before the path itself, and a
+    // file in the way of a staged deletion is that path's refusal, not the one of the new
+    // entries below it.
+    local.retain(|p| !untracked_removed.contains(p));
+    untracked.retain(|p| !untracked_deleted.contains(p));
+    // A path git refuses for as a file is not entered as a directory (`unpack_callback` stops
+    // before it recurses): nothing below it is checked.
+    let refused_files: Vec<BString> = untracked
+        .iter()
+        .chain(&untracked_deleted)
+        .map(|p| {
+            let mut dir = p.clone();
+            dir.push(b'/');
+            dir
+        })
+        .collect();
+    let checked = |p: &BString| !refused_files.iter().any(|dir| p.starts_with(dir));
+    for list in [
+        &mut local,
+        &mut untracked,
+        &mut untracked_removed,
+        &mut untracked_deleted,
+    ] {
+        list.retain(checked);
+    }
+    if !local.is_empty()
+        || !untracked.is_empty()
+        || !untracked_removed.is_empty()
+        || !untracked_deleted.is_empty()
+    {
         local.sort();
+        local.dedup();
         return Err(Error::WouldLose {
             local,
             untracked,
             untracked_removed,
+            untracked_deleted,
         });
     }
     Ok((blockers, sparse_warnings))
+}
+
+/// git's `verify_uptodate` looks at a tracked path with a plain `lstat`: where a leading
+/// directory has become a file, that fails with `ENOTDIR`, not `ENOENT`, and a symlink in its
+/// place is followed, to a file whose stat data must then match the index. Either way the
+/// entry is not "missing" but a local change that a safe update refuses to overwrite (the file
+/// or the link in the way is the user's). The refresh calls such entries missing, as git's
+/// diff does (`has_symlink_leading_path`): here those that a safe update would write or delete,
+/// or that leave the sparse patterns, are looked at again.
+fn missing_behind_a_file(repo: &gix::Repository, root: &Root, rows: &mut [Row<'_>]) {
+    for row in rows.iter_mut() {
+        let verified = matches!(
+            row.action,
+            Action::Write { verify: true, .. } | Action::Remove { verify: true }
+        );
+        // An entry leaving the sparse patterns is checked the same way before its file goes
+        // (`verify_uptodate_sparse`).
+        let leaves_patterns = row.skip == Some(true) && !was_skipped(row);
+        if !(verified || leaves_patterns) || row.state != Some(crate::refresh::State::Missing) {
+            continue;
+        }
+        let uptodate = match (root.lstat_through_leading_links(row.path), row.cur) {
+            (Ok(None), _) => true,
+            (Ok(Some(st)), Some(entry)) => crate::refresh::stat_matches(repo, entry, &st),
+            _ => false,
+        };
+        if !uptodate {
+            row.state = Some(crate::refresh::State::Modified);
+        }
+    }
 }
 
 /// Run the refresh over the rows that have a stage-0 index entry and store each verdict in its
@@ -1264,29 +1366,69 @@ fn refresh_rows(
     Ok(())
 }
 
+/// What [`untracked_in_the_way`] found.
+#[derive(Default)]
+struct InTheWay {
+    /// Untracked files a new entry would overwrite (refused).
+    untracked: Vec<BString>,
+    /// Directories holding untracked files that an entry would replace (refused).
+    untracked_removed: Vec<BString>,
+    /// Untracked files at staged deletions (refused: [`Error::WouldLose`]).
+    untracked_deleted: Vec<BString>,
+    /// Tracked entries with local changes (intent-to-add ones always) inside a directory that
+    /// stands where a staged deletion is (git's `verify_clean_subdirectory`): refused as local
+    /// changes.
+    local: Vec<BString>,
+    /// What a forced update (or an ignored file) clears.
+    blockers: Blockers,
+}
+
 /// Untracked files in the way of new entries and new directories: the paths a safe update
 /// refuses for (files, and directories holding untracked files), and the blockers a forced one
 /// (or an ignored file, which git treats as expendable unless `overwrite_ignore` is false) removes.
+/// A forced update with [`Options::protect_untracked`] refuses for untracked files where a
+/// path the index lacks goes, as a safe one does. A safe update also refuses for an untracked
+/// file where a path the trees' difference deletes is, the deletion already staged (git's
+/// `deleted_entry` of a path the index lacks).
 fn untracked_in_the_way(
     repo: &gix::Repository,
     root: &Root,
     index: &gix::index::File,
     rows: &[Row<'_>],
     mode: Policy,
-    overwrite_ignore: bool,
-) -> Result<(Vec<BString>, Vec<BString>, Blockers), Error> {
+    opts: &Options,
+) -> Result<InTheWay, Error> {
+    let overwrite_ignore = opts.overwrite_ignore;
+    // Whether untracked files where the index has no entry are removed rather than refused.
+    let clears_untracked = mode == Policy::Force && !opts.protect_untracked;
     // Tracked paths were checked by the refresh; but where a forced update rewrites one whose
     // place now holds a directory (or an unmerged one, whatever is there), that directory is in
     // the way like an untracked one, as git's reset --hard sees it.
+    // A tracked path the update deletes, whose place holds a directory, is checked for
+    // untracked files in it (git's `deleted_entry` and `verify_absent_if_directory`) unless
+    // untracked files are cleared; an unmerged one that is written likewise.
+    let dir_checked = |row: &Row<'_>| {
+        !clears_untracked
+            && row.cur.is_some()
+            && row.state == Some(crate::refresh::State::Modified)
+            && (matches!(row.action, Action::Remove { .. })
+                || row.unmerged && matches!(row.action, Action::Write { .. }))
+    };
+    // In a safe update, a row that neither the index nor the new tree has is a deletion
+    // between the trees that the index already made.
+    let staged_deletion =
+        |row: &Row<'_>| mode == Policy::Safe && row.cur.is_none() && row.new.is_none();
     let looked_at = |row: &Row<'_>| {
         let forced_over = mode == Policy::Force
             && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
         matches!(row.action, Action::Write { .. }) && (row.cur.is_none() || forced_over)
+            || dir_checked(row)
+            || staged_deletion(row)
     };
     if !rows.iter().any(looked_at) {
         // Nothing to look at (every written path is tracked, as when entries come back into
         // a sparse checkout): no ignore rules to load, no path sets to build.
-        return Ok((Vec::new(), Vec::new(), Blockers::default()));
+        return Ok(InTheWay::default());
     }
     let mut excludes = repo
         .excludes(
@@ -1322,9 +1464,22 @@ fn untracked_in_the_way(
         .map(|r| r.path)
         .collect();
     let mut dirs = root.dirs();
-    let (mut untracked, mut untracked_removed, mut blockers) =
-        (Vec::new(), Vec::new(), Blockers::default());
+    let mut found = InTheWay::default();
+    let InTheWay {
+        untracked,
+        untracked_removed,
+        untracked_deleted,
+        local,
+        blockers,
+    } = &mut found;
     for row in rows.iter().filter(|r| looked_at(r)) {
+        // What git calls an untracked file in the way of this row: overwritten by a new entry,
+        // or removed by a deletion.
+        let refused = if staged_deletion(row) {
+            &mut *untracked_deleted
+        } else {
+            &mut *untracked
+        };
         // git's `check_leading_path` for a path the index does not have: a file or symlink
         // where one of its directories belongs is in the way like an untracked file (unless it
         // is a tracked entry that goes away); a missing directory is fine.
@@ -1333,10 +1488,12 @@ fn untracked_in_the_way(
                 let blocker =
                     leading_non_dir(&mut dirs, row.path).filter(|b| !tracked_removed.contains(b));
                 if let Some(blocker) = blocker {
-                    if mode == Policy::Force || is_ignored(blocker) {
+                    if staged_deletion(row) && is_ignored(blocker) {
+                        // Nothing is written there: an ignored file stays.
+                    } else if clears_untracked || is_ignored(blocker) {
                         blockers.files.push(blocker.to_owned());
                     } else {
-                        untracked.push(blocker.to_owned());
+                        refused.push(blocker.to_owned());
                     }
                 }
             }
@@ -1355,7 +1512,20 @@ fn untracked_in_the_way(
                 let mut inside = Vec::new();
                 untracked_in(&mut dirs, row.path, &tracked, &mut inside);
                 inside.retain(|p| !is_ignored(p.as_bstr()));
-                if inside.is_empty() || mode == Policy::Force {
+                if staged_deletion(row) {
+                    // Nothing is written there: the directory stays, but git refuses over the
+                    // untracked files in it, and over tracked ones it would have to check.
+                    if !inside.is_empty() {
+                        untracked_removed.push(row.path.to_owned());
+                    }
+                    local.extend(changed_inside(index, rows, row.path));
+                    continue;
+                }
+                let forced_over = mode == Policy::Force && row.cur.is_some() && !dir_checked(row);
+                if inside.is_empty() && matches!(row.action, Action::Remove { .. }) {
+                    // Nothing untracked in it: the deletion's own check decides (git's
+                    // `verify_uptodate` sees a directory where a file was).
+                } else if inside.is_empty() || clears_untracked || forced_over {
                     blockers.dirs.push(row.path.to_owned());
                 } else {
                     untracked_removed.push(row.path.to_owned());
@@ -1363,19 +1533,50 @@ fn untracked_in_the_way(
             }
             // A tracked file is replaced by its writer; only untracked ones are cleared here.
             Some(_) if row.cur.is_some() => {}
-            Some(_) if mode == Policy::Force || is_ignored(row.path) => {
+            // A staged deletion writes nothing: the file stays, but git refuses over it.
+            Some(_) if staged_deletion(row) && !is_ignored(row.path) => {
+                refused.push(row.path.to_owned());
+            }
+            Some(_) if staged_deletion(row) => {}
+            Some(_) if clears_untracked || is_ignored(row.path) => {
                 blockers.files.push(row.path.to_owned());
             }
-            Some(_) => untracked.push(row.path.to_owned()),
+            Some(_) => refused.push(row.path.to_owned()),
             None => {}
         }
     }
-    untracked.sort();
-    blockers.files.sort();
-    blockers.files.dedup();
-    untracked.dedup();
+    for list in [
+        &mut *untracked,
+        &mut *untracked_deleted,
+        &mut blockers.files,
+    ] {
+        list.sort();
+        list.dedup();
+    }
     untracked_removed.sort();
-    Ok((untracked, untracked_removed, blockers))
+    Ok(found)
+}
+
+/// The stage-0 entries below the directory `dir` that `verify_uptodate` refuses: intent-to-add
+/// ones (always "changed" to git's `ie_match_stat`) and those whose rows the refresh found
+/// changed.
+fn changed_inside(index: &gix::index::File, rows: &[Row<'_>], dir: &BStr) -> Vec<BString> {
+    let below = |p: &BStr| p.len() > dir.len() && p.starts_with(dir) && p[dir.len()] == b'/';
+    let changed: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| below(r.path) && r.state.is_some_and(|s| s.is_changed()))
+        .map(|r| r.path)
+        .collect();
+    index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0)
+        .map(|e| (e, e.path(index)))
+        .filter(|(e, p)| {
+            below(p) && (e.flags.contains(Flags::INTENT_TO_ADD) || changed.contains(p))
+        })
+        .map(|(_, p)| p.to_owned())
+        .collect()
 }
 
 /// The first leading directory of `path` that is there but is not a real directory (a file or a
@@ -1470,6 +1671,13 @@ fn remove(
             if let Action::Write { replace, .. } = &mut row.action {
                 *replace = false;
             }
+        } else if row.cur.is_some_and(|c| c.mode != Mode::COMMIT)
+            && (row.action == Action::Drop
+                || row.action == (Action::Record { unlink: false }) && !was_skipped(row))
+        {
+            // Gone already (deleted, or it leaves the sparse patterns with its file missing):
+            // its directories may be emptied all the same.
+            remover.gone(row.path);
         }
         row.removed = true;
     }
@@ -1731,6 +1939,11 @@ fn local_changes(
     };
     let mut out = Vec::new();
     let mut rules = None;
+    let mut dirs = root.dirs();
+    let symlinks = repo
+        .config_snapshot()
+        .boolean("core.symlinks")
+        .unwrap_or(true);
     let mut t = target.entries.iter().peekable();
     let mut i = state.entries().iter().zip(worktree_state).peekable();
     loop {
@@ -1747,7 +1960,17 @@ fn local_changes(
             }
             std::cmp::Ordering::Greater => {
                 let (b, w) = i.next().expect("peeked");
-                if *w != Some(W::Missing) {
+                // A new entry whose file is gone (a directory in its place included) is no
+                // change against the tree to git's diff-index.
+                let gone = match w {
+                    Some(W::Missing) => true,
+                    Some(w) if w.is_changed() => {
+                        changed_file(&mut dirs, Kind::File, b.path(state), (b.mode, symlinks))
+                            == 'D'
+                    }
+                    _ => false,
+                };
+                if !gone {
                     out.push(('A', b.path(state).to_owned()));
                 }
             }
@@ -1756,7 +1979,13 @@ fn local_changes(
                 let (b, w) = i.next().expect("peeked");
                 let status = match w {
                     Some(W::Missing) => Some('D'),
-                    Some(w) if w.is_changed() => Some('M'),
+                    Some(w) if w.is_changed() => Some(changed_file(
+                        &mut dirs,
+                        a.kind,
+                        b.path(state),
+                        (b.mode, symlinks),
+                    )),
+                    _ if file_type(a.kind.index_mode()) != file_type(b.mode) => Some('T'),
                     _ if a.id != b.id || a.kind.index_mode() != b.mode => Some('M'),
                     _ if a.kind == Kind::Gitlink => {
                         // The rules are read once, at the first gitlink.
@@ -1783,6 +2012,41 @@ fn local_changes(
         }
     }
     Ok(out)
+}
+
+/// How git's `diff-index` names a work-tree file at `path` (index mode `mode`) that changed
+/// against the tree entry of kind `tree`: `D` for a directory where a file or symlink is
+/// tracked (`check_removed`), `T` when the file's type is not the tree's (a symlink for a file,
+/// or the reverse; with `core.symlinks=false` a file at a symlink's path is the symlink), else
+/// `M`.
+fn changed_file(
+    dirs: &mut crate::fs::Dirs<'_>,
+    tree: Kind,
+    path: &BStr,
+    (mode, symlinks): (Mode, bool),
+) -> char {
+    use rustix::fs::FileType;
+    let on_disk = match dirs.file_type(path) {
+        Ok(Some(FileType::Directory)) if mode != Mode::COMMIT => return 'D',
+        Ok(Some(FileType::Symlink)) => Mode::SYMLINK,
+        Ok(Some(FileType::RegularFile)) if mode == Mode::SYMLINK && !symlinks => Mode::SYMLINK,
+        Ok(Some(FileType::RegularFile)) => Mode::FILE,
+        _ => return 'M',
+    };
+    if file_type(on_disk) != file_type(tree.index_mode()) {
+        'T'
+    } else {
+        'M'
+    }
+}
+
+/// The file type an index mode stands for (the exec bit is no type change).
+fn file_type(mode: Mode) -> u8 {
+    match mode {
+        Mode::SYMLINK => 1,
+        Mode::COMMIT => 2,
+        _ => 0,
+    }
 }
 
 /// Whether the populated submodule at `path` (gitlink `id`) differs from it as git's

@@ -167,7 +167,7 @@ fn library_switch(
             head,
             commit: Some(commit),
             force: false,
-            merge: None,
+            merge: false,
             options: gitpar::Options::default(),
             worktree: dir,
             index_path: &index,

@@ -294,6 +294,13 @@ impl Mark {
         if !self.may_collapse {
             return None;
         }
+        // git-par's third change to gix-dir 0.32.0: a directory the index has entries in is
+        // never folded into one untracked or ignored entry, as git's `treat_directory` recurses
+        // into an `index_directory` whatever it holds now (its tracked files all deleted, an
+        // untracked file where one of them was).
+        if dir_info.status == entry::Status::Tracked {
+            return None;
+        }
         let (mut expendable, mut precious, mut untracked, mut entries, mut matching_entries) = (0, 0, 0, 0, 0);
         for (kind, status, pathspec_match) in state.on_hold[self.start_index..]
             .iter()
