@@ -78,6 +78,7 @@ struct Generator {
     sparse: bool,
     merging: bool,
     detached: bool,
+    unprivileged: bool,
 }
 
 impl Generator {
@@ -95,6 +96,7 @@ impl Generator {
             sparse: false,
             merging: false,
             detached: false,
+            unprivileged: false,
         }
     }
 
@@ -126,6 +128,7 @@ impl Generator {
             observe,
             transparent,
             par_config,
+            unprivileged: self.unprivileged,
         }
     }
 
@@ -441,7 +444,7 @@ impl Generator {
             .into_iter()
             .filter(|d| d != "m" && !d.starts_with(".git"))
             .collect();
-        let weights = [20, 8, 8, 16, 5, 6, 4, 6, 4, 4, 3, 4, 3, 3, 3];
+        let weights = [20, 8, 8, 16, 5, 6, 4, 6, 4, 4, 3, 4, 3, 3, 3, 2];
         match self.rng.weighted(&weights) {
             0 if !files.is_empty() => {
                 let p = self.rng.pick(&files).clone();
@@ -560,6 +563,13 @@ impl Generator {
                 self.ensure_parent(&d);
                 self.emit(format!("ln -s {} {}", quote(&target), quote(&d)));
                 self.wt.nodes.insert(d, Node::Link(target));
+            }
+            15 if !dirs.is_empty() => {
+                // A directory the user may not write: the command then runs without root's
+                // permission bypass, so that git and git-par both meet the refusal.
+                let d = self.rng.pick(&dirs).clone();
+                self.emit(format!("chmod 555 {}", quote(&d)));
+                self.unprivileged = true;
             }
             14 if !tracked.is_empty() => {
                 let p = self.rng.pick(&tracked).clone();

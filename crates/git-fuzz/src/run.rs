@@ -215,9 +215,12 @@ fn run_in(
             &setup.path_var,
         );
         cmd.args(&scenario.command);
-        process::run(&mut cmd)?
+        process::run(&mut unprivileged(cmd, scenario))?
     };
-    let par_out = process::run(&mut par_command(setup, scenario, &par_side))?;
+    let par_out = process::run(&mut unprivileged(
+        par_command(setup, scenario, &par_side),
+        scenario,
+    ))?;
     if git_out.code.is_none() {
         let stderr = String::from_utf8_lossy(&git_out.stderr);
         report.verdict = Verdict::GitCrashed(stderr.lines().last().unwrap_or("").to_owned());
@@ -317,6 +320,30 @@ fn reader<'a>(setup: &'a Setup, side: &'a Path) -> Git<'a> {
     }
 }
 
+/// `cmd` as it is, or for an [`Scenario::unprivileged`] one through `setpriv` without the
+/// capabilities that let root ignore file permissions.
+fn unprivileged(cmd: std::process::Command, scenario: &Scenario) -> std::process::Command {
+    if !scenario.unprivileged {
+        return cmd;
+    }
+    let mut wrapped = std::process::Command::new("setpriv");
+    wrapped
+        .args([
+            "--inh-caps=-dac_override,-dac_read_search",
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--",
+        ])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .env_clear()
+        .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdin(std::process::Stdio::null());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
 /// git-par's command: `git-par ARGS`, or `git ARGS` with git-par first on `PATH` as `git`.
 fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process::Command {
     let cwd = side.join(&scenario.cwd);
@@ -402,21 +429,25 @@ fn symlink_kept(
         if d.aspect != format!("{cwd}: work tree") {
             return None;
         }
+        // Each line only git-par has must be what was there before, unchanged: a link git
+        // removed through, or what git removed through it.
+        let was_there: Vec<String> = observe::render(&before.tree)
+            .lines()
+            .map(str::to_owned)
+            .collect();
         for line in compare::diff_lines(&d.git, &d.par) {
             if line.starts_with("- ") {
                 return None;
             }
-            let Some(added) = line.strip_prefix("+ l ") else {
-                if line.starts_with("+ ") {
-                    return None;
-                }
+            let Some(added) = line.strip_prefix("+ ") else {
                 continue;
             };
-            let (path, _) = added.split_once(" -> ")?;
-            if !matches!(before.tree.get(path), Some(observe::Item::Link(_))) {
+            if !was_there.iter().any(|l| l == added) {
                 return None;
             }
-            links.push(path.to_owned());
+            if let Some((path, _)) = added.strip_prefix("l ").and_then(|l| l.split_once(" -> ")) {
+                links.push(path.to_owned());
+            }
         }
     }
     if outside && links.is_empty() {
@@ -434,8 +465,8 @@ fn symlink_kept(
     })
 }
 
-/// The documented safer refusal: a branch switch (neither forced nor merging) that git makes
-/// by dropping a change staged in the index, and that git-par refuses as it refuses to lose
+/// The documented safer refusal: a branch switch or a fast-forward (neither forced nor
+/// merging local changes) that git makes by dropping a change staged in the index, and that git-par refuses as it refuses to lose
 /// local changes ("would be overwritten"), having changed nothing. Returns the reason when
 /// that is what happened.
 fn safer_refusal(
@@ -449,7 +480,7 @@ fn safer_refusal(
 ) -> Result<Option<String>, String> {
     let command = &scenario.command;
     let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
-    if !matches!(command[0].as_str(), "switch" | "checkout")
+    if !matches!(command[0].as_str(), "switch" | "checkout" | "merge")
         || command.iter().any(|a| forcing.contains(&a.as_str()))
         || !git_out.ok()
         || par_out.ok()

@@ -45,6 +45,9 @@ pub struct Scenario {
     pub transparent: bool,
     /// `NAME=VALUE` configuration given to git-par only (its worker count, its threshold).
     pub par_config: Vec<String>,
+    /// Whether both commands run without the permission bypass of root (`setpriv`), so that
+    /// a read-only directory of the scenario stops a write as it stops a user's.
+    pub unprivileged: bool,
 }
 
 impl Scenario {
@@ -58,7 +61,12 @@ impl Scenario {
         out.push_str(
             "# the directory `cwd` names, run `git` with the command's arguments (git), or\n",
         );
-        out.push_str("# git-par the same way; `git-fuzz replay FILE` does both and compares.\n");
+        out.push_str(
+            "# git-par the same way (`unprivileged`: through `setpriv --inh-caps=-dac_override\n",
+        );
+        out.push_str(
+            "# --bounding-set=-dac_override --`); `git-fuzz replay FILE` does both and compares.\n",
+        );
         out.push_str(&format!("#@ command: {}\n", shell::join(&self.command)));
         out.push_str(&format!("#@ cwd: {}\n", self.cwd));
         out.push_str(&format!("#@ observe: {}\n", self.observe.join(" ")));
@@ -71,6 +79,9 @@ impl Scenario {
                 "#@ git-par-config: {}\n",
                 self.par_config.join(" ")
             ));
+        }
+        if self.unprivileged {
+            out.push_str("#@ unprivileged: yes\n");
         }
         out.push_str("set -e\n");
         for (name, value) in ENV {
@@ -91,6 +102,7 @@ impl Scenario {
             observe: vec!["repo".to_owned()],
             transparent: false,
             par_config: Vec::new(),
+            unprivileged: false,
         };
         let mut header = true;
         for line in text.lines() {
@@ -109,6 +121,7 @@ impl Scenario {
                     "git-par-config" => {
                         scenario.par_config = value.split_whitespace().map(str::to_owned).collect()
                     }
+                    "unprivileged" => scenario.unprivileged = value == "yes",
                     _ => return Err(format!("{name}: unknown key `{key}`")),
                 }
                 continue;
@@ -147,6 +160,7 @@ mod tests {
             observe: vec!["repo".into(), "wt".into()],
             transparent: true,
             par_config: vec!["checkout.workers=2".into()],
+            unprivileged: true,
         };
         assert_eq!(Scenario::parse("x", &scenario.render()).unwrap(), scenario);
     }

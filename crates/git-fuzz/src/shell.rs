@@ -38,46 +38,11 @@ pub fn printf_format(bytes: &[u8]) -> String {
     out
 }
 
-/// Splits a command line written by [`join`] (or by hand, with single or double quotes and
-/// backslashes) into words.
+/// Splits a command line written by [`join`] (or by hand, with quotes) into words, as a POSIX
+/// shell would for plain words and quotes: the bench's splitter, which reads its `cmd:`
+/// contenders the same way.
 pub fn split(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if let Some(w) = word.take() {
-                    words.push(w);
-                }
-            }
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => w.push(c),
-                        None => return Err(format!("unterminated ' in: {line}")),
-                    }
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => w.extend(chars.next()),
-                        Some(c) => w.push(c),
-                        None => return Err(format!("unterminated \" in: {line}")),
-                    }
-                }
-            }
-            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    Ok(words)
+    gitpar_bench::suite::contenders::split_words(line).map_err(|e| format!("{e} in: {line}"))
 }
 
 #[cfg(test)]

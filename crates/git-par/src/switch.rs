@@ -347,6 +347,10 @@ fn switch_target(
     })
 }
 
+/// The exit status of a path checkout or restore that could not write a path: git's
+/// `checkout_paths` returns the -1 of `checkout_entry`.
+const ENTRY_FAILED: u8 = 255;
+
 /// Run `git par switch`.
 pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
@@ -1032,10 +1036,12 @@ fn restore_paths(
                     eprintln!("{}", crate::revision::updated_paths(repo, source, written));
                 }
             }
+            // git's `checkout_paths` returns `checkout_entry`'s -1 for a path it could not
+            // write: exit status 255.
             let status = if outcome.errors.is_empty() {
                 Ok(())
             } else {
-                Err(1)
+                Err(ENTRY_FAILED)
             };
             // git's `checkout_paths` (restore too) ends with `post-checkout HEAD HEAD 0`.
             crate::hooks::after_paths(opened, status)
@@ -1069,7 +1075,7 @@ fn restore_paths(
             for e in &errors {
                 eprintln!("error: {e}");
             }
-            Err(1)
+            Err(ENTRY_FAILED)
         }
         Err(gitpar::restore::Error::Checkout(err @ gitpar::checkout::Error::Filter { .. })) => {
             report::checkout_error(&err);
@@ -1078,6 +1084,14 @@ fn restore_paths(
         Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted)) => {
             eprintln!("error: interrupted");
             Err(crate::interrupt::EXIT_CODE)
+        }
+        Err(stopped @ gitpar::restore::Error::Subtree { .. }) => {
+            if let gitpar::restore::Error::Subtree { failed, .. } = &stopped {
+                for e in failed {
+                    eprintln!("error: {e}");
+                }
+            }
+            Err(fatal(stopped))
         }
         Err(other) => Err(fatal(other)),
     }

@@ -115,13 +115,27 @@ pub enum Error {
     #[error("unable to read the index: {0}")]
     Index(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A work tree path could not be removed.
-    #[error("unable to unlink '{path}': {source}")]
+    #[error("unable to unlink '{path}': {}", crate::fs::strerror(.source))]
     Remove {
         /// The path.
         path: BString,
         /// The system error.
         #[source]
         source: std::io::Error,
+    },
+    /// A directory where a restored entry goes could not be removed: git's `remove_subtree`
+    /// dies there, after writing the entries before it in index order (which are written here
+    /// too), before the index is written.
+    #[error("cannot rmdir '{path}': {}", crate::fs::strerror(.source))]
+    Subtree {
+        /// The directory.
+        path: BString,
+        /// The system error.
+        #[source]
+        source: std::io::Error,
+        /// The entries before it that could not be written either (git reports each as it
+        /// goes, before it dies).
+        failed: Vec<crate::run::EntryError>,
     },
 }
 
@@ -643,7 +657,7 @@ fn write(
     })?;
     let clean = up_to_date(repo, &root, index, plan, opts)?;
     let cwd = opts.cwd.as_ref().map(|c| c.as_bstr());
-    let (jobs, removed) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
+    let (jobs, removed, stopped) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
     let present = crate::execute::attributes_present(
         repo,
         &root,
@@ -671,6 +685,12 @@ fn write(
     )?;
     if executed.interrupted {
         return Err(CheckoutError::Interrupted.into());
+    }
+    if let Some(mut stopped) = stopped {
+        if let Error::Subtree { failed, .. } = &mut stopped {
+            *failed = executed.errors;
+        }
+        return Err(stopped);
     }
     Ok(Written {
         stats: executed.stats,
@@ -866,13 +886,15 @@ fn record(
 /// (no-overlay) are removed, with the directories they leave empty. Files that are replaced are
 /// left to their writer, which replaces each one just before writing it. Returns the writer's
 /// jobs and the number of vanished paths removed. The current directory `cwd` stays when
-/// emptied (git's `remove_path`).
+/// emptied (git's `remove_path`). A directory in an entry's place that cannot be removed stops
+/// it there: the jobs before that entry are returned with the error ([`Error::Subtree`]), for
+/// the caller to write them and then fail, as git does.
 fn make_room(
     root: &Root,
     plan: &Plan,
     (vanished, cwd): (&[BString], Option<&BStr>),
     clean: &HashSet<usize>,
-) -> Result<(Vec<Job>, usize), Error> {
+) -> Result<(Vec<Job>, usize, Option<Error>), Error> {
     use rustix::fs::FileType;
     let fail = |e: crate::remove::Error| Error::Remove {
         path: e.path,
@@ -899,7 +921,14 @@ fn make_room(
         let kind = dirs.file_type(e.path.as_bstr()).ok().flatten();
         let replace = match kind {
             Some(FileType::Directory) if e.kind != Kind::Gitlink => {
-                remover.all(e.path.as_bstr()).map_err(fail)?;
+                if let Err(err) = remover.all(e.path.as_bstr()) {
+                    let stopped = Error::Subtree {
+                        path: err.path,
+                        source: err.source,
+                        failed: Vec::new(),
+                    };
+                    return Ok((jobs, 0, Some(stopped)));
+                }
                 dirs.forget();
                 false
             }
@@ -928,7 +957,7 @@ fn make_room(
     let removed = remover.removed - before;
     let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).chain(cwd).collect();
     remover.remove_emptied_dirs(&needed);
-    Ok((jobs, removed))
+    Ok((jobs, removed, None))
 }
 
 fn kind_of(mode: gix::index::entry::Mode) -> Kind {

@@ -118,7 +118,7 @@ pub enum Error {
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
     /// A path could not be removed or inspected.
-    #[error("unable to {action} '{path}': {source}")]
+    #[error("unable to {action} '{path}': {}", crate::fs::strerror(.source))]
     Io {
         /// What we tried.
         action: &'static str,
@@ -483,9 +483,16 @@ fn run(
 
     // A required filter that fails is fatal: git dies with its index as it was, so the index
     // announcing the new paths is put back then (read only when there is one, and a filter
-    // could fail so).
-    let original = (announces(&rows) && crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty()))
-        .then(|| IndexLock::snapshot(index_path));
+    // could fail so). So does `reset --hard` when entries cannot be written
+    // ([`Options::keep_index_on_failed_writes`]): a new path that could not be written is no
+    // staged addition afterwards, as git's reset, which never wrote its index, leaves none.
+    // Likewise when clearing what is in the way fails (a directory that cannot be removed):
+    // git dies in `checkout_entry` before it writes its index.
+    let clears = !blockers.files.is_empty() || !blockers.dirs.is_empty();
+    let may_put_back = opts.keep_index_on_failed_writes
+        || clears
+        || crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
+    let original = (announces(&rows) && may_put_back).then(|| IndexLock::snapshot(index_path));
     crate::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
     crate::phase::mark("update: new paths announced");
@@ -513,7 +520,7 @@ fn run(
             }
         }
     }
-    remove(
+    let removed = remove(
         &root,
         &mut rows,
         &blockers,
@@ -521,7 +528,14 @@ fn run(
         mode,
         ctx.interrupt,
         &mut outcome,
-    )?;
+    );
+    if let Err(err) = removed {
+        // Best effort, as above: the removal's error is what is reported.
+        if let Some(original) = &original {
+            let _ = lock.put_back(index_path, original.as_deref());
+        }
+        return Err(err);
+    }
     let jobs: Vec<Job> = rows
         .iter()
         .filter_map(|r| {
@@ -548,7 +562,7 @@ fn run(
             false,
             None,
         );
-        if let (Err(CheckoutError::Filter { .. }), Some(original)) = (&executed, original) {
+        if let (Err(CheckoutError::Filter { .. }), Some(original)) = (&executed, &original) {
             lock.put_back(index_path, original.as_deref())
                 .map_err(CheckoutError::from)?;
             return Err(executed.expect_err("matched above").into());
@@ -641,8 +655,16 @@ fn run(
         crate::record::CacheTree::Repair(&changed)
     };
     if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
-        // The index stays as it was (the lock goes unused); what was written stays written.
-        drop(lock);
+        // The index stays as it was before the new paths were announced; what was written
+        // stays written.
+        // Best effort: when even that cannot be written (a full disk), the index announcing
+        // the new paths stays, and the entries' errors are what is reported.
+        match original {
+            Some(original) => {
+                let _ = lock.put_back(index_path, original.as_deref());
+            }
+            None => drop(lock),
+        }
         return Err(CheckoutError::Entries(std::mem::take(&mut outcome.errors)).into());
     }
     // git's update_sparsity writes its index without updated_workdir, unpack_trees with it.
@@ -1011,6 +1033,16 @@ fn was_skipped(row: &Row<'_>) -> bool {
         .is_some_and(|c| c.flags.contains(Flags::SKIP_WORKTREE))
 }
 
+/// Whether git sees the stat data `fresh` (a file whose content is what the index records) as
+/// changed from `recorded`: times in whole seconds, as git built without `USE_NSEC` (Debian's,
+/// most distributions') compares them, so a file touched within the second it was written is
+/// unchanged to it. Where git decides by stat alone (a reset's rewrites, the entries
+/// `sparse-checkout` finds not up to date), git-par decides so too.
+fn stat_changed_for_git(fresh: &Stat, recorded: &Stat) -> bool {
+    let seconds = |s: &Stat| (s.mtime.secs, s.ctime.secs, s.ino, s.uid, s.gid, s.size);
+    seconds(fresh) != seconds(recorded)
+}
+
 /// Sparse checkout, second half (git's `apply_sparse_checkout`), with the refresh's verdicts:
 /// a tracked file that leaves the patterns is removed from the work tree unless it has local
 /// changes that a safe update keeps (then it stays, with a warning, or — when the target
@@ -1019,9 +1051,8 @@ fn was_skipped(row: &Row<'_>) -> bool {
 ///
 /// With `stat_decides` (git's `update_sparsity`, which reads the index without refreshing it),
 /// a file whose stat data changed counts as not up to date even when its content did not, as
-/// git's `ie_match_stat` has it; only a racily clean entry is compared by content. Times count
-/// in whole seconds there, as git built without `USE_NSEC` (Debian's, most distributions')
-/// compares them: a file touched within the second it was written is unchanged to it.
+/// git's `ie_match_stat` has it ([`stat_changed_for_git`]); only a racily clean entry is compared
+/// by content.
 fn apply_sparse(
     root: &Root,
     rows: &mut [Row<'_>],
@@ -1042,10 +1073,7 @@ fn apply_sparse(
         let was = was_skipped(row);
         let stat_changed = match (row.state, row.cur) {
             (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => {
-                let seconds = |s: &gix::index::entry::Stat| {
-                    (s.mtime.secs, s.ctime.secs, s.ino, s.uid, s.gid, s.size)
-                };
-                seconds(&fresh) != seconds(&c.stat)
+                stat_changed_for_git(&fresh, &c.stat)
             }
             _ => false,
         };
@@ -1161,8 +1189,17 @@ fn verify(
             }
             continue;
         }
+        // A forced update rewrites a file whose stat data changed even when its content did
+        // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
+        // in a directory that cannot be written then fails as with git.
+        let touched = match (state, row.cur) {
+            (crate::refresh::State::Refreshed(fresh), Some(c)) => {
+                stat_changed_for_git(&fresh, &c.stat)
+            }
+            _ => false,
+        };
         match (&mut row.action, mode) {
-            (Action::Keep, Policy::Force) if changed => {
+            (Action::Keep, Policy::Force) if changed || touched => {
                 row.action = Action::Write {
                     verify: false,
                     replace: !missing,
@@ -1220,11 +1257,11 @@ fn verify(
     let InTheWay {
         mut untracked,
         mut untracked_removed,
-        mut untracked_deleted,
+        untracked_deleted,
         local: local_inside,
+        file_level,
         mut blockers,
     } = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
-    local.extend(local_inside);
     // With sparse checkout, an untracked file where a new entry goes is only a warning, and
     // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
     // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
@@ -1245,30 +1282,26 @@ fn verify(
         sparse_warnings.orphaned.sort();
         sparse_warnings.orphaned.dedup();
     }
-    // git checks a deleted path's directory for untracked files before the path itself, and a
-    // file in the way of a staged deletion is that path's refusal, not the one of the new
-    // entries below it.
-    local.retain(|p| !untracked_removed.contains(p));
-    untracked.retain(|p| !untracked_deleted.contains(p));
-    // A path git refuses for as a file is not entered as a directory (`unpack_callback` stops
-    // before it recurses): nothing below it is checked.
-    let refused_files: Vec<BString> = untracked
-        .iter()
-        .chain(&untracked_deleted)
-        .map(|p| {
-            let mut dir = p.clone();
-            dir.push(b'/');
-            dir
-        })
-        .collect();
-    let checked = |p: &BString| !refused_files.iter().any(|dir| p.starts_with(dir));
-    for list in [
-        &mut local,
-        &mut untracked,
-        &mut untracked_removed,
-        &mut untracked_deleted,
-    ] {
-        list.retain(checked);
+    // git checks a deleted path's directory for untracked files before the path itself; and a
+    // path git refuses for itself is not entered as a directory (`unpack_callback` stops before
+    // it recurses): nothing below it is checked. That only chooses which refusals git names:
+    // it never takes the last one away.
+    let mut named_local = local.clone();
+    named_local.retain(|p| !untracked_removed.contains(p));
+    named_local.retain(|p| !below_any(p.as_bstr(), &file_level));
+    let mut named_removed = untracked_removed.clone();
+    named_removed.retain(|p| !below_any(p.as_bstr(), &file_level));
+    // The local changes found below a path refused for itself are that path's own refusal.
+    named_local.extend(local_inside.iter().cloned());
+    let named_any = !named_local.is_empty()
+        || !untracked.is_empty()
+        || !named_removed.is_empty()
+        || !untracked_deleted.is_empty();
+    if named_any {
+        local = named_local;
+        untracked_removed = named_removed;
+    } else {
+        local.extend(local_inside);
     }
     if !local.is_empty()
         || !untracked.is_empty()
@@ -1379,6 +1412,9 @@ struct InTheWay {
     /// stands where a staged deletion is (git's `verify_clean_subdirectory`): refused as local
     /// changes.
     local: Vec<BString>,
+    /// The paths refused for what is at the path itself (a file or a directory of untracked
+    /// files): git does not enter them as directories, so nothing below them is checked.
+    file_level: Vec<BString>,
     /// What a forced update (or an ignored file) clears.
     blockers: Blockers,
 }
@@ -1470,8 +1506,11 @@ fn untracked_in_the_way(
         untracked_removed,
         untracked_deleted,
         local,
+        file_level,
         blockers,
     } = &mut found;
+    // Files in the way of a row's leading directories: (refused as removed, the file, the row).
+    let mut in_leading: Vec<(bool, BString, &BStr)> = Vec::new();
     for row in rows.iter().filter(|r| looked_at(r)) {
         // What git calls an untracked file in the way of this row: overwritten by a new entry,
         // or removed by a deletion.
@@ -1493,7 +1532,7 @@ fn untracked_in_the_way(
                     } else if clears_untracked || is_ignored(blocker) {
                         blockers.files.push(blocker.to_owned());
                     } else {
-                        refused.push(blocker.to_owned());
+                        in_leading.push((staged_deletion(row), blocker.to_owned(), row.path));
                     }
                 }
             }
@@ -1509,16 +1548,26 @@ fn untracked_in_the_way(
                 if row.new.is_some_and(|(_, k)| k == Kind::Gitlink) {
                     continue;
                 }
+                // git's `verify_clean_subdirectory` for a path the index lacks: the tracked
+                // entries below it first (the first that is not up to date refuses, as a local
+                // change), then the untracked files in it.
+                if row.cur.is_none() && mode == Policy::Safe {
+                    if let Some(first) = changed_inside(index, rows, row.path).into_iter().next() {
+                        local.push(first);
+                        file_level.push(row.path.to_owned());
+                        continue;
+                    }
+                }
                 let mut inside = Vec::new();
                 untracked_in(&mut dirs, row.path, &tracked, &mut inside);
                 inside.retain(|p| !is_ignored(p.as_bstr()));
                 if staged_deletion(row) {
                     // Nothing is written there: the directory stays, but git refuses over the
-                    // untracked files in it, and over tracked ones it would have to check.
+                    // untracked files in it.
                     if !inside.is_empty() {
                         untracked_removed.push(row.path.to_owned());
+                        file_level.push(row.path.to_owned());
                     }
-                    local.extend(changed_inside(index, rows, row.path));
                     continue;
                 }
                 let forced_over = mode == Policy::Force && row.cur.is_some() && !dir_checked(row);
@@ -1529,6 +1578,7 @@ fn untracked_in_the_way(
                     blockers.dirs.push(row.path.to_owned());
                 } else {
                     untracked_removed.push(row.path.to_owned());
+                    file_level.push(row.path.to_owned());
                 }
             }
             // A tracked file is replaced by its writer; only untracked ones are cleared here.
@@ -1536,13 +1586,29 @@ fn untracked_in_the_way(
             // A staged deletion writes nothing: the file stays, but git refuses over it.
             Some(_) if staged_deletion(row) && !is_ignored(row.path) => {
                 refused.push(row.path.to_owned());
+                file_level.push(row.path.to_owned());
             }
             Some(_) if staged_deletion(row) => {}
             Some(_) if clears_untracked || is_ignored(row.path) => {
                 blockers.files.push(row.path.to_owned());
             }
-            Some(_) => refused.push(row.path.to_owned()),
+            Some(_) => {
+                refused.push(row.path.to_owned());
+                file_level.push(row.path.to_owned());
+            }
             None => {}
+        }
+    }
+    // A file in the way of a row's directories is refused as git meets it: unless the row lies
+    // below a path refused for itself, which git does not enter.
+    for (deleted, blocker, row) in in_leading {
+        if !below_any(row, file_level) {
+            let list = if deleted {
+                &mut *untracked_deleted
+            } else {
+                &mut *untracked
+            };
+            list.push(blocker);
         }
     }
     for list in [
@@ -1555,6 +1621,12 @@ fn untracked_in_the_way(
     }
     untracked_removed.sort();
     Ok(found)
+}
+
+/// Whether `path` lies below one of the directories `dirs`.
+fn below_any(path: &BStr, dirs: &[BString]) -> bool {
+    dirs.iter()
+        .any(|d| path.len() > d.len() && path.starts_with(d) && path[d.len()] == b'/')
 }
 
 /// The stage-0 entries below the directory `dir` that `verify_uptodate` refuses: intent-to-add

@@ -208,8 +208,17 @@ pub(super) fn tail(
                 shared,
             )
             .and_then(|(data, _grant)| {
+                // git's `checkout_entry` unlinks what is there first ("unable to unlink old").
                 if job.replace {
-                    let _ = worker.dirs.unlink(path);
+                    if let Err(err) = worker.dirs.unlink(path) {
+                        return Err(EntryError {
+                            path: entry.path.clone(),
+                            message: format!(
+                                "unable to unlink old '{path}': {}",
+                                fs::strerror(&err)
+                            ),
+                        });
+                    }
                 }
                 match worker.dirs.symlink(&data, path) {
                     Ok(st) => Ok(Some(fs::index_stat(&st))),
