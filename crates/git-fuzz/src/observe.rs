@@ -25,10 +25,11 @@ pub struct Git<'a> {
 }
 
 impl Git<'_> {
-    /// Runs git with `args` in `dir`.
+    /// Runs git with `args` in `dir`, paths unquoted (`core.quotePath=false`), as messages
+    /// name them.
     pub fn run(&self, dir: &Path, args: &[&str]) -> Result<Output, String> {
         let mut cmd = process::command(self.program, dir, self.home, self.path_var);
-        cmd.args(args);
+        cmd.args(["-c", "core.quotePath=false"]).args(args);
         process::run(&mut cmd)
     }
 

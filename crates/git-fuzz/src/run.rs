@@ -480,11 +480,19 @@ fn safer_refusal(
 ) -> Result<Option<String>, String> {
     let command = &scenario.command;
     let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
+    // git refused too (for something else), and git-par names what git names and more.
+    let both_refused = !git_out.ok()
+        && git_out.code == par_out.code
+        && String::from_utf8_lossy(&git_out.stderr).lines().all(|l| {
+            String::from_utf8_lossy(&par_out.stderr)
+                .lines()
+                .any(|p| p == l)
+        });
     if !matches!(command[0].as_str(), "switch" | "checkout" | "merge")
         || command.iter().any(|a| forcing.contains(&a.as_str()))
-        || !git_out.ok()
+        || !(git_out.ok() || both_refused)
         || par_out.ok()
-        || !par_out.first_error_line().contains("would be overwritten")
+        || !String::from_utf8_lossy(&par_out.stderr).contains("would be overwritten")
     {
         return Ok(None);
     }
@@ -506,6 +514,34 @@ fn safer_refusal(
     let git_tree = git
         .run(git_dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
         .text();
+    let staged_paths: Vec<&str> = before
+        .index
+        .lines()
+        .filter_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            let id = meta.split(' ').nth(1)?;
+            let path = path.split(" flags=").next().unwrap_or(path);
+            (!in_head.contains(&(path.to_owned(), id.to_owned()))).then_some(path)
+        })
+        .collect();
+    if both_refused {
+        // The paths git-par lists beyond git's are all changes staged under a directory git
+        // would drop (git's refusal is for something else).
+        let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
+        let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+        let extra: Vec<&str> = par_err
+            .lines()
+            .filter(|l| !git_err.lines().any(|g| g == *l))
+            .filter_map(|l| l.strip_prefix('\t'))
+            .collect();
+        let all_staged = !extra.is_empty() && extra.iter().all(|p| staged_paths.contains(p));
+        return Ok(all_staged.then(|| {
+            format!(
+                "git refuses for something else; git-par also names the staged {}",
+                extra.join(", ")
+            )
+        }));
+    }
     for line in before.index.lines() {
         let Some((meta, path)) = line.split_once('\t') else {
             continue;

@@ -482,12 +482,29 @@ fn select(
         .filter(|e| e.stage_raw() == 0 && skipped(e) && !e.flags.contains(Flags::INTENT_TO_ADD))
         .map(|e| (e.path(index), e.id, e.mode.bits()))
         .collect();
+    // A tree's selected entries go into git's index first (`read_tree_some`, replacing what
+    // conflicts with them): a tracked path below a file the tree brings, or a tracked file where
+    // the tree brings a directory, is gone before the pathspecs are matched.
+    let (added, added_dirs): (HashSet<&BStr>, HashSet<&BStr>) = match req.source {
+        Source::Tree(_) => {
+            let added: HashSet<&BStr> = source
+                .iter()
+                .map(|e| e.path.as_bstr())
+                .filter(|p| m.selects(p))
+                .collect();
+            let dirs = crate::fs::leading_dirs_of(added.iter().copied()).collect();
+            (added, dirs)
+        }
+        Source::Index => (HashSet::new(), HashSet::new()),
+    };
+    let displaced = |p: &BStr| added_dirs.contains(p) || leading_dirs(p).any(|d| added.contains(d));
     let candidates = || {
         let index_paths = index
             .entries()
             .iter()
             .filter(move |e| from_index && !skipped(e))
-            .map(|e| e.path(index));
+            .map(|e| e.path(index))
+            .filter(|p| !displaced(p));
         source
             .iter()
             .filter(|e| {

@@ -1151,9 +1151,7 @@ fn verify(
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
-    if mode == Policy::Safe {
-        missing_behind_a_file(repo, root, rows);
-    }
+    missing_behind_a_file(repo, root, rows, mode);
     let mut sparse_warnings = apply_sparse(root, rows, (mode, stat_decides))?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
@@ -1326,16 +1324,28 @@ fn verify(
 /// entry is not "missing" but a local change that a safe update refuses to overwrite (the file
 /// or the link in the way is the user's). The refresh calls such entries missing, as git's
 /// diff does (`has_symlink_leading_path`): here those that a safe update would write or delete,
-/// or that leave the sparse patterns, are looked at again.
-fn missing_behind_a_file(repo: &gix::Repository, root: &Root, rows: &mut [Row<'_>]) {
+/// or that leave the sparse patterns, and the skip-worktree or assume-unchanged ones a forced
+/// update would, are looked at again.
+fn missing_behind_a_file(repo: &gix::Repository, root: &Root, rows: &mut [Row<'_>], mode: Policy) {
     for row in rows.iter_mut() {
-        let verified = matches!(
-            row.action,
-            Action::Write { verify: true, .. } | Action::Remove { verify: true }
-        );
+        // A forced update verifies only skip-worktree and assume-unchanged entries it would
+        // overwrite or remove ("Entry '...' not uptodate").
+        let protected = row.cur.is_some_and(|c| {
+            c.flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+        });
+        let verified = match mode {
+            Policy::Safe => matches!(
+                row.action,
+                Action::Write { verify: true, .. } | Action::Remove { verify: true }
+            ),
+            Policy::Force => {
+                protected && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
+            }
+        };
         // An entry leaving the sparse patterns is checked the same way before its file goes
         // (`verify_uptodate_sparse`).
-        let leaves_patterns = row.skip == Some(true) && !was_skipped(row);
+        let leaves_patterns = mode == Policy::Safe && row.skip == Some(true) && !was_skipped(row);
         if !(verified || leaves_patterns) || row.state != Some(crate::refresh::State::Missing) {
             continue;
         }
@@ -1636,7 +1646,12 @@ fn changed_inside(index: &gix::index::File, rows: &[Row<'_>], dir: &BStr) -> Vec
     let below = |p: &BStr| p.len() > dir.len() && p.starts_with(dir) && p[dir.len()] == b'/';
     let changed: HashSet<&BStr> = rows
         .iter()
-        .filter(|r| below(r.path) && r.state.is_some_and(|s| s.is_changed()))
+        .filter(|r| {
+            // A missing file is up to date to `verify_uptodate` (`ENOENT`).
+            below(r.path)
+                && r.state
+                    .is_some_and(|s| s.is_changed() && s != crate::refresh::State::Missing)
+        })
         .map(|r| r.path)
         .collect();
     index
