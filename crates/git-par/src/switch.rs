@@ -351,6 +351,21 @@ fn switch_target(
 /// `checkout_paths` returns the -1 of `checkout_entry`.
 const ENTRY_FAILED: u8 = 255;
 
+/// git's `checkout_paths` status from the paths it could not write: -1 (255) when
+/// `checkout_entry` failed on one; else the number of paths a delayed filter left unfiltered
+/// (`finish_delayed_checkout`'s `errs |= dco->paths.nr`); 0 when none failed.
+fn entries_status(errors: &[gitpar::checkout::EntryError]) -> u8 {
+    let delayed = errors
+        .iter()
+        .filter(|e| e.message.ends_with("was not filtered properly"))
+        .count();
+    if errors.len() > delayed {
+        ENTRY_FAILED
+    } else {
+        u8::try_from(delayed).unwrap_or(ENTRY_FAILED)
+    }
+}
+
 /// Run `git par switch`.
 pub fn switch(mut args: SwitchArgs, overrides: &[String]) -> Result<(), u8> {
     args.checkout.recurse_submodules = args.recurse.choice();
@@ -1036,12 +1051,9 @@ fn restore_paths(
                     eprintln!("{}", crate::revision::updated_paths(repo, source, written));
                 }
             }
-            // git's `checkout_paths` returns `checkout_entry`'s -1 for a path it could not
-            // write: exit status 255.
-            let status = if outcome.errors.is_empty() {
-                Ok(())
-            } else {
-                Err(ENTRY_FAILED)
+            let status = match entries_status(&outcome.errors) {
+                0 => Ok(()),
+                code => Err(code),
             };
             // git's `checkout_paths` (restore too) ends with `post-checkout HEAD HEAD 0`.
             crate::hooks::after_paths(opened, status)
