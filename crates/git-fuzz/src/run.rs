@@ -479,6 +479,34 @@ fn safer_refusal(
     (git_out, par_out): (&Output, &Output),
 ) -> Result<Option<String>, String> {
     let command = &scenario.command;
+    let unchanged = || -> Result<bool, String> {
+        Ok(observe::work_tree(par_dir)? == before.tree
+            && observe::index(par, par_dir)? == before.index
+            && observe::head(par, par_dir)? == before.head)
+    };
+    // `--discard-changes` (a reset that protects untracked files): git names the untracked
+    // files in the way, then goes on and removes them; git-par stops at that same error.
+    let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+    let first = par_err.lines().next().unwrap_or_default();
+    if command.iter().any(|a| a == "--discard-changes")
+        && git_out.ok()
+        && par_out.code == Some(128)
+        && first.starts_with("error: ")
+        && first.contains("untracked")
+        && String::from_utf8_lossy(&git_out.stderr)
+            .lines()
+            .any(|l| l == first)
+        && unchanged()?
+    {
+        return Ok(Some(format!(
+            "git reports \"{first}\" and removes them all the same; git-par stops there"
+        )));
+    }
+    if let Some(why) = lost_by_git(before, (git, git_dir), (git_out, &par_err))? {
+        if unchanged()? {
+            return Ok(Some(why));
+        }
+    }
     let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
     // git refused too (for something else), and git-par names what git names and more.
     let both_refused = !git_out.ok()
@@ -488,18 +516,17 @@ fn safer_refusal(
                 .lines()
                 .any(|p| p == l)
         });
+    // git set out to remove what is staged and died on a permission.
+    let git_died = git_out.code == Some(128);
     if !matches!(command[0].as_str(), "switch" | "checkout" | "merge")
         || command.iter().any(|a| forcing.contains(&a.as_str()))
-        || !(git_out.ok() || both_refused)
+        || !(git_out.ok() || both_refused || git_died)
         || par_out.ok()
         || !String::from_utf8_lossy(&par_out.stderr).contains("would be overwritten")
     {
         return Ok(None);
     }
-    let unchanged = observe::work_tree(par_dir)? == before.tree
-        && observe::index(par, par_dir)? == before.index
-        && observe::head(par, par_dir)? == before.head;
-    if !unchanged {
+    if !unchanged()? {
         return Ok(None);
     }
     let in_head: std::collections::HashSet<(String, String)> = before
@@ -524,6 +551,29 @@ fn safer_refusal(
             (!in_head.contains(&(path.to_owned(), id.to_owned()))).then_some(path)
         })
         .collect();
+    if git_died && !both_refused {
+        let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
+        let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+        let removing = |path: &str| {
+            git_err
+                .lines()
+                .any(|l| l.starts_with(&format!("warning: unable to unlink '{path}': ")))
+        };
+        let refused: Vec<&str> = par_err
+            .lines()
+            .filter_map(|l| l.strip_prefix('\t'))
+            .collect();
+        let all_staged = !refused.is_empty()
+            && refused
+                .iter()
+                .all(|p| staged_paths.contains(p) && removing(p));
+        return Ok(all_staged.then(|| {
+            format!(
+                "git sets out to drop the change staged to {} (and dies on a permission); git-par refuses",
+                refused.join(", ")
+            )
+        }));
+    }
     if both_refused {
         // The paths git-par lists beyond git's are all changes staged under a directory git
         // would drop (git's refusal is for something else).
@@ -559,5 +609,82 @@ fn safer_refusal(
             )));
         }
     }
-    Ok(None)
+    Ok(left_out(&git_index, &git_tree, &par_out.stderr))
+}
+
+/// git-par refuses to replace directories holding untracked files ("would lose untracked files
+/// in them"), and git, with a sparse checkout on, goes ahead and deletes such files: every
+/// directory git-par names held an untracked file that git's work tree no longer has. Returns
+/// the reason then.
+fn lost_by_git(
+    before: &Before,
+    (git, git_dir): (&Git<'_>, &Path),
+    (git_out, par_err): (&Output, &str),
+) -> Result<Option<String>, String> {
+    let Some((_, list)) = par_err.split_once("would lose untracked files in them:\n") else {
+        return Ok(None);
+    };
+    let sparse = git
+        .run(git_dir, &["config", "--bool", "core.sparseCheckout"])?
+        .text();
+    if !git_out.ok() || sparse.trim() != "true" {
+        return Ok(None);
+    }
+    let dirs: Vec<&str> = list.lines().map_while(|l| l.strip_prefix('\t')).collect();
+    let tracked: std::collections::HashSet<&str> = before
+        .index
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(_, p)| p.split(" flags=").next().unwrap_or(p))
+        .collect();
+    let git_tree = observe::work_tree(git_dir)?;
+    let lost_in = |dir: &str| {
+        let prefix = format!("{dir}/");
+        before.tree.iter().any(|(path, item)| {
+            path.starts_with(&prefix)
+                && matches!(item, observe::Item::File(..))
+                && !tracked.contains(path.as_str())
+                && git_tree.get(path) != Some(item)
+        })
+    };
+    Ok((!dirs.is_empty() && dirs.iter().all(|d| lost_in(d))).then(|| {
+        format!(
+            "git replaces {} and deletes the untracked files in it; git-par refuses, as git does without a sparse checkout",
+            dirs.join(", ")
+        )
+    }))
+}
+
+/// The other side of a directory/file conflict in the index: git keeps an entry staged below a
+/// path `P` that the target makes a file (left out of the work tree by the sparse patterns),
+/// and leaves the target's `P` out of its index without a word; git-par refuses, naming the
+/// staged entry. Returns the reason when the paths git-par names are such entries.
+fn left_out(git_index: &str, git_tree: &str, par_stderr: &[u8]) -> Option<String> {
+    let paths = |text: &str| -> std::collections::HashSet<String> {
+        text.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(_, p)| p.split(" flags=").next().unwrap_or(p).to_owned())
+            .collect()
+    };
+    let (indexed, in_tree) = (paths(git_index), paths(git_tree));
+    let par_err = String::from_utf8_lossy(par_stderr);
+    let named: Vec<&str> = par_err
+        .lines()
+        .filter_map(|l| l.strip_prefix('\t'))
+        .collect();
+    let left: Vec<String> = named
+        .iter()
+        .filter_map(|p| {
+            p.match_indices('/')
+                .map(|(end, _)| &p[..end])
+                .find(|dir| in_tree.contains(*dir) && !indexed.contains(*dir))
+                .map(|dir| format!("{dir} (for {p})"))
+        })
+        .collect();
+    (!named.is_empty() && left.len() == named.len()).then(|| {
+        format!(
+            "git leaves the target's {} out of its index to keep what is staged below; git-par refuses",
+            left.join(", ")
+        )
+    })
 }

@@ -257,6 +257,20 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
             }
             1
         }
+        UpdateError::Died {
+            kept,
+            errors,
+            message,
+        } => {
+            for k in &kept {
+                eprintln!("warning: {k}");
+            }
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            eprintln!("fatal: {message}");
+            FATAL
+        }
         UpdateError::Unrecorded { errors, source } => {
             for e in &errors {
                 eprintln!("error: {e}");

@@ -355,10 +355,7 @@ const ENTRY_FAILED: u8 = 255;
 /// `checkout_entry` failed on one; else the number of paths a delayed filter left unfiltered
 /// (`finish_delayed_checkout`'s `errs |= dco->paths.nr`); 0 when none failed.
 fn entries_status(errors: &[gitpar::checkout::EntryError]) -> u8 {
-    let delayed = errors
-        .iter()
-        .filter(|e| e.message.ends_with("was not filtered properly"))
-        .count();
+    let delayed = errors.iter().filter(|e| e.is_undelivered()).count();
     if errors.len() > delayed {
         ENTRY_FAILED
     } else {

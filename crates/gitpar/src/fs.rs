@@ -407,6 +407,30 @@ impl<'r> Dirs<'r> {
         }
     }
 
+    /// Remove whatever is at `path` as git's `remove_subtree` does for a directory in the
+    /// place of an entry it writes: depth first, and on the first step that fails, the error
+    /// names that step and the inner path it failed on (git dies with exactly that). A file or
+    /// symlink at `path` is unlinked. Returns false when nothing was there.
+    pub fn remove_subtree(&mut self, path: &BStr) -> Result<bool, SubtreeError> {
+        let fail = |op, source| SubtreeError {
+            op,
+            path: path.to_owned(),
+            source,
+        };
+        match self.file_type(path).map_err(|e| fail("lstat", e))? {
+            None => Ok(false),
+            Some(FileType::Directory) => {
+                self.forget();
+                let fd = self.root.open_dir(path).map_err(|e| fail("opendir", e))?;
+                let mut inner = path.to_owned();
+                remove_contents_naming(&fd, &mut inner)?;
+                drop(fd);
+                self.rmdir(path).map_err(|e| fail("rmdir", e))
+            }
+            Some(_) => self.unlink(path).map_err(|e| fail("unlink", e)),
+        }
+    }
+
     /// Create the directory `path` (its parent must exist). An existing real directory is fine;
     /// anything else in its place is an error (`EEXIST`), unless `replace` is set, in which case
     /// a file or symlink there is unlinked first (git's `create_directories` under `force`).
@@ -578,6 +602,61 @@ fn remove_contents(dir: &OwnedFd) -> io::Result<()> {
             rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::empty())?;
         }
     }
+    Ok(())
+}
+
+/// Why [`Dirs::remove_subtree`] stopped: the step (`unlink`, `rmdir`, `opendir`, `lstat`) and
+/// the path it failed on, in git's words (`cannot unlink '<path>': <reason>`).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {op} '{path}': {}", strerror(.source))]
+pub struct SubtreeError {
+    /// The step that failed.
+    pub op: &'static str,
+    /// The path it failed on: the directory itself or something inside it.
+    pub path: BString,
+    /// The system error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// [`remove_contents`] naming, on failure, the path below the work tree (`path`, extended
+/// while descending) that a step failed on.
+fn remove_contents_naming(dir: &OwnedFd, path: &mut BString) -> Result<(), SubtreeError> {
+    let len = path.len();
+    let at = |op, path: &BString, source: io::Error| SubtreeError {
+        op,
+        path: path.clone(),
+        source,
+    };
+    let names: Vec<(Vec<u8>, FileType)> = rustix::fs::Dir::read_from(dir)
+        .map_err(|e| at("opendir", path, e.into()))?
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_bytes().to_vec(), e.file_type()))
+        .filter(|(n, _)| n != b"." && n != b"..")
+        .collect();
+    for (name, kind) in names {
+        path.truncate(len);
+        path.push(b'/');
+        path.extend_from_slice(&name);
+        let kind = if kind == FileType::Unknown {
+            let st = rustix::fs::statat(dir, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| at("lstat", path, e.into()))?;
+            FileType::from_raw_mode(st.st_mode)
+        } else {
+            kind
+        };
+        if kind == FileType::Directory {
+            let sub = rustix::fs::openat(dir, name.as_slice(), DIR_FLAGS, Mode::empty())
+                .map_err(|e| at("opendir", path, e.into()))?;
+            remove_contents_naming(&sub, path)?;
+            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::REMOVEDIR)
+                .map_err(|e| at("rmdir", path, e.into()))?;
+        } else {
+            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::empty())
+                .map_err(|e| at("unlink", path, e.into()))?;
+        }
+    }
+    path.truncate(len);
     Ok(())
 }
 

@@ -51,14 +51,15 @@ impl State {
 
 /// Which stat fields decide, from `core.fileMode`, `core.trustctime` and `core.checkStat`.
 #[derive(Debug, Clone, Copy)]
-struct StatRules {
+pub(crate) struct StatRules {
     file_mode: bool,
     trust_ctime: bool,
     minimal: bool,
 }
 
 impl StatRules {
-    fn of(repo: &gix::Repository) -> StatRules {
+    /// The rules `repo`'s configuration sets.
+    pub(crate) fn of(repo: &gix::Repository) -> StatRules {
         let config = repo.config_snapshot();
         StatRules {
             file_mode: config.boolean("core.fileMode").unwrap_or(true),
@@ -71,41 +72,57 @@ impl StatRules {
 
     /// git's `match_stat_data` over the fields these rules count: ctime only with
     /// core.trustctime, and with core.checkStat=minimal only the seconds of mtime and the size.
+    /// Times to the nanosecond: the refresh re-hashes a file touched within its second.
     fn same(self, entry: &gix::index::entry::Stat, st: &gix::index::entry::Stat) -> bool {
+        self.same_times(entry, st, |t| (t.secs, t.nsecs))
+    }
+
+    /// [`StatRules::same`] with times in whole seconds, as git built without `USE_NSEC`
+    /// (Debian's, most distributions') compares them: what git decides by stat alone (a
+    /// reset's rewrites, the entries `sparse-checkout` finds not up to date) is decided so.
+    pub(crate) fn same_as_git(
+        self,
+        entry: &gix::index::entry::Stat,
+        st: &gix::index::entry::Stat,
+    ) -> bool {
+        self.same_times(entry, st, |t| (t.secs, 0))
+    }
+
+    fn same_times(
+        self,
+        entry: &gix::index::entry::Stat,
+        st: &gix::index::entry::Stat,
+        time: impl Fn(&gix::index::entry::stat::Time) -> (u32, u32),
+    ) -> bool {
         if self.minimal {
             st.mtime.secs == entry.mtime.secs && st.size == entry.size
         } else {
-            st.mtime == entry.mtime
-                && (!self.trust_ctime || st.ctime == entry.ctime)
+            time(&st.mtime) == time(&entry.mtime)
+                && (!self.trust_ctime || time(&st.ctime) == time(&entry.ctime))
                 && st.ino == entry.ino
                 && st.uid == entry.uid
                 && st.gid == entry.gid
                 && st.size == entry.size
         }
     }
-}
 
-/// git's `ie_match_stat` without its racy check: whether the stat data `raw` (an `lstat`'s)
-/// matches what the index records for `entry` (type, exec bit, size, times, inode). What
-/// `verify_uptodate` asks of a file it found through a symlinked directory, where the refresh
-/// saw none.
-pub(crate) fn stat_matches(
-    repo: &gix::Repository,
-    entry: &gix::index::Entry,
-    raw: &rustix::fs::Stat,
-) -> bool {
-    use rustix::fs::FileType;
-    let rules = StatRules::of(repo);
-    let kind = FileType::from_raw_mode(raw.st_mode);
-    let type_ok = match entry.mode {
-        Mode::SYMLINK => kind == FileType::Symlink,
-        Mode::COMMIT => kind == FileType::Directory,
-        _ => kind == FileType::RegularFile,
-    };
-    let exec_ok = !rules.file_mode
-        || kind != FileType::RegularFile
-        || (raw.st_mode & 0o100 != 0) == (entry.mode == Mode::FILE_EXECUTABLE);
-    type_ok && exec_ok && rules.same(&entry.stat, &crate::fs::index_stat(raw))
+    /// git's `ie_match_stat` without its racy check: whether the stat data `raw` (an `lstat`'s)
+    /// matches what the index records for `entry` (type, exec bit, size, times, inode). What
+    /// `verify_uptodate` asks of a file it found through a symlinked directory, where the
+    /// refresh saw none.
+    pub(crate) fn matches(self, entry: &gix::index::Entry, raw: &rustix::fs::Stat) -> bool {
+        use rustix::fs::FileType;
+        let kind = FileType::from_raw_mode(raw.st_mode);
+        let type_ok = match entry.mode {
+            Mode::SYMLINK => kind == FileType::Symlink,
+            Mode::COMMIT => kind == FileType::Directory,
+            _ => kind == FileType::RegularFile,
+        };
+        let exec_ok = !self.file_mode
+            || kind != FileType::RegularFile
+            || (raw.st_mode & 0o100 != 0) == (entry.mode == Mode::FILE_EXECUTABLE);
+        type_ok && exec_ok && self.same_as_git(&entry.stat, &crate::fs::index_stat(raw))
+    }
 }
 
 /// Entries per extra thread: below this, starting a thread costs more than it saves (git's

@@ -135,11 +135,16 @@ impl<'r> Remover<'r> {
 
     /// Remove the directories the removals emptied, deepest first, except those in `keep`
     /// (directories the new entries need). A directory that is not empty stays, as with git.
-    pub fn remove_emptied_dirs(&mut self, keep: &HashSet<&BStr>) {
-        for dir in std::mem::take(&mut self.emptied).iter().rev() {
-            if !keep.contains(dir.as_bstr()) {
+    /// Returns those of `keep` that were spared, deepest first.
+    pub fn remove_emptied_dirs(&mut self, keep: &HashSet<&BStr>) -> Vec<BString> {
+        let mut spared = Vec::new();
+        for dir in std::mem::take(&mut self.emptied).into_iter().rev() {
+            if keep.contains(dir.as_bstr()) {
+                spared.push(dir);
+            } else {
                 let _ = self.dirs.rmdir(dir.as_bstr());
             }
         }
+        spared
     }
 }

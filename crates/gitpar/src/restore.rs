@@ -126,9 +126,11 @@ pub enum Error {
     /// A directory where a restored entry goes could not be removed: git's `remove_subtree`
     /// dies there, after writing the entries before it in index order (which are written here
     /// too), before the index is written.
-    #[error("cannot rmdir '{path}': {}", crate::fs::strerror(.source))]
+    #[error("cannot {op} '{path}': {}", crate::fs::strerror(.source))]
     Subtree {
-        /// The directory.
+        /// The step that failed: `rmdir` the directory, `unlink` something in it...
+        op: &'static str,
+        /// The directory, or the path inside it the step failed on.
         path: BString,
         /// The system error.
         #[source]
@@ -339,7 +341,7 @@ fn read<'r>(
                     .iter()
                     .filter(|e| {
                         (e.stage_raw() == 0 || Some(e.stage_raw() as u8) == req.stage)
-                            && (req.ignore_skip_worktree || !e.flags.contains(Flags::SKIP_WORKTREE))
+                            && !skipped(e, req)
                     })
                     .map(|e| plan::Entry {
                         path: e.path(&index).to_owned(),
@@ -464,71 +466,33 @@ fn select(
     req: &Request,
     m: &Matcher<'_>,
 ) -> Result<Selection, Error> {
-    // git's `ps_matched` and `report_path_error`: every positive pathspec must match a path
-    // on its own. Exclude pathspecs are marked matched whenever a path matched a positive one
-    // (with only excludes, git's implicit `.` does): they are reported only when that never
-    // happened.
-    // `checkout REV -- paths` (overlay) matches only what REV has, as git's `checkout_paths`
-    // counts only entries that came from the tree.
     // Skip-worktree entries take no part, unless `--ignore-skip-worktree-bits` (git's
     // `mark_ce_for_checkout_*`); a tree's entry that is the same as such an entry leaves it in
     // place (`update_some`), so it takes no part either.
-    let from_index = !(req.overlay && matches!(req.source, Source::Tree(_)));
-    let skipped =
-        |e: &gix::index::Entry| !req.ignore_skip_worktree && e.flags.contains(Flags::SKIP_WORKTREE);
     let kept_skipped: HashSet<(&BStr, ObjectId, u32)> = index
         .entries()
         .iter()
-        .filter(|e| e.stage_raw() == 0 && skipped(e) && !e.flags.contains(Flags::INTENT_TO_ADD))
+        .filter(|e| {
+            e.stage_raw() == 0 && skipped(e, req) && !e.flags.contains(Flags::INTENT_TO_ADD)
+        })
         .map(|e| (e.path(index), e.id, e.mode.bits()))
         .collect();
-    // A tree's selected entries go into git's index first (`read_tree_some`, replacing what
-    // conflicts with them): a tracked path below a file the tree brings, or a tracked file where
-    // the tree brings a directory, is gone before the pathspecs are matched.
-    let (added, added_dirs): (HashSet<&BStr>, HashSet<&BStr>) = match req.source {
-        Source::Tree(_) => {
-            let added: HashSet<&BStr> = source
-                .iter()
-                .map(|e| e.path.as_bstr())
-                .filter(|p| m.selects(p))
-                .collect();
-            let dirs = crate::fs::leading_dirs_of(added.iter().copied()).collect();
-            (added, dirs)
-        }
-        Source::Index => (HashSet::new(), HashSet::new()),
+    let kept = |e: &plan::Entry| {
+        kept_skipped.contains(&(e.path.as_bstr(), e.id, e.kind.index_mode().bits()))
     };
-    let displaced = |p: &BStr| added_dirs.contains(p) || leading_dirs(p).any(|d| added.contains(d));
-    let candidates = || {
-        let index_paths = index
-            .entries()
-            .iter()
-            .filter(move |e| from_index && !skipped(e))
-            .map(|e| e.path(index))
-            .filter(|p| !displaced(p));
+    // The source's entries the restore takes, each matched once.
+    let selected: Vec<bool> = source
+        .iter()
+        .map(|e| !kept(e) && m.selects(e.path.as_bstr()))
+        .collect();
+    let taken = || {
         source
             .iter()
-            .filter(|e| {
-                !kept_skipped.contains(&(e.path.as_bstr(), e.id, e.kind.index_mode().bits()))
-            })
-            .map(|e| e.path.as_bstr())
-            .chain(index_paths)
+            .zip(&selected)
+            .filter(|(_, s)| **s)
+            .map(|(e, _)| e)
     };
-    let hits: Vec<bool> = (0..req.pathspec.len())
-        .map(|k| !req.pathspec.is_exclude(k) && candidates().any(|p| m.item_matches(k, p)))
-        .collect();
-    let positives = (0..req.pathspec.len()).any(|k| !req.pathspec.is_exclude(k));
-    let any_positive_hit = if positives {
-        hits.iter().any(|h| *h)
-    } else {
-        candidates().next().is_some()
-    };
-    let unmatched: Vec<BString> = (0..req.pathspec.len())
-        .filter(|&k| !(hits[k] || req.pathspec.is_exclude(k) && any_positive_hit))
-        .map(|k| req.pathspec.original(k).to_owned())
-        .collect();
-    if !unmatched.is_empty() {
-        return Err(Error::NoMatch(unmatched));
-    }
+    check_pathspecs(index, &source, taken(), req, m, &kept)?;
     let unmerged = unmerged(index, &source, req, m);
     if let (Some(stage), false) = (req.stage, unmerged.is_empty() || !req.overlay) {
         // git's `check_stage`: only overlay mode refuses; no-overlay unlinks them (`vanished`).
@@ -551,8 +515,8 @@ fn select(
     }
     let entries: Vec<plan::Entry> = source
         .into_iter()
-        .filter(|e| m.selects(e.path.as_bstr()))
-        .filter(|e| !kept_skipped.contains(&(e.path.as_bstr(), e.id, e.kind.index_mode().bits())))
+        .zip(selected)
+        .filter_map(|(e, s)| s.then_some(e))
         .collect();
     let mut dirs: Vec<BString> =
         crate::fs::leading_dirs_of(entries.iter().map(|e| e.path.as_bstr()))
@@ -576,6 +540,68 @@ fn select(
         unmerged,
         vanished,
     })
+}
+
+/// Whether the index entry `e` takes no part in `req`'s pathspecs: a skip-worktree one, unless
+/// `--ignore-skip-worktree-bits`.
+fn skipped(e: &gix::index::Entry, req: &Request) -> bool {
+    !req.ignore_skip_worktree && e.flags.contains(Flags::SKIP_WORKTREE)
+}
+
+/// git's `ps_matched` and `report_path_error`: every positive pathspec must match a path on its
+/// own, among the source's entries (less those `kept`) and the index's (unless `checkout REV --
+/// paths` in overlay mode, which counts only what REV has). Exclude pathspecs are marked
+/// matched whenever a path matched a positive one (with only excludes, git's implicit `.`
+/// does): they are reported only when that never happened. A tree's `taken` entries go into
+/// git's index first (`read_tree_some`, replacing what conflicts with them): a tracked path
+/// below a file the tree brings, or a tracked file where it brings a directory, is gone before
+/// the pathspecs are matched.
+fn check_pathspecs<'a>(
+    index: &'a gix::index::File,
+    source: &'a [plan::Entry],
+    taken: impl Iterator<Item = &'a plan::Entry>,
+    req: &Request,
+    m: &Matcher<'_>,
+    kept: &dyn Fn(&plan::Entry) -> bool,
+) -> Result<(), Error> {
+    let from_index = !(req.overlay && matches!(req.source, Source::Tree(_)));
+    let added: HashSet<&BStr> = match req.source {
+        Source::Tree(_) => taken.map(|e| e.path.as_bstr()).collect(),
+        Source::Index => HashSet::new(),
+    };
+    let added_dirs: HashSet<&BStr> = crate::fs::leading_dirs_of(added.iter().copied()).collect();
+    let displaced = |p: &BStr| added_dirs.contains(p) || leading_dirs(p).any(|d| added.contains(d));
+    let candidates = || {
+        let index_paths = index
+            .entries()
+            .iter()
+            .filter(move |e| from_index && !skipped(e, req))
+            .map(|e| e.path(index))
+            .filter(|p| !displaced(p));
+        source
+            .iter()
+            .filter(|e| !kept(e))
+            .map(|e| e.path.as_bstr())
+            .chain(index_paths)
+    };
+    let hits: Vec<bool> = (0..req.pathspec.len())
+        .map(|k| !req.pathspec.is_exclude(k) && candidates().any(|p| m.item_matches(k, p)))
+        .collect();
+    let positives = (0..req.pathspec.len()).any(|k| !req.pathspec.is_exclude(k));
+    let any_positive_hit = if positives {
+        hits.iter().any(|h| *h)
+    } else {
+        candidates().next().is_some()
+    };
+    let unmatched: Vec<BString> = (0..req.pathspec.len())
+        .filter(|&k| !(hits[k] || req.pathspec.is_exclude(k) && any_positive_hit))
+        .map(|k| req.pathspec.original(k).to_owned())
+        .collect();
+    if unmatched.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::NoMatch(unmatched))
+    }
 }
 
 /// The selected unmerged paths of `index` that `source` does not resolve (git's
@@ -754,14 +780,16 @@ fn up_to_date(
         opts.workers,
     )
     .map_err(|e| Error::Index(e.into()))?;
+    // git's `ie_match_stat`: a file whose stat data changed is rewritten even when its content
+    // is the same (only a racily clean one is compared by content).
+    let rules = crate::refresh::StatRules::of(repo);
     Ok(candidates
         .iter()
         .zip(states)
-        .filter(|(_, s)| {
-            matches!(
-                s,
-                crate::refresh::State::Clean | crate::refresh::State::Refreshed(_)
-            )
+        .filter(|((_, entry), s)| match s {
+            crate::refresh::State::Clean => true,
+            crate::refresh::State::Refreshed(fresh) => rules.same_as_git(&entry.stat, fresh),
+            _ => false,
         })
         .map(|((k, _), _)| *k)
         .collect())
@@ -864,8 +892,7 @@ fn record(
                 None if req.staged
                     && !req.overlay
                     && !unmerged.contains(path)
-                    && (req.ignore_skip_worktree
-                        || !e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)) =>
+                    && !skipped(e, req) =>
                 {
                     *removed += 1;
                     continue;
@@ -938,8 +965,9 @@ fn make_room(
         let kind = dirs.file_type(e.path.as_bstr()).ok().flatten();
         let replace = match kind {
             Some(FileType::Directory) if e.kind != Kind::Gitlink => {
-                if let Err(err) = remover.all(e.path.as_bstr()) {
+                if let Err(err) = dirs.remove_subtree(e.path.as_bstr()) {
                     let stopped = Error::Subtree {
+                        op: err.op,
                         path: err.path,
                         source: err.source,
                         failed: Vec::new(),

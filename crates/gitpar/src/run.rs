@@ -65,6 +65,24 @@ pub struct EntryError {
     pub message: String,
 }
 
+impl EntryError {
+    /// A delayed entry its long-running filter never delivered: git's "'<path>' was not
+    /// filtered properly".
+    pub(crate) fn undelivered(path: &bstr::BStr) -> EntryError {
+        EntryError {
+            path: path.to_owned(),
+            message: format!("'{path}' was not filtered properly"),
+        }
+    }
+
+    /// Whether this is an undelivered one ("was not filtered properly"): git counts those apart from the
+    /// writes that failed (`finish_delayed_checkout` returns how many, `checkout_entry` -1),
+    /// and its exit status says which.
+    pub fn is_undelivered(&self) -> bool {
+        self.message == format!("'{}' was not filtered properly", self.path)
+    }
+}
+
 /// Why a checkout failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

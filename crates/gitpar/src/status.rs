@@ -392,8 +392,10 @@ fn refresh_index<R: Send>(
             {
                 Seen::Clean
             }
+            // git's diff-files skips a skip-worktree entry before it looks at intent-to-add.
             Verdict::NotChecked
                 if entries[i].flags.contains(Flags::INTENT_TO_ADD)
+                    && !entries[i].flags.contains(Flags::SKIP_WORKTREE)
                     && entries[i].stage() == Stage::Unconflicted =>
             {
                 Seen::Changed
@@ -1690,7 +1692,8 @@ fn walk(
     opts: &StatusOptions,
 ) -> Result<(Vec<BString>, Vec<BString>), Error> {
     use gix::dir::walk::EmissionMode;
-    if opts.untracked == Untracked::No && opts.ignored == Ignored::No {
+    // git collects ignored files only along with untracked ones (`wt_status_collect_untracked`).
+    if opts.untracked == Untracked::No {
         return Ok((Vec::new(), Vec::new()));
     }
     let mode = match opts.untracked {
@@ -1740,6 +1743,14 @@ fn walk(
             _ => {}
         }
     }
+    // git's `index_name_is_other`: a directory at a path the index has (a tracked file that a
+    // directory replaced) is not listed, whatever the walk found in it.
+    let other = |path: &BString| {
+        let name = path.strip_suffix(b"/").unwrap_or(path);
+        index.entry_index_by_path(name.as_bstr()).is_err()
+    };
+    untracked.retain(other);
+    ignored.retain(other);
     let root = repo.workdir().and_then(|w| Root::open(w).ok());
     let mut dirs = root.as_ref().map(Root::dirs);
     // With pathspecs, gix-dir starts its walk at their common directory, inside a nested

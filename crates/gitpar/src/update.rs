@@ -31,6 +31,7 @@ use crate::fs::{Dirs, Root};
 use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
+use crate::refresh::StatRules;
 use crate::remove::Remover;
 use crate::run::{Context, EntryError, Error as CheckoutError};
 
@@ -147,6 +148,21 @@ pub enum Error {
     /// exit code 128.
     #[error("{0}")]
     SubmodulePathSymlink(String),
+    /// The update stopped where git's sequential `checkout_entry` dies: a directory in an
+    /// entry's place that could not be removed, or one of its directories that could not be
+    /// made. The removals and the entries before it in index order were done, as git had done
+    /// them; the index is the one from before, and the caller moves no ref. git prints the
+    /// warnings and the errors of the entries before, then dies with `message`.
+    #[error("{message}")]
+    Died {
+        /// Entries the removals left in place (git's warnings).
+        kept: Vec<Kept>,
+        /// Entries before the stop that could not be written (git's errors).
+        errors: Vec<EntryError>,
+        /// git's words: `cannot create directory at '<dir>': <reason>`, `cannot unlink
+        /// '<path>': <reason>`, `cannot rmdir '<dir>': <reason>`.
+        message: String,
+    },
     /// Entries could not be written, and then the index could not be recorded either (a full
     /// disk): git prints the entries' errors, then dies on the index. The old index stands and
     /// the caller moves no ref.
@@ -432,7 +448,12 @@ fn run(
     }
     crate::phase::mark("update: classified");
     match (&sparse, target) {
-        (Some(sparse), _) => mark_sparse(repo, sparse, &mut rows)?,
+        (Some(sparse), _) => {
+            mark_sparse(repo, sparse, &mut rows)?;
+            if trees.is_some() && mode == Policy::Safe {
+                reject_kept_over_skipped(&mut rows);
+            }
+        }
         (None, Target::Sparsity(Selection::Everything)) => {
             for row in rows.iter_mut().filter(|r| !r.unmerged) {
                 row.skip = Some(false);
@@ -440,7 +461,7 @@ fn run(
         }
         (None, _) => {}
     }
-    let (blockers, sparse_warnings) = verify(
+    let (mut blockers, sparse_warnings) = verify(
         repo,
         &root,
         &index,
@@ -466,7 +487,10 @@ fn run(
 
     // The write plan, and the result index as the writers' attribute source (git reads
     // attributes from the new index).
-    let write_plan = write_plan(&mut rows, new_dirs);
+    let mut write_plan = write_plan(&mut rows, new_dirs);
+    // A directory in the place of an entry to write is cleared when git's checkout reaches that
+    // entry, after the entries before it (`make_places`); the others go with the removals.
+    let in_places = blockers_in_places(&mut blockers, &write_plan);
     // A partial clone lacks blobs: fetch what the writers need in one batch first.
     crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)?;
     let mut state = result_index(repo, &index, &rows, None);
@@ -486,11 +510,12 @@ fn run(
     // could fail so). So does `reset --hard` when entries cannot be written
     // ([`Options::keep_index_on_failed_writes`]): a new path that could not be written is no
     // staged addition afterwards, as git's reset, which never wrote its index, leaves none.
-    // Likewise when clearing what is in the way fails (a directory that cannot be removed):
-    // git dies in `checkout_entry` before it writes its index.
-    let clears = !blockers.files.is_empty() || !blockers.dirs.is_empty();
+    // Likewise when clearing what is in the way fails (a directory that cannot be removed), or
+    // a directory cannot be made: git dies in `checkout_entry` before it writes its index.
+    let clears = !blockers.files.is_empty() || !blockers.dirs.is_empty() || !in_places.is_empty();
     let may_put_back = opts.keep_index_on_failed_writes
         || clears
+        || !write_plan.dirs.is_empty()
         || crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
     let original = (announces(&rows) && may_put_back).then(|| IndexLock::snapshot(index_path));
     crate::phase::mark("update: result index and filters");
@@ -529,13 +554,16 @@ fn run(
         ctx.interrupt,
         &mut outcome,
     );
-    if let Err(err) = removed {
-        // Best effort, as above: the removal's error is what is reported.
-        if let Some(original) = &original {
-            let _ = lock.put_back(index_path, original.as_deref());
+    let spared = match removed {
+        Ok(spared) => spared,
+        Err(err) => {
+            // Best effort, as above: the removal's error is what is reported.
+            if let Some(original) = &original {
+                let _ = lock.put_back(index_path, original.as_deref());
+            }
+            return Err(err);
         }
-        return Err(err);
-    }
+    };
     let jobs: Vec<Job> = rows
         .iter()
         .filter_map(|r| {
@@ -543,13 +571,21 @@ fn run(
             r.job.map(|entry| Job { entry, replace })
         })
         .collect();
+    let died = make_places(&root, &mut write_plan, &jobs, &in_places);
+    let jobs = match &died {
+        Some(stop) => {
+            unmake_spared(&root, &spared, stop);
+            &jobs[..stop.at]
+        }
+        None => &jobs[..],
+    };
     let executed = if ctx.interrupted() {
         None
     } else {
         let executed = crate::execute::execute(
             repo,
             &write_plan,
-            &jobs,
+            jobs,
             &root,
             opts,
             crate::execute::Filters {
@@ -567,7 +603,23 @@ fn run(
                 .map_err(CheckoutError::from)?;
             return Err(executed.expect_err("matched above").into());
         }
-        Some(executed?)
+        let executed = executed?;
+        if let Some(stop) = died {
+            // Best effort, as above: the stop is what is reported.
+            if let Some(original) = &original {
+                let _ = lock.put_back(index_path, original.as_deref());
+            }
+            let mut errors = std::mem::take(&mut outcome.errors);
+            errors.extend(executed.errors);
+            let mut kept = std::mem::take(&mut outcome.kept);
+            kept.extend(stop.warning);
+            return Err(Error::Died {
+                kept,
+                errors,
+                message: stop.message,
+            });
+        }
+        Some(executed)
     };
 
     // Record what is on disk now: written entries with their stat data, the old entries of
@@ -938,6 +990,32 @@ fn reject_kept_in_the_way(rows: &mut [Row<'_>]) {
     }
 }
 
+/// The converse of [`reject_kept_in_the_way`] that the untracked check cannot see: a staged
+/// file kept at `P` where the target brings entries below `P/` that the sparse patterns leave
+/// out of the work tree (nothing is written, so nothing is in the way on disk). git's index then
+/// drops the staged file without a word; the row is refused as a local change instead, so that
+/// nothing changes and the index never holds both `P` and `P/x`.
+fn reject_kept_over_skipped(rows: &mut [Row<'_>]) {
+    let mut reject = Vec::new();
+    for row in rows
+        .iter()
+        .filter(|r| r.skip == Some(true) && r.cur.is_none() && r.new.is_some())
+    {
+        for dir in crate::fs::leading_dirs(row.path) {
+            let at = rows.partition_point(|r| r.path < dir);
+            if rows
+                .get(at)
+                .is_some_and(|r| r.path == dir && r.action == Action::Keep && r.cur.is_some())
+            {
+                reject.push(at);
+            }
+        }
+    }
+    for j in reject {
+        rows[j].action = Action::Reject;
+    }
+}
+
 /// The submodules a recursive update moves, from its rows: gitlinks that go or turn into
 /// something else, gitlinks that appear or change commit, and — in a forced update — every
 /// gitlink that stays (git resets their work trees).
@@ -1033,16 +1111,6 @@ fn was_skipped(row: &Row<'_>) -> bool {
         .is_some_and(|c| c.flags.contains(Flags::SKIP_WORKTREE))
 }
 
-/// Whether git sees the stat data `fresh` (a file whose content is what the index records) as
-/// changed from `recorded`: times in whole seconds, as git built without `USE_NSEC` (Debian's,
-/// most distributions') compares them, so a file touched within the second it was written is
-/// unchanged to it. Where git decides by stat alone (a reset's rewrites, the entries
-/// `sparse-checkout` finds not up to date), git-par decides so too.
-fn stat_changed_for_git(fresh: &Stat, recorded: &Stat) -> bool {
-    let seconds = |s: &Stat| (s.mtime.secs, s.ctime.secs, s.ino, s.uid, s.gid, s.size);
-    seconds(fresh) != seconds(recorded)
-}
-
 /// Sparse checkout, second half (git's `apply_sparse_checkout`), with the refresh's verdicts:
 /// a tracked file that leaves the patterns is removed from the work tree unless it has local
 /// changes that a safe update keeps (then it stays, with a warning, or — when the target
@@ -1051,12 +1119,13 @@ fn stat_changed_for_git(fresh: &Stat, recorded: &Stat) -> bool {
 ///
 /// With `stat_decides` (git's `update_sparsity`, which reads the index without refreshing it),
 /// a file whose stat data changed counts as not up to date even when its content did not, as
-/// git's `ie_match_stat` has it ([`stat_changed_for_git`]); only a racily clean entry is compared
-/// by content.
+/// git's `ie_match_stat` has it (times in whole seconds, [`StatRules::same_as_git`]); only a
+/// racily clean entry is compared by content.
 fn apply_sparse(
     root: &Root,
     rows: &mut [Row<'_>],
     (mode, stat_decides): (Policy, bool),
+    (rules, clears_untracked): (StatRules, bool),
 ) -> Result<SparseWarnings, Error> {
     /// What is at the directory of the entries that come back.
     enum Parent {
@@ -1073,7 +1142,7 @@ fn apply_sparse(
         let was = was_skipped(row);
         let stat_changed = match (row.state, row.cur) {
             (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => {
-                stat_changed_for_git(&fresh, &c.stat)
+                !rules.same_as_git(&c.stat, &fresh)
             }
             _ => false,
         };
@@ -1090,6 +1159,20 @@ fn apply_sparse(
                 row.action = Action::Record {
                     unlink: row.cur.is_some() && !missing,
                 };
+            }
+            (true, false, Action::Keep) if clears_untracked => {
+                // A reset that overwrites untracked files writes the entry whatever is there
+                // (git's `verify_absent` does not look then): what is in its place or in the
+                // place of its directories is replaced, as git's `checkout_entry` replaces it.
+                let c = row.cur.expect("a kept row has an index entry");
+                if let Some(kind) = Kind::from_index_mode(c.mode) {
+                    let there = dirs.file_type(row.path).ok().flatten();
+                    row.new = Some((c.id, kind));
+                    row.action = Action::Write {
+                        verify: false,
+                        replace: there.is_some_and(|t| t != rustix::fs::FileType::Directory),
+                    };
+                }
             }
             (true, false, Action::Keep) => {
                 // A file where a leading directory should be (git's `check_leading_path`):
@@ -1151,8 +1234,11 @@ fn verify(
     opts: &Options,
 ) -> Result<(Blockers, SparseWarnings), Error> {
     refresh_rows(repo, root, index, rows, mode, opts)?;
-    missing_behind_a_file(repo, root, rows, mode);
-    let mut sparse_warnings = apply_sparse(root, rows, (mode, stat_decides))?;
+    let rules = StatRules::of(repo);
+    missing_behind_a_file(root, rows, mode, rules);
+    let clears_untracked = mode == Policy::Force && !opts.protect_untracked;
+    let mut sparse_warnings =
+        apply_sparse(root, rows, (mode, stat_decides), (rules, clears_untracked))?;
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
@@ -1192,7 +1278,7 @@ fn verify(
         // in a directory that cannot be written then fails as with git.
         let touched = match (state, row.cur) {
             (crate::refresh::State::Refreshed(fresh), Some(c)) => {
-                stat_changed_for_git(&fresh, &c.stat)
+                !rules.same_as_git(&c.stat, &fresh)
             }
             _ => false,
         };
@@ -1215,22 +1301,12 @@ fn verify(
         }
     }
     if !not_uptodate.is_empty() {
-        // git's plumbing messages (a forced update that protects untracked files) name the
-        // first refused path only: an untracked one before it is the one git names.
-        let first = not_uptodate.iter().min().expect("not empty");
-        if opts.protect_untracked {
-            let found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
-            let earlier = |list: &Vec<BString>| list.iter().min().is_some_and(|p| p < first);
-            if earlier(&found.untracked) || earlier(&found.untracked_removed) {
-                return Err(Error::WouldLose {
-                    local: Vec::new(),
-                    untracked: found.untracked,
-                    untracked_removed: found.untracked_removed,
-                    untracked_deleted: Vec::new(),
-                });
-            }
-        }
-        return Err(Error::NotUptodate(not_uptodate));
+        return Err(not_uptodate_refusal(
+            (repo, root, index),
+            rows,
+            (mode, opts),
+            not_uptodate,
+        )?);
     }
     // git's `verify_absent` and `verify_clean_subdirectory`: the current directory is never
     // removed to make room for an entry.
@@ -1252,14 +1328,7 @@ fn verify(
     )
     .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
-    let InTheWay {
-        mut untracked,
-        mut untracked_removed,
-        untracked_deleted,
-        local: local_inside,
-        file_level,
-        mut blockers,
-    } = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+    let mut found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
     // With sparse checkout, an untracked file where a new entry goes is only a warning, and
     // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
     // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
@@ -1270,52 +1339,86 @@ fn verify(
             .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
             .map(|r| r.path)
             .collect();
-        let (orphaned, rest): (Vec<BString>, Vec<BString>) = untracked
+        let (orphaned, rest): (Vec<BString>, Vec<BString>) = std::mem::take(&mut found.untracked)
             .into_iter()
             .partition(|p| added.contains(p.as_bstr()));
-        untracked = rest;
-        blockers.files.extend(orphaned.iter().cloned());
-        blockers.files.sort();
+        found.untracked = rest;
+        found.blockers.files.extend(orphaned.iter().cloned());
+        found.blockers.files.sort();
         sparse_warnings.orphaned.extend(orphaned);
         sparse_warnings.orphaned.sort();
         sparse_warnings.orphaned.dedup();
     }
-    // git checks a deleted path's directory for untracked files before the path itself; and a
-    // path git refuses for itself is not entered as a directory (`unpack_callback` stops before
-    // it recurses): nothing below it is checked. That only chooses which refusals git names:
-    // it never takes the last one away.
-    let mut named_local = local.clone();
-    named_local.retain(|p| !untracked_removed.contains(p));
-    named_local.retain(|p| !below_any(p.as_bstr(), &file_level));
-    let mut named_removed = untracked_removed.clone();
-    named_removed.retain(|p| !below_any(p.as_bstr(), &file_level));
+    Ok((refusal(local, found)?, sparse_warnings))
+}
+
+/// git's plumbing messages (a forced update that protects untracked files) name the first
+/// refused path only: an untracked one before the first entry that is not up to date is the
+/// one git names.
+fn not_uptodate_refusal(
+    (repo, root, index): (&gix::Repository, &Root, &gix::index::File),
+    rows: &[Row<'_>],
+    (mode, opts): (Policy, &Options),
+    not_uptodate: Vec<BString>,
+) -> Result<Error, Error> {
+    let first = not_uptodate.iter().min().expect("not empty");
+    if opts.protect_untracked {
+        let found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+        let earlier = |list: &Vec<BString>| list.iter().min().is_some_and(|p| p < first);
+        if earlier(&found.untracked) || earlier(&found.untracked_removed) {
+            return Ok(Error::WouldLose {
+                local: Vec::new(),
+                untracked: found.untracked,
+                untracked_removed: found.untracked_removed,
+                untracked_deleted: Vec::new(),
+            });
+        }
+    }
+    Ok(Error::NotUptodate(not_uptodate))
+}
+
+/// The refusal, if any, of the tracked paths with local changes (`local`) and what is in the
+/// way of the update (`found`), named as git names them; else the blockers to clear. git checks
+/// a deleted path's directory for untracked files before the path itself; and a path git
+/// refuses for itself is not entered as a directory (`unpack_callback` stops before it
+/// recurses): nothing below it is checked. Only paths still refused hide those below them, so
+/// choosing the names never takes the last refusal away.
+fn refusal(mut local: Vec<BString>, found: InTheWay) -> Result<Blockers, Error> {
+    let InTheWay {
+        untracked,
+        mut untracked_removed,
+        untracked_deleted,
+        local: local_inside,
+        mut file_level,
+        blockers,
+    } = found;
+    file_level.retain(|p| {
+        untracked.contains(p)
+            || untracked_deleted.contains(p)
+            || untracked_removed.contains(p)
+            || local_inside
+                .iter()
+                .any(|l| below_any(l.as_bstr(), std::slice::from_ref(p)))
+    });
+    local.retain(|p| !untracked_removed.contains(p) && !below_any(p.as_bstr(), &file_level));
+    untracked_removed.retain(|p| !below_any(p.as_bstr(), &file_level));
     // The local changes found below a path refused for itself are that path's own refusal.
-    named_local.extend(local_inside.iter().cloned());
-    let named_any = !named_local.is_empty()
-        || !untracked.is_empty()
-        || !named_removed.is_empty()
-        || !untracked_deleted.is_empty();
-    if named_any {
-        local = named_local;
-        untracked_removed = named_removed;
-    } else {
-        local.extend(local_inside);
-    }
-    if !local.is_empty()
-        || !untracked.is_empty()
-        || !untracked_removed.is_empty()
-        || !untracked_deleted.is_empty()
+    local.extend(local_inside);
+    if local.is_empty()
+        && untracked.is_empty()
+        && untracked_removed.is_empty()
+        && untracked_deleted.is_empty()
     {
-        local.sort();
-        local.dedup();
-        return Err(Error::WouldLose {
-            local,
-            untracked,
-            untracked_removed,
-            untracked_deleted,
-        });
+        return Ok(blockers);
     }
-    Ok((blockers, sparse_warnings))
+    local.sort();
+    local.dedup();
+    Err(Error::WouldLose {
+        local,
+        untracked,
+        untracked_removed,
+        untracked_deleted,
+    })
 }
 
 /// git's `verify_uptodate` looks at a tracked path with a plain `lstat`: where a leading
@@ -1326,7 +1429,7 @@ fn verify(
 /// diff does (`has_symlink_leading_path`): here those that a safe update would write or delete,
 /// or that leave the sparse patterns, and the skip-worktree or assume-unchanged ones a forced
 /// update would, are looked at again.
-fn missing_behind_a_file(repo: &gix::Repository, root: &Root, rows: &mut [Row<'_>], mode: Policy) {
+fn missing_behind_a_file(root: &Root, rows: &mut [Row<'_>], mode: Policy, rules: StatRules) {
     for row in rows.iter_mut() {
         // A forced update verifies only skip-worktree and assume-unchanged entries it would
         // overwrite or remove ("Entry '...' not uptodate").
@@ -1351,7 +1454,7 @@ fn missing_behind_a_file(repo: &gix::Repository, root: &Root, rows: &mut [Row<'_
         }
         let uptodate = match (root.lstat_through_leading_links(row.path), row.cur) {
             (Ok(None), _) => true,
-            (Ok(Some(st)), Some(entry)) => crate::refresh::stat_matches(repo, entry, &st),
+            (Ok(Some(st)), Some(entry)) => rules.matches(entry, &st),
             _ => false,
         };
         if !uptodate {
@@ -1444,39 +1547,16 @@ fn untracked_in_the_way(
     mode: Policy,
     opts: &Options,
 ) -> Result<InTheWay, Error> {
-    let overwrite_ignore = opts.overwrite_ignore;
-    // Whether untracked files where the index has no entry are removed rather than refused.
-    let clears_untracked = mode == Policy::Force && !opts.protect_untracked;
-    // Tracked paths were checked by the refresh; but where a forced update rewrites one whose
-    // place now holds a directory (or an unmerged one, whatever is there), that directory is in
-    // the way like an untracked one, as git's reset --hard sees it.
-    // A tracked path the update deletes, whose place holds a directory, is checked for
-    // untracked files in it (git's `deleted_entry` and `verify_absent_if_directory`) unless
-    // untracked files are cleared; an unmerged one that is written likewise.
-    let dir_checked = |row: &Row<'_>| {
-        !clears_untracked
-            && row.cur.is_some()
-            && row.state == Some(crate::refresh::State::Modified)
-            && (matches!(row.action, Action::Remove { .. })
-                || row.unmerged && matches!(row.action, Action::Write { .. }))
+    let rules = Rules {
+        mode,
+        clears_untracked: mode == Policy::Force && !opts.protect_untracked,
     };
-    // In a safe update, a row that neither the index nor the new tree has is a deletion
-    // between the trees that the index already made.
-    let staged_deletion =
-        |row: &Row<'_>| mode == Policy::Safe && row.cur.is_none() && row.new.is_none();
-    let looked_at = |row: &Row<'_>| {
-        let forced_over = mode == Policy::Force
-            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
-        matches!(row.action, Action::Write { .. }) && (row.cur.is_none() || forced_over)
-            || dir_checked(row)
-            || staged_deletion(row)
-    };
-    if !rows.iter().any(looked_at) {
+    if !rows.iter().any(|r| rules.looked_at(r)) {
         // Nothing to look at (every written path is tracked, as when entries come back into
         // a sparse checkout): no ignore rules to load, no path sets to build.
         return Ok(InTheWay::default());
     }
-    let mut excludes = repo
+    let excludes = repo
         .excludes(
             index,
             None,
@@ -1484,13 +1564,6 @@ fn untracked_in_the_way(
         )
         .map_err(|e| Error::Index(Box::new(e)))?
         .detach();
-    // `--no-overwrite-ignore`: ignored files count as untracked ones (git's `preserve_ignored`).
-    let mut is_ignored = |path: &BStr| -> bool {
-        overwrite_ignore
-            && excludes
-                .at_entry(path, None, &repo.objects)
-                .is_ok_and(|p| p.is_excluded())
-    };
     let tracked_removed: HashSet<&BStr> = rows
         .iter()
         .filter(|r| {
@@ -1509,128 +1582,219 @@ fn untracked_in_the_way(
         .filter(|r| r.cur.is_some())
         .map(|r| r.path)
         .collect();
-    let mut dirs = root.dirs();
-    let mut found = InTheWay::default();
-    let InTheWay {
-        untracked,
-        untracked_removed,
-        untracked_deleted,
-        local,
-        file_level,
-        blockers,
-    } = &mut found;
-    // Files in the way of a row's leading directories: (refused as removed, the file, the row).
-    let mut in_leading: Vec<(bool, BString, &BStr)> = Vec::new();
-    for row in rows.iter().filter(|r| looked_at(r)) {
-        // What git calls an untracked file in the way of this row: overwritten by a new entry,
-        // or removed by a deletion.
-        let refused = if staged_deletion(row) {
-            &mut *untracked_deleted
+    let mut survey = Survey {
+        repo,
+        index,
+        rows,
+        rules,
+        overwrite_ignore: opts.overwrite_ignore,
+        excludes,
+        tracked,
+        tracked_removed,
+        dirs: root.dirs(),
+        found: InTheWay::default(),
+        in_leading: Vec::new(),
+    };
+    for row in rows.iter().filter(|r| rules.looked_at(r)) {
+        survey.row(row)?;
+    }
+    Ok(survey.finish())
+}
+
+/// Which rows [`untracked_in_the_way`] looks at, and how.
+#[derive(Clone, Copy)]
+struct Rules {
+    mode: Policy,
+    /// Whether untracked files where the index has no entry are removed rather than refused.
+    clears_untracked: bool,
+}
+
+impl Rules {
+    /// A tracked path the update deletes, whose place holds a directory, is checked for
+    /// untracked files in it (git's `deleted_entry` and `verify_absent_if_directory`) unless
+    /// untracked files are cleared; an unmerged one that is written likewise.
+    fn dir_checked(self, row: &Row<'_>) -> bool {
+        !self.clears_untracked
+            && row.cur.is_some()
+            && row.state == Some(crate::refresh::State::Modified)
+            && (matches!(row.action, Action::Remove { .. })
+                || row.unmerged && matches!(row.action, Action::Write { .. }))
+    }
+
+    /// In a safe update, a row that neither the index nor the new tree has is a deletion
+    /// between the trees that the index already made.
+    fn staged_deletion(self, row: &Row<'_>) -> bool {
+        self.mode == Policy::Safe && row.cur.is_none() && row.new.is_none()
+    }
+
+    /// Tracked paths were checked by the refresh; but where a forced update rewrites one whose
+    /// place now holds a directory (or an unmerged one, whatever is there), that directory is in
+    /// the way like an untracked one, as git's reset --hard sees it.
+    fn looked_at(self, row: &Row<'_>) -> bool {
+        let forced_over = self.mode == Policy::Force
+            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
+        matches!(row.action, Action::Write { .. }) && (row.cur.is_none() || forced_over)
+            || self.dir_checked(row)
+            || self.staged_deletion(row)
+    }
+}
+
+/// The state of [`untracked_in_the_way`]'s look at the rows, one method per kind of thing in
+/// a row's place.
+struct Survey<'a, 'r> {
+    repo: &'a gix::Repository,
+    index: &'a gix::index::File,
+    rows: &'a [Row<'r>],
+    rules: Rules,
+    overwrite_ignore: bool,
+    excludes: gix::worktree::Stack,
+    tracked: HashSet<&'a BStr>,
+    tracked_removed: HashSet<&'a BStr>,
+    dirs: Dirs<'a>,
+    found: InTheWay,
+    /// Files in the way of a row's leading directories: (refused as removed, the file, the row).
+    in_leading: Vec<(bool, BString, &'a BStr)>,
+}
+
+impl<'a> Survey<'a, '_> {
+    /// `--no-overwrite-ignore`: ignored files count as untracked ones (git's `preserve_ignored`).
+    fn is_ignored(&mut self, path: &BStr) -> bool {
+        self.overwrite_ignore
+            && self
+                .excludes
+                .at_entry(path, None, &self.repo.objects)
+                .is_ok_and(|p| p.is_excluded())
+    }
+
+    /// What git calls an untracked file in the way of `row`, refused for itself: overwritten by
+    /// a new entry, or removed by a deletion.
+    fn refuse_file(&mut self, row: &Row<'_>) {
+        let list = if self.rules.staged_deletion(row) {
+            &mut self.found.untracked_deleted
         } else {
-            &mut *untracked
+            &mut self.found.untracked
         };
-        // git's `check_leading_path` for a path the index does not have: a file or symlink
-        // where one of its directories belongs is in the way like an untracked file (unless it
-        // is a tracked entry that goes away); a missing directory is fine.
-        if !dirs.has_dirs_only_path(row.path) {
-            if row.cur.is_none() {
-                let blocker =
-                    leading_non_dir(&mut dirs, row.path).filter(|b| !tracked_removed.contains(b));
-                if let Some(blocker) = blocker {
-                    if staged_deletion(row) && is_ignored(blocker) {
-                        // Nothing is written there: an ignored file stays.
-                    } else if clears_untracked || is_ignored(blocker) {
-                        blockers.files.push(blocker.to_owned());
-                    } else {
-                        in_leading.push((staged_deletion(row), blocker.to_owned(), row.path));
-                    }
-                }
-            }
-            continue;
+        list.push(row.path.to_owned());
+        self.found.file_level.push(row.path.to_owned());
+    }
+
+    fn row(&mut self, row: &'a Row<'_>) -> Result<(), Error> {
+        if !self.dirs.has_dirs_only_path(row.path) {
+            self.leading(row);
+            return Ok(());
         }
-        let kind = dirs.file_type(row.path).map_err(|source| Error::Io {
+        let kind = self.dirs.file_type(row.path).map_err(|source| Error::Io {
             action: "lstat",
             path: row.path.to_owned(),
             source,
         })?;
+        let staged_deletion = self.rules.staged_deletion(row);
         match kind {
-            Some(rustix::fs::FileType::Directory) => {
-                if row.new.is_some_and(|(_, k)| k == Kind::Gitlink) {
-                    continue;
-                }
-                // git's `verify_clean_subdirectory` for a path the index lacks: the tracked
-                // entries below it first (the first that is not up to date refuses, as a local
-                // change), then the untracked files in it.
-                if row.cur.is_none() && mode == Policy::Safe {
-                    if let Some(first) = changed_inside(index, rows, row.path).into_iter().next() {
-                        local.push(first);
-                        file_level.push(row.path.to_owned());
-                        continue;
-                    }
-                }
-                let mut inside = Vec::new();
-                untracked_in(&mut dirs, row.path, &tracked, &mut inside);
-                inside.retain(|p| !is_ignored(p.as_bstr()));
-                if staged_deletion(row) {
-                    // Nothing is written there: the directory stays, but git refuses over the
-                    // untracked files in it.
-                    if !inside.is_empty() {
-                        untracked_removed.push(row.path.to_owned());
-                        file_level.push(row.path.to_owned());
-                    }
-                    continue;
-                }
-                let forced_over = mode == Policy::Force && row.cur.is_some() && !dir_checked(row);
-                if inside.is_empty() && matches!(row.action, Action::Remove { .. }) {
-                    // Nothing untracked in it: the deletion's own check decides (git's
-                    // `verify_uptodate` sees a directory where a file was).
-                } else if inside.is_empty() || clears_untracked || forced_over {
-                    blockers.dirs.push(row.path.to_owned());
-                } else {
-                    untracked_removed.push(row.path.to_owned());
-                    file_level.push(row.path.to_owned());
-                }
-            }
+            Some(rustix::fs::FileType::Directory) => self.directory(row),
             // A tracked file is replaced by its writer; only untracked ones are cleared here.
             Some(_) if row.cur.is_some() => {}
             // A staged deletion writes nothing: the file stays, but git refuses over it.
-            Some(_) if staged_deletion(row) && !is_ignored(row.path) => {
-                refused.push(row.path.to_owned());
-                file_level.push(row.path.to_owned());
+            Some(_) if staged_deletion && !self.is_ignored(row.path) => self.refuse_file(row),
+            Some(_) if staged_deletion => {}
+            Some(_) if self.rules.clears_untracked || self.is_ignored(row.path) => {
+                self.found.blockers.files.push(row.path.to_owned());
             }
-            Some(_) if staged_deletion(row) => {}
-            Some(_) if clears_untracked || is_ignored(row.path) => {
-                blockers.files.push(row.path.to_owned());
-            }
-            Some(_) => {
-                refused.push(row.path.to_owned());
-                file_level.push(row.path.to_owned());
-            }
+            Some(_) => self.refuse_file(row),
             None => {}
         }
+        Ok(())
     }
-    // A file in the way of a row's directories is refused as git meets it: unless the row lies
-    // below a path refused for itself, which git does not enter.
-    for (deleted, blocker, row) in in_leading {
-        if !below_any(row, file_level) {
-            let list = if deleted {
-                &mut *untracked_deleted
-            } else {
-                &mut *untracked
-            };
-            list.push(blocker);
+
+    /// git's `check_leading_path` for a path the index does not have: a file or symlink where
+    /// one of its directories belongs is in the way like an untracked file (unless it is a
+    /// tracked entry that goes away); a missing directory is fine.
+    fn leading(&mut self, row: &'a Row<'_>) {
+        if row.cur.is_some() {
+            return;
+        }
+        let Some(blocker) = leading_non_dir(&mut self.dirs, row.path) else {
+            return;
+        };
+        if self.tracked_removed.contains(blocker) {
+            return;
+        }
+        let staged_deletion = self.rules.staged_deletion(row);
+        if staged_deletion && self.is_ignored(blocker) {
+            // Nothing is written there: an ignored file stays.
+        } else if self.rules.clears_untracked || self.is_ignored(blocker) {
+            self.found.blockers.files.push(blocker.to_owned());
+        } else {
+            self.in_leading
+                .push((staged_deletion, blocker.to_owned(), row.path));
         }
     }
-    for list in [
-        &mut *untracked,
-        &mut *untracked_deleted,
-        &mut blockers.files,
-    ] {
-        list.sort();
-        list.dedup();
+
+    /// A directory in `row`'s place.
+    fn directory(&mut self, row: &Row<'_>) {
+        if row.new.is_some_and(|(_, k)| k == Kind::Gitlink) {
+            return;
+        }
+        // git's `verify_clean_subdirectory` for a path the index lacks: the tracked entries
+        // below it first (the first that is not up to date refuses, as a local change), then
+        // the untracked files in it.
+        if row.cur.is_none() && self.rules.mode == Policy::Safe {
+            let changed = changed_inside(self.index, self.rows, row.path);
+            if let Some(first) = changed.into_iter().next() {
+                self.found.local.push(first);
+                self.found.file_level.push(row.path.to_owned());
+                return;
+            }
+        }
+        let mut inside = Vec::new();
+        untracked_in(&mut self.dirs, row.path, &self.tracked, &mut inside);
+        inside.retain(|p| !self.is_ignored(p.as_bstr()));
+        let refused = !inside.is_empty();
+        let rules = self.rules;
+        if rules.staged_deletion(row) {
+            // Nothing is written there: the directory stays, but git refuses over the
+            // untracked files in it.
+        } else if !refused && matches!(row.action, Action::Remove { .. }) {
+            // Nothing untracked in it: the deletion's own check decides (git's
+            // `verify_uptodate` sees a directory where a file was).
+            return;
+        } else if !refused
+            || rules.clears_untracked
+            || (rules.mode == Policy::Force && row.cur.is_some() && !rules.dir_checked(row))
+        {
+            self.found.blockers.dirs.push(row.path.to_owned());
+            return;
+        }
+        if refused {
+            self.found.untracked_removed.push(row.path.to_owned());
+            self.found.file_level.push(row.path.to_owned());
+        }
     }
-    untracked_removed.sort();
-    Ok(found)
+
+    /// The lists, sorted; a file in the way of a row's directories refused as git meets it:
+    /// unless the row lies below a path refused for itself, which git does not enter.
+    fn finish(mut self) -> InTheWay {
+        let found = &mut self.found;
+        for (deleted, blocker, row) in self.in_leading {
+            if !below_any(row, &found.file_level) {
+                let list = if deleted {
+                    &mut found.untracked_deleted
+                } else {
+                    &mut found.untracked
+                };
+                list.push(blocker);
+            }
+        }
+        for list in [
+            &mut found.untracked,
+            &mut found.untracked_deleted,
+            &mut found.blockers.files,
+        ] {
+            list.sort();
+            list.dedup();
+        }
+        found.untracked_removed.sort();
+        self.found
+    }
 }
 
 /// Whether `path` lies below one of the directories `dirs`.
@@ -1706,7 +1870,8 @@ fn write_plan(rows: &mut [Row<'_>], new_dirs: Vec<BString>) -> Plan {
 /// `unlink_entry`), gitlink directories that become files, the untracked blockers of a forced
 /// update, then the directories left empty. Files that are replaced are not removed here: their
 /// writer replaces them. Stops between entries when interrupted. The current directory `cwd`
-/// stays when emptied (git's `remove_path`).
+/// stays when emptied (git's `remove_path`). Returns the emptied directories that stayed because
+/// new entries need them, deepest first: git removes them and makes them again.
 fn remove(
     root: &Root,
     rows: &mut [Row<'_>],
@@ -1715,7 +1880,7 @@ fn remove(
     mode: Policy,
     should_interrupt: &AtomicBool,
     outcome: &mut Outcome,
-) -> Result<(), Error> {
+) -> Result<Vec<BString>, Error> {
     let io = |e: crate::remove::Error| Error::Io {
         action: "unlink",
         path: e.path,
@@ -1725,7 +1890,7 @@ fn remove(
     let mut root_dirs = root.dirs();
     for row in rows.iter_mut() {
         if should_interrupt.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let was_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT);
         let goes = match row.action {
@@ -1775,10 +1940,130 @@ fn remove(
         remover.all(path.as_bstr()).map_err(io)?;
     }
     let keep: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).chain(cwd).collect();
-    remover.remove_emptied_dirs(&keep);
+    let mut spared = remover.remove_emptied_dirs(&keep);
+    spared.retain(|d| Some(d.as_bstr()) != cwd);
     outcome.removed = remover.removed;
     outcome.kept = remover.kept;
-    Ok(())
+    Ok(spared)
+}
+
+/// Take out of `blockers` the directories in the place of an entry `plan` writes: git clears
+/// each when its checkout reaches that entry ([`make_places`]), not with the removals.
+fn blockers_in_places(blockers: &mut Blockers, plan: &Plan) -> HashSet<BString> {
+    if blockers.dirs.is_empty() {
+        return HashSet::new();
+    }
+    let written: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
+    let (in_places, others): (Vec<BString>, Vec<BString>) = std::mem::take(&mut blockers.dirs)
+        .into_iter()
+        .partition(|d| written.contains(d.as_bstr()));
+    blockers.dirs = others;
+    in_places.into_iter().collect()
+}
+
+/// Where [`make_places`] stopped, as git's `checkout_entry` dies there.
+struct Stop {
+    /// The position in the jobs of the entry whose place could not be made.
+    at: usize,
+    /// git's warning before it dies, when a file or symlink in the place of a directory could
+    /// not be unlinked (`create_directories`' `unlink_or_warn`).
+    warning: Option<Kept>,
+    /// git's words for the death.
+    message: String,
+    /// The directories that are there for the entries before it and its own leading ones up
+    /// to the failure.
+    made: HashSet<BString>,
+}
+
+/// Make the places of the entries `jobs` writes, in index order, as git's `checkout_entry`
+/// makes each right before writing it: the entry's missing directories first
+/// (`create_directories`), then a directory in the entry's own place cleared
+/// (`remove_subtree`, for those of `in_places`). git dies at the first place it cannot make;
+/// so does this, and only the jobs before that entry are to be written. The plan's
+/// directories are all made (or the run stopped) afterwards: the writers make none.
+fn make_places(
+    root: &Root,
+    plan: &mut Plan,
+    jobs: &[Job],
+    in_places: &HashSet<BString>,
+) -> Option<Stop> {
+    if plan.dirs.is_empty() && in_places.is_empty() {
+        return None;
+    }
+    let new_dirs: HashSet<BString> = std::mem::take(&mut plan.dirs).into_iter().collect();
+    let mut seen: HashSet<&BStr> = HashSet::new();
+    let mut dirs = root.dirs();
+    for (at, job) in jobs.iter().enumerate() {
+        let path = plan.entries[job.entry].path.as_bstr();
+        let parent = crate::fs::leading_dirs(path).last();
+        if parent.is_some_and(|p| !seen.contains(p)) {
+            for dir in crate::fs::leading_dirs(path) {
+                if seen.insert(dir) && new_dirs.contains(dir) {
+                    if let Err(err) = dirs.mkdir(dir, true) {
+                        seen.remove(dir);
+                        let made = seen.iter().map(|d| d.to_owned().to_owned()).collect();
+                        return Some(directory_failed(&mut dirs, (at, made), dir, err));
+                    }
+                }
+            }
+        }
+        if in_places.contains(path) {
+            if let Err(err) = dirs.remove_subtree(path) {
+                return Some(Stop {
+                    at,
+                    warning: None,
+                    message: err.to_string(),
+                    made: seen.iter().map(|d| d.to_owned().to_owned()).collect(),
+                });
+            }
+        }
+    }
+    // Directories no entry needs (none, as verified): made all the same, as before.
+    let mut rest: Vec<&BString> = new_dirs
+        .iter()
+        .filter(|d| !seen.contains(d.as_bstr()))
+        .collect();
+    rest.sort();
+    for dir in rest {
+        let _ = dirs.mkdir(dir.as_bstr(), true);
+    }
+    None
+}
+
+/// git's death in `create_directories` at `dir`: after a warning when what is there is no
+/// directory (its `unlink_or_warn` failed).
+fn directory_failed(
+    dirs: &mut Dirs<'_>,
+    (at, made): (usize, HashSet<BString>),
+    dir: &BStr,
+    err: io::Error,
+) -> Stop {
+    let there = dirs.file_type(dir).ok().flatten();
+    let warning = there
+        .filter(|t| *t != rustix::fs::FileType::Directory)
+        .map(|_| Kept {
+            op: "unlink",
+            path: dir.to_owned(),
+            source: io::Error::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)),
+        });
+    Stop {
+        at,
+        warning,
+        message: format!(
+            "cannot create directory at '{dir}': {}",
+            crate::fs::strerror(&err)
+        ),
+        made,
+    }
+}
+
+/// After a [`Stop`]: the emptied directories the removal `spared` for new entries that are not
+/// written now go, as git removed them before it died.
+fn unmake_spared(root: &Root, spared: &[BString], stop: &Stop) {
+    let mut dirs = root.dirs();
+    for dir in spared.iter().filter(|d| !stop.made.contains(*d)) {
+        let _ = dirs.rmdir(dir.as_bstr());
+    }
 }
 
 /// Tell the index about the paths the update is about to create before creating any, so that
@@ -2074,7 +2359,8 @@ fn local_changes(
                     )),
                     _ if file_type(a.kind.index_mode()) != file_type(b.mode) => Some('T'),
                     _ if a.id != b.id || a.kind.index_mode() != b.mode => Some('M'),
-                    _ if a.kind == Kind::Gitlink => {
+                    // git's diff-index takes a skip-worktree entry as it is recorded.
+                    _ if a.kind == Kind::Gitlink && !b.flags.contains(Flags::SKIP_WORKTREE) => {
                         // The rules are read once, at the first gitlink.
                         if rules.is_none() {
                             rules = Some(

@@ -250,11 +250,7 @@ impl<'r> Worker<'r> {
             }
         }
         for d in self.delayed.drain(..) {
-            let path = &plan.entries[d.job.entry].path;
-            let err = EntryError {
-                path: path.clone(),
-                message: format!("'{path}' was not filtered properly"),
-            };
+            let err = EntryError::undelivered(plan.entries[d.job.entry].path.as_bstr());
             out.push((d.job, Err(Failure::Error(err))));
         }
     }

@@ -384,10 +384,13 @@ fn resolve_file_type_with_index(
             None
         };
         (
+            // git-par: a skip-worktree entry is never taken as present on disk: git's untracked
+            // walk looks at what is there (a directory in a skipped file's place is walked).
             kind.filter(|_| {
                 entry
                     .flags
                     .intersects(gix_index::entry::Flags::UPTODATE | gix_index::entry::Flags::ASSUME_VALID)
+                    && !entry.flags.contains(gix_index::entry::Flags::SKIP_WORKTREE)
             }),
             kind,
         )
