@@ -181,7 +181,9 @@ fn restore_patterns(path: &std::path::Path, old: Option<&[u8]>) -> Result<(), u8
 /// `core.sparseCheckout` (and the rest of its `MODE_NO_PATTERNS` configuration).
 fn disable(opened: &crate::repo::Opened) -> Result<(), u8> {
     if opened.index_path.exists() {
-        let outcome = apply(opened, gitpar::update::Selection::Everything)?;
+        // git dies when entries cannot be written, its index lock rolled back: the index keeps
+        // the skip-worktree bits it had.
+        let outcome = apply_keeping_index(opened, gitpar::update::Selection::Everything, true)?;
         if !outcome.errors.is_empty() {
             return Err(fatal("error while refreshing working directory"));
         }
@@ -195,10 +197,21 @@ fn apply(
     opened: &crate::repo::Opened,
     selection: gitpar::update::Selection,
 ) -> Result<gitpar::update::Outcome, u8> {
+    apply_keeping_index(opened, selection, false)
+}
+
+/// [`apply`]; with `keep_index`, entries that cannot be written leave the index as it was
+/// (each is printed as git prints it, then git's death).
+fn apply_keeping_index(
+    opened: &crate::repo::Opened,
+    selection: gitpar::update::Selection,
+    keep_index: bool,
+) -> Result<gitpar::update::Outcome, u8> {
     let repo = &opened.repo;
     let worktree = opened.require_workdir()?;
     let args = crate::CheckoutArgs::default();
-    let opts = crate::engine_options(repo, &args);
+    let mut opts = crate::engine_options(repo, &args);
+    opts.keep_index_on_failed_writes = keep_index;
     let progress = gitpar::Progress::default();
     let result = crate::progress::show_while(
         &progress,
@@ -219,7 +232,15 @@ fn apply(
         },
         Result::is_ok,
     );
-    let outcome = result.map_err(crate::report::update_error)?;
+    let outcome = result.map_err(|err| match err {
+        gitpar::update::Error::Checkout(gitpar::checkout::Error::Entries(errors)) if keep_index => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            fatal("error while refreshing working directory")
+        }
+        err => crate::report::update_error(err),
+    })?;
     crate::report::update_outcome(&outcome);
     Ok(outcome)
 }

@@ -334,7 +334,8 @@ pub enum Selection {
 /// bit clear, listed in [`Outcome::sparse_not_uptodate`]); entries that enter them are written
 /// from the index unless something is already there ([`Outcome::sparse_orphaned`]); unmerged
 /// paths stay as they are ([`Outcome::sparse_unmerged`]). None of these refuse the update: git
-/// warns and goes on. The index is written under its lock, as for every update.
+/// warns and goes on. The index is written under its lock, as for every update (with
+/// [`Options::keep_index_on_failed_writes`], not when entries could not be written).
 pub fn sparsity(
     repo: &gix::Repository,
     worktree: &Path,
