@@ -742,6 +742,30 @@ fn write(
     })
 }
 
+/// git's `checkout_entry` unlinks the file it replaces before it looks up the entry's
+/// attributes, and reads a directory's `.gitattributes` (work tree first, then the index) at the
+/// first lookup below that directory: where the first entry written below a directory is that
+/// directory's own `.gitattributes`, git finds no file there and reads the restored one from the
+/// index, for every entry after it. The same is had by unlinking that file before the writers
+/// look anything up (its writer then creates it anew).
+fn unlink_first_attribute_files(dirs: &mut crate::fs::Dirs<'_>, plan: &Plan, jobs: &mut [Job]) {
+    let mut seen: HashSet<&BStr> = HashSet::new();
+    for job in jobs.iter_mut() {
+        let path = plan.entries[job.entry].path.as_bstr();
+        let (dir, name) = crate::fs::split_path(path);
+        if name == ".gitattributes"
+            && job.replace
+            && !seen.contains(dir)
+            && dirs.unlink(path).is_ok()
+        {
+            job.replace = false;
+        }
+        seen.insert(dir);
+        seen.extend(leading_dirs(path));
+        seen.insert(b"".as_bstr());
+    }
+}
+
 /// The entries of `plan` that are already on disk as the index records them (same object and
 /// mode in the index, and a work tree file the refresh finds clean): git's `checkout_entry`
 /// leaves those alone, so they are neither removed nor rewritten.
@@ -982,6 +1006,7 @@ fn make_room(
         };
         jobs.push(Job { entry, replace });
     }
+    unlink_first_attribute_files(&mut dirs, plan, &mut jobs);
     // Files below a restored gitlink belong to the submodule's work tree: git leaves them.
     let gitlinks: HashSet<&BStr> = plan
         .entries
