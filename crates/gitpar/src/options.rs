@@ -92,6 +92,11 @@ pub struct Options {
     /// update fails ([`crate::update::Error::Checkout`] with the entries), as git's `reset`
     /// dies before it writes the index ("Could not reset index file to revision").
     pub keep_index_on_failed_writes: bool,
+    /// `switch -m`/`checkout -m`: git's two-way attempt runs quiet, and then a path the sparse
+    /// patterns cannot be applied to (a warning otherwise: not up to date, already present)
+    /// fails it like a local change ([`crate::update::Error::WouldLose`]), for git's merge to
+    /// take over; nothing was changed.
+    pub sparse_warnings_refuse: bool,
     /// `reset --hard` and `worktree add` (which runs git's `reset --hard`): the new index's
     /// cache-tree records the checked-out tree's own ids, as git's `prime_cache_tree` does,
     /// even for trees git would not write as they are (`100664` modes, names out of order,
@@ -123,6 +128,7 @@ impl Default for Options {
             clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
             cwd: None,
             keep_index_on_failed_writes: false,
+            sparse_warnings_refuse: false,
             prime_cache_tree: false,
         }
     }

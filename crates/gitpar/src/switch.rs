@@ -211,6 +211,8 @@ impl<'a> Switch<'a> {
         } else {
             Policy::Safe
         };
+        let mut options = req.options.clone();
+        options.sparse_warnings_refuse = req.merge && old_tree.is_some();
         let run = |policy| {
             update::update(
                 repo,
@@ -219,7 +221,7 @@ impl<'a> Switch<'a> {
                 req.worktree,
                 req.index_path,
                 policy,
-                &req.options,
+                &options,
                 ctx,
             )
         };

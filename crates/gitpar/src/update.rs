@@ -471,6 +471,16 @@ fn run(
         (mode, trees.is_none()),
         opts,
     )?;
+    if opts.sparse_warnings_refuse
+        && (!sparse_warnings.not_uptodate.is_empty() || !sparse_warnings.orphaned.is_empty())
+    {
+        return Err(Error::WouldLose {
+            local: sparse_warnings.not_uptodate,
+            untracked: sparse_warnings.orphaned,
+            untracked_removed: Vec::new(),
+            untracked_deleted: Vec::new(),
+        });
+    }
     crate::phase::mark("update: verified");
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
@@ -1155,6 +1165,24 @@ fn apply_sparse(
             (false, true, Action::Keep) if dirty => {
                 row.skip = Some(false);
                 warnings.not_uptodate.push(row.path.to_owned());
+            }
+            (false, true, Action::Keep)
+                if mode == Policy::Force
+                    && row.cur.is_some_and(|c| c.mode != Mode::COMMIT)
+                    && dirs.file_type(row.path).ok().flatten()
+                        == Some(rustix::fs::FileType::Directory) =>
+            {
+                // git's reset keeps an entry that leaves the patterns in the work tree when a
+                // directory stands in its place: the entry is written, the directory cleared.
+                let c = row.cur.expect("a kept row has an index entry");
+                if let Some(kind) = Kind::from_index_mode(c.mode) {
+                    row.skip = Some(false);
+                    row.new = Some((c.id, kind));
+                    row.action = Action::Write {
+                        verify: false,
+                        replace: false,
+                    };
+                }
             }
             (false, true, Action::Keep | Action::Write { .. }) => {
                 row.action = Action::Record {
