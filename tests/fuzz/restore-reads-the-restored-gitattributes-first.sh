@@ -1,31 +1,11 @@
 #!/bin/sh
 # git-fuzz scenario: restore --source b --staged --worktree where the root .gitattributes is the first path written: git unlinks the old file before it looks attributes up and reads the restored one from the index, for itself and every path after it (seed 17161)
-# Run in an empty directory: it builds the repository with plain git. Then, in
-# the directory `cwd` names, run `git` with the command's arguments (git), or
-# git-par the same way (`unprivileged`: through `setpriv --inh-caps=-dac_override
-# --bounding-set=-dac_override --`); `git-fuzz replay FILE` does both and compares.
 #@ command: restore --staged --worktree --source b :/
 #@ cwd: repo
 #@ observe: repo
 #@ git-par: as-git
 #@ git-par-config: checkout.workers=8 checkout.thresholdForParallelism=0
 set -e
-export GIT_CONFIG_NOSYSTEM=1
-export GIT_CONFIG_GLOBAL=/dev/null
-export LC_ALL=C
-export TZ=UTC
-export GIT_AUTHOR_NAME='A U Thor'
-export GIT_AUTHOR_EMAIL=author@example.com
-export GIT_COMMITTER_NAME='C O Mitter'
-export GIT_COMMITTER_EMAIL=committer@example.com
-export GIT_AUTHOR_DATE='1700000000 +0000'
-export GIT_COMMITTER_DATE='1700000000 +0000'
-export GIT_EDITOR=true
-export GIT_MERGE_AUTOEDIT=no
-export GIT_CONFIG_COUNT=1
-export GIT_CONFIG_KEY_0=init.defaultBranch
-export GIT_CONFIG_VALUE_0=main
-export HOME="$PWD"
 git init -q -b main repo
 cd repo
 git config core.eol crlf

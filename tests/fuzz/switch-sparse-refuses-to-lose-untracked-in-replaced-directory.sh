@@ -1,31 +1,11 @@
 #!/bin/sh
 # git-fuzz scenario: switch with a sparse checkout on, a tracked directory turned file holding an untracked file: git deletes it, git-par refuses as git does without sparse checkout (a documented safer refusal) (seed 15545)
-# Run in an empty directory: it builds the repository with plain git. Then, in
-# the directory `cwd` names, run `git` with the command's arguments (git), or
-# git-par the same way (`unprivileged`: through `setpriv --inh-caps=-dac_override
-# --bounding-set=-dac_override --`); `git-fuzz replay FILE` does both and compares.
 #@ command: checkout --detach b
 #@ cwd: repo
 #@ observe: repo
 #@ git-par: direct
 #@ git-par-config: checkout.workers=8 checkout.thresholdForParallelism=0
 set -e
-export GIT_CONFIG_NOSYSTEM=1
-export GIT_CONFIG_GLOBAL=/dev/null
-export LC_ALL=C
-export TZ=UTC
-export GIT_AUTHOR_NAME='A U Thor'
-export GIT_AUTHOR_EMAIL=author@example.com
-export GIT_COMMITTER_NAME='C O Mitter'
-export GIT_COMMITTER_EMAIL=committer@example.com
-export GIT_AUTHOR_DATE='1700000000 +0000'
-export GIT_COMMITTER_DATE='1700000000 +0000'
-export GIT_EDITOR=true
-export GIT_MERGE_AUTOEDIT=no
-export GIT_CONFIG_COUNT=1
-export GIT_CONFIG_KEY_0=init.defaultBranch
-export GIT_CONFIG_VALUE_0=main
-export HOME="$PWD"
 git init -q -b main repo
 cd repo
 git config core.autocrlf true
