@@ -693,12 +693,18 @@ fn write(
     ctx: &Context<'_>,
 ) -> Result<Written, Error> {
     let plan = &selection.plan;
-    let (pipeline, attributes) = filters(repo, index, plan)?;
+    let result = result_index(index, plan);
+    let (pipeline, attributes) = crate::execute::filters_for(
+        repo,
+        &result,
+        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+    )?;
     let root = Root::open(worktree).map_err(|source| Error::Remove {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    let clean = up_to_date(repo, &root, index, plan, opts)?;
+    unlink_first_attribute_files(&mut root.dirs(), index, plan);
+    let clean = up_to_date(repo, &root, (index, &result), plan, opts)?;
     let cwd = opts.cwd.as_ref().map(|c| c.as_bstr());
     let (jobs, removed, stopped) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
     let present = crate::execute::attributes_present(
@@ -746,19 +752,27 @@ fn write(
 /// attributes, and reads a directory's `.gitattributes` (work tree first, then the index) at the
 /// first lookup below that directory: where the first entry written below a directory is that
 /// directory's own `.gitattributes`, git finds no file there and reads the restored one from the
-/// index, for every entry after it. The same is had by unlinking that file before the writers
-/// look anything up (its writer then creates it anew).
-fn unlink_first_attribute_files(dirs: &mut crate::fs::Dirs<'_>, plan: &Plan, jobs: &mut [Job]) {
+/// index, for every entry after it (the racily clean ones it compares by content included).
+/// The same is had by unlinking that file before anything is looked up (its writer then creates
+/// it anew). Entries the index has as they are restored are not counted as written: git looks
+/// up nothing for them unless they are racily clean.
+fn unlink_first_attribute_files(
+    dirs: &mut crate::fs::Dirs<'_>,
+    index: &gix::index::File,
+    plan: &Plan,
+) {
     let mut seen: HashSet<&BStr> = HashSet::new();
-    for job in jobs.iter_mut() {
-        let path = plan.entries[job.entry].path.as_bstr();
+    for e in &plan.entries {
+        let path = e.path.as_bstr();
+        let same = index
+            .entry_by_path(path)
+            .is_some_and(|i| i.id == e.id && i.mode == e.kind.index_mode());
+        if same {
+            continue;
+        }
         let (dir, name) = crate::fs::split_path(path);
-        if name == ".gitattributes"
-            && job.replace
-            && !seen.contains(dir)
-            && dirs.unlink(path).is_ok()
-        {
-            job.replace = false;
+        if name == ".gitattributes" && !seen.contains(dir) {
+            let _ = dirs.unlink(path);
         }
         seen.insert(dir);
         seen.extend(leading_dirs(path));
@@ -772,7 +786,7 @@ fn unlink_first_attribute_files(dirs: &mut crate::fs::Dirs<'_>, plan: &Plan, job
 fn up_to_date(
     repo: &gix::Repository,
     root: &Root,
-    index: &gix::index::File,
+    (index, result): (&gix::index::File, &gix::index::State),
     plan: &Plan,
     opts: &Options,
 ) -> Result<HashSet<usize>, Error> {
@@ -792,10 +806,12 @@ fn up_to_date(
     if candidates.is_empty() {
         return Ok(HashSet::new());
     }
+    // Racily clean files are compared by content with the attributes of the result, as git's
+    // are when it reaches them (see `unlink_first_attribute_files`).
     let states = crate::refresh::check(
         repo,
         root,
-        index,
+        result,
         index.timestamp().unix_seconds(),
         candidates.iter().map(|&(k, entry)| crate::refresh::Item {
             path: plan.entries[k].path.as_bstr(),
@@ -819,27 +835,19 @@ fn up_to_date(
         .collect())
 }
 
-/// The writers' filters for `plan`: attributes from the work tree as it is, then from the index
-/// as it will be (the restored entries over the current ones), git's `GIT_ATTR_CHECKIN` order
-/// for `checkout -- paths`.
-fn filters(
-    repo: &gix::Repository,
-    index: &gix::index::File,
-    plan: &Plan,
-) -> Result<(gix::filter::plumbing::Pipeline, gix::worktree::Stack), Error> {
+/// The index as it will be, the source of the writers' attributes (after the work tree's files,
+/// git's `GIT_ATTR_CHECKIN` order for `checkout -- paths`): the restored entries over the current
+/// ones.
+fn result_index(index: &gix::index::File, plan: &Plan) -> gix::index::State {
     let in_source: HashSet<&BStr> = plan.entries.iter().map(|e| e.path.as_bstr()).collect();
-    let mut result = skeleton_index(plan, repo.object_hash());
+    let mut result = skeleton_index(plan, index.object_hash());
     for e in index.entries() {
         if !in_source.contains(e.path(index)) {
             result.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
         }
     }
     result.sort_entries();
-    Ok(crate::execute::filters_for(
-        repo,
-        &result,
-        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-    )?)
+    result
 }
 
 /// One restored path as the record phase sees it: the source's entry, and the stat data of the
@@ -1006,7 +1014,6 @@ fn make_room(
         };
         jobs.push(Job { entry, replace });
     }
-    unlink_first_attribute_files(&mut dirs, plan, &mut jobs);
     // Files below a restored gitlink belong to the submodule's work tree: git leaves them.
     let gitlinks: HashSet<&BStr> = plan
         .entries
