@@ -58,6 +58,45 @@ impl Sparse {
         }))
     }
 
+    /// [`Sparse::excluded`] as git decides it: for a pattern that matches directories only
+    /// (`dir/`, outside cone mode), git takes an entry's type from the disk (its `ce_to_dtype`
+    /// reads the in-memory mode as if in network byte order, finds no type, and `resolve_dtype`
+    /// looks at the work tree). So a file entry `d` is matched by `d/` when a directory stands
+    /// in its place, and a gitlink is not when its directory is missing. Paths whose answer
+    /// depends on that are looked up with `is_dir`; the others are not.
+    pub fn excluded_as_on_disk<'a>(
+        &self,
+        object_hash: gix::hash::Kind,
+        paths: impl IntoIterator<Item = (&'a BStr, Mode)>,
+        mut is_dir: impl FnMut(&BStr) -> bool,
+    ) -> Result<Vec<bool>, Error> {
+        let paths: Vec<(&BStr, Mode)> = paths.into_iter().collect();
+        if self.cone || !self.has_directory_patterns() {
+            return self.excluded(object_hash, paths);
+        }
+        let as_files = self.excluded(object_hash, paths.iter().map(|&(p, _)| (p, Mode::FILE)))?;
+        let as_dirs = self.excluded(object_hash, paths.iter().map(|&(p, _)| (p, Mode::DIR)))?;
+        Ok(paths
+            .iter()
+            .zip(as_files.into_iter().zip(as_dirs))
+            .map(|(&(path, _), (file, dir))| {
+                if file != dir && is_dir(path) {
+                    dir
+                } else {
+                    file
+                }
+            })
+            .collect())
+    }
+
+    /// Whether a pattern (not a comment) ends in `/`: it matches directories only.
+    fn has_directory_patterns(&self) -> bool {
+        self.patterns.lines().any(|line| {
+            let line = line.trim_end_with(|c| c == ' ');
+            !line.is_empty() && !line.starts_with(b"#") && line.ends_with(b"/")
+        })
+    }
+
     /// For each of `paths` (with their index modes; in index order, which makes the directory
     /// decisions reusable), whether sparse checkout leaves it out of the work tree.
     pub fn excluded<'a>(

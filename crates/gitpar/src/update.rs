@@ -450,7 +450,7 @@ fn run(
     crate::phase::mark("update: classified");
     match (&sparse, target) {
         (Some(sparse), _) => {
-            mark_sparse(repo, sparse, &mut rows)?;
+            mark_sparse(repo, (&root, sparse), &mut rows)?;
             if trees.is_some() && mode == Policy::Safe {
                 reject_kept_over_skipped(&mut rows);
             }
@@ -1073,7 +1073,7 @@ struct SparseWarnings {
 /// their files.
 fn mark_sparse(
     repo: &gix::Repository,
-    sparse: &crate::sparse::Sparse,
+    (root, sparse): (&Root, &crate::sparse::Sparse),
     rows: &mut [Row<'_>],
 ) -> Result<(), Error> {
     let decided: Vec<usize> = rows
@@ -1087,7 +1087,8 @@ fn mark_sparse(
         })
         .map(|(k, _)| k)
         .collect();
-    let excluded = sparse.excluded(
+    let mut dirs = root.dirs();
+    let excluded = sparse.excluded_as_on_disk(
         repo.object_hash(),
         decided.iter().map(|&k| {
             let r = &rows[k];
@@ -1099,6 +1100,7 @@ fn mark_sparse(
             };
             (r.path, mode)
         }),
+        |path| dirs.file_type(path).ok().flatten() == Some(rustix::fs::FileType::Directory),
     )?;
     for (k, skip) in decided.into_iter().zip(excluded) {
         let row = &mut rows[k];
@@ -1165,24 +1167,6 @@ fn apply_sparse(
             (false, true, Action::Keep) if dirty => {
                 row.skip = Some(false);
                 warnings.not_uptodate.push(row.path.to_owned());
-            }
-            (false, true, Action::Keep)
-                if mode == Policy::Force
-                    && row.cur.is_some_and(|c| c.mode != Mode::COMMIT)
-                    && dirs.file_type(row.path).ok().flatten()
-                        == Some(rustix::fs::FileType::Directory) =>
-            {
-                // git's reset keeps an entry that leaves the patterns in the work tree when a
-                // directory stands in its place: the entry is written, the directory cleared.
-                let c = row.cur.expect("a kept row has an index entry");
-                if let Some(kind) = Kind::from_index_mode(c.mode) {
-                    row.skip = Some(false);
-                    row.new = Some((c.id, kind));
-                    row.action = Action::Write {
-                        verify: false,
-                        replace: false,
-                    };
-                }
             }
             (false, true, Action::Keep | Action::Write { .. }) => {
                 row.action = Action::Record {

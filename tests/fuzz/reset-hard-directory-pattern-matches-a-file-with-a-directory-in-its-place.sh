@@ -1,5 +1,5 @@
 #!/bin/sh
-# git-fuzz scenario: reset --hard where a tracked file outside the sparse patterns (its skip-worktree bit cleared) has a directory in its place: git keeps the entry in the work tree, clears the directory and writes the file
+# git-fuzz scenario: reset --hard with the non-cone pattern `d/` and a directory in the place of the tracked file d: git takes the type from the disk (its ce_to_dtype finds none), so `d/` matches d, which stays in the work tree: the directory is cleared and the file written
 #@ command: reset --hard
 #@ cwd: repo
 #@ observe: repo
