@@ -1937,11 +1937,13 @@ fn remove(
                 *replace = false;
             }
         } else if row.cur.is_some_and(|c| c.mode != Mode::COMMIT)
-            && (row.action == Action::Drop
-                || row.action == (Action::Record { unlink: false }) && !was_skipped(row))
+            && matches!(row.action, Action::Drop | Action::Record { unlink: false })
+            && !was_skipped(row)
         {
             // Gone already (deleted, or it leaves the sparse patterns with its file missing):
-            // its directories may be emptied all the same.
+            // its directories may be emptied all the same. Not for an entry that was outside
+            // the patterns already: git's `apply_sparse_checkout` takes its removal off the
+            // work tree, so nothing schedules its directories.
             remover.gone(row.path);
         }
         row.removed = true;
