@@ -1106,7 +1106,10 @@ fn mark_sparse(
         let row = &mut rows[k];
         let was = was_skipped(row);
         match row.action {
-            Action::Remove { .. } if was && skip => row.action = Action::Drop,
+            Action::Remove { .. } if was && skip => {
+                row.action = Action::Drop;
+                row.skip = Some(true);
+            }
             Action::Remove { .. } => {}
             Action::Write { .. } if skip && (was || row.cur.is_none()) => {
                 row.action = Action::Record { unlink: false };
@@ -1937,13 +1940,14 @@ fn remove(
                 *replace = false;
             }
         } else if row.cur.is_some_and(|c| c.mode != Mode::COMMIT)
-            && matches!(row.action, Action::Drop | Action::Record { unlink: false })
-            && !was_skipped(row)
+            && (row.action == Action::Drop && !(was_skipped(row) && row.skip == Some(true))
+                || row.action == (Action::Record { unlink: false }) && !was_skipped(row))
         {
             // Gone already (deleted, or it leaves the sparse patterns with its file missing):
-            // its directories may be emptied all the same. Not for an entry that was outside
-            // the patterns already: git's `apply_sparse_checkout` takes its removal off the
-            // work tree, so nothing schedules its directories.
+            // its directories may be emptied all the same. Not for an entry that the sparse
+            // patterns left out and still leave out: git's `apply_sparse_checkout` takes its
+            // removal off the work tree, so nothing schedules its directories (without sparse
+            // checkout, a skip-worktree entry's removal still does).
             remover.gone(row.path);
         }
         row.removed = true;
