@@ -206,6 +206,7 @@ fn run_in(
         }
     }
     let before = Before::read(&reader(setup, &par_side), &par_side.join(&scenario.cwd))?;
+    same_builds(setup, scenario, (&git_side, &par_side), &before)?;
 
     let git_out = {
         let mut cmd = process::command(
@@ -308,6 +309,34 @@ fn run_in(
     }
     report.git = Some(git_out);
     report.par = Some(par_out);
+    Ok(())
+}
+
+/// The two copies git built must be the same before the command runs: where they are not (a
+/// racily clean file that `git add` re-hashed under new attributes on one side only, as the
+/// second boundary fell), the scenario is not a fair comparison and is reported invalid.
+fn same_builds(
+    setup: &Setup,
+    scenario: &Scenario,
+    (git_side, par_side): (&Path, &Path),
+    par_before: &Before,
+) -> Result<(), String> {
+    let refs = |side: &Path| -> Result<String, String> {
+        Ok(reader(setup, side)
+            .run(
+                &side.join(&scenario.cwd),
+                &["for-each-ref", "--format=%(objectname) %(refname)"],
+            )?
+            .text())
+    };
+    let git_dir = git_side.join(&scenario.cwd);
+    let git = reader(setup, git_side);
+    if refs(git_side)? != refs(par_side)? {
+        return Err("the two builds by git differ in their refs".into());
+    }
+    if observe::index(&git, &git_dir)? != par_before.index {
+        return Err("the two builds by git differ in their index".into());
+    }
     Ok(())
 }
 
