@@ -394,17 +394,7 @@ impl<'r> Dirs<'r> {
     /// everything in it (symlinks inside are removed, never followed). Returns false when
     /// nothing was there.
     pub fn remove_all(&mut self, path: &BStr) -> io::Result<bool> {
-        match self.file_type(path)? {
-            None => Ok(false),
-            Some(FileType::Directory) => {
-                self.forget();
-                let fd = self.root.open_dir(path)?;
-                remove_contents(&fd)?;
-                drop(fd);
-                self.rmdir(path)
-            }
-            Some(_) => self.unlink(path),
-        }
+        self.remove_subtree(path).map_err(|e| e.source)
     }
 
     /// Remove whatever is at `path` as git's `remove_subtree` does for a directory in the
@@ -579,32 +569,6 @@ impl<'r> Dirs<'r> {
     }
 }
 
-/// Remove everything inside the open directory `dir`, never following a symlink.
-fn remove_contents(dir: &OwnedFd) -> io::Result<()> {
-    let names: Vec<(Vec<u8>, FileType)> = rustix::fs::Dir::read_from(dir)?
-        .filter_map(Result::ok)
-        .map(|e| (e.file_name().to_bytes().to_vec(), e.file_type()))
-        .filter(|(n, _)| n != b"." && n != b"..")
-        .collect();
-    for (name, kind) in names {
-        let kind = if kind == FileType::Unknown {
-            FileType::from_raw_mode(
-                rustix::fs::statat(dir, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW)?.st_mode,
-            )
-        } else {
-            kind
-        };
-        if kind == FileType::Directory {
-            let sub = rustix::fs::openat(dir, name.as_slice(), DIR_FLAGS, Mode::empty())?;
-            remove_contents(&sub)?;
-            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::REMOVEDIR)?;
-        } else {
-            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::empty())?;
-        }
-    }
-    Ok(())
-}
-
 /// Why [`Dirs::remove_subtree`] stopped: the step (`unlink`, `rmdir`, `opendir`, `lstat`) and
 /// the path it failed on, in git's words (`cannot unlink '<path>': <reason>`).
 #[derive(Debug, thiserror::Error)]
@@ -619,8 +583,9 @@ pub struct SubtreeError {
     pub source: io::Error,
 }
 
-/// [`remove_contents`] naming, on failure, the path below the work tree (`path`, extended
-/// while descending) that a step failed on.
+/// Remove everything in `dir`, depth first (symlinks inside are removed, never followed),
+/// naming, on failure, the path below the work tree (`path`, extended while descending) that a
+/// step failed on.
 fn remove_contents_naming(dir: &OwnedFd, path: &mut BString) -> Result<(), SubtreeError> {
     let len = path.len();
     let at = |op, path: &BString, source: io::Error| SubtreeError {

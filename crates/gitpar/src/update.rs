@@ -1252,7 +1252,7 @@ fn verify(
     refresh_rows(repo, root, index, rows, mode, opts)?;
     let rules = StatRules::of(repo);
     missing_behind_a_file(root, rows, mode, rules);
-    let clears_untracked = mode == Policy::Force && !opts.protect_untracked;
+    let clears_untracked = Rules::of(mode, opts).clears_untracked;
     let mut sparse_warnings =
         apply_sparse(root, rows, (mode, stat_decides), (rules, clears_untracked))?;
     let mut local = Vec::new();
@@ -1563,10 +1563,7 @@ fn untracked_in_the_way(
     mode: Policy,
     opts: &Options,
 ) -> Result<InTheWay, Error> {
-    let rules = Rules {
-        mode,
-        clears_untracked: mode == Policy::Force && !opts.protect_untracked,
-    };
+    let rules = Rules::of(mode, opts);
     if !rows.iter().any(|r| rules.looked_at(r)) {
         // Nothing to look at (every written path is tracked, as when entries come back into
         // a sparse checkout): no ignore rules to load, no path sets to build.
@@ -1626,6 +1623,15 @@ struct Rules {
 }
 
 impl Rules {
+    /// The rules of an update in `mode`: a forced one clears untracked files in the way unless
+    /// it protects them (`switch --discard-changes`).
+    fn of(mode: Policy, opts: &Options) -> Rules {
+        Rules {
+            mode,
+            clears_untracked: mode == Policy::Force && !opts.protect_untracked,
+        }
+    }
+
     /// A tracked path the update deletes, whose place holds a directory, is checked for
     /// untracked files in it (git's `deleted_entry` and `verify_absent_if_directory`) unless
     /// untracked files are cleared; an unmerged one that is written likewise.
@@ -2020,7 +2026,7 @@ fn make_places(
                 if seen.insert(dir) && new_dirs.contains(dir) {
                     if let Err(err) = dirs.mkdir(dir, true) {
                         seen.remove(dir);
-                        let made = seen.iter().map(|d| d.to_owned().to_owned()).collect();
+                        let made = seen.iter().map(|d| (*d).to_owned()).collect();
                         return Some(directory_failed(&mut dirs, (at, made), dir, err));
                     }
                 }
@@ -2032,7 +2038,7 @@ fn make_places(
                     at,
                     warning: None,
                     message: err.to_string(),
-                    made: seen.iter().map(|d| d.to_owned().to_owned()).collect(),
+                    made: seen.iter().map(|d| (*d).to_owned()).collect(),
                 });
             }
         }
