@@ -169,7 +169,10 @@ pub fn restore(
     }
     // A work-tree-only restore from another source than the index leaves the index alone.
     if req.staged || matches!(req.source, Source::Index) {
-        let state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
+        let mut state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
+        let root = Root::open(worktree).map_err(|e| Error::Index(e.into()))?;
+        crate::refresh::smudge_carried(repo, &root, &mut state, &index, opts.workers)
+            .map_err(|e| Error::Index(e.into()))?;
         let resolve_undo = resolve_undo(&index, &state, &merged.unmerged);
         // Entries change only at the selected paths (and at what gives way to them, which lies
         // below or at a restored path): the rest of the cache-tree is reused.
