@@ -207,6 +207,8 @@ fn run_in(
     }
     let before = Before::read(&reader(setup, &par_side), &par_side.join(&scenario.cwd))?;
     same_builds(setup, scenario, (&git_side, &par_side), &before)?;
+    let rechecked = [&git_side, &par_side]
+        .map(|side| observe::rechecked(&reader(setup, side), &side.join(&scenario.cwd)));
 
     let git_out = {
         let mut cmd = process::command(
@@ -302,6 +304,16 @@ fn run_in(
             (&git_out, &par_out),
         )?;
         let allowed = allowed.or_else(|| symlink_kept(scenario, &before, &differences));
+        if allowed.is_none() {
+            let [git, par] = rechecked;
+            if git? != par? {
+                return Err(
+                    "the two builds by git differ in the entries git must read again \
+                     (racily clean or smudged), as the second boundaries fell"
+                        .into(),
+                );
+            }
+        }
         report.verdict = match allowed {
             Some(why) if lost.is_empty() => Verdict::Allowed(why),
             _ => Verdict::Differs { lost, differences },
