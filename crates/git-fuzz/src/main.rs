@@ -209,7 +209,7 @@ fn summary(t: &Tally, seconds: f64) {
     );
     let mut invalid = t.invalid.clone();
     invalid.sort();
-    for (seed, why) in invalid.iter().take(5) {
+    for (seed, why) in &invalid {
         println!("  invalid seed {seed}: {why}");
     }
     let mut crashed = t.git_crashed.clone();
