@@ -213,7 +213,7 @@ fn fixed_mmap_threshold() {
 
 fn main() -> ExitCode {
     // The clock of GIT_PAR_TRACE_PERF starts here.
-    gitpar::phase::mark("main");
+    gitpar::sys::phase::mark("main");
     let argv0 = std::env::args_os().next().unwrap_or_default();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     // Run as `git` (a link first on PATH): what git-par does not own goes to git by exec.
@@ -279,7 +279,7 @@ fn main() -> ExitCode {
     };
     // git waits for its long-running filters when it exits.
     gitpar::finish_filters();
-    gitpar::phase::mark("done");
+    gitpar::sys::phase::mark("done");
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(code) => ExitCode::from(code),

@@ -197,7 +197,7 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
     let hand = |why: &str| hand_to_git(args, caller, why);
     let w = wanted(args).map_err(hand)?;
     let opened = crate::switch::open_repo(overrides)?;
-    gitpar::phase::mark("repository opened");
+    gitpar::sys::phase::mark("repository opened");
     let repo = &opened.repo;
     let config = repo.config_snapshot();
     let branch = repo.head_name().ok().flatten();
@@ -260,10 +260,10 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
     if has_unmerged_entries(&opened.index_path, repo) {
         return Err(hand("unmerged entries"));
     }
-    gitpar::phase::mark("index read for unmerged entries");
+    gitpar::sys::phase::mark("index read for unmerged entries");
     let relation = gitpar::fast_forward::relation(repo, head, theirs)
         .map_err(|_| hand("the merge bases could not be computed"))?;
-    gitpar::phase::mark("merge bases");
+    gitpar::sys::phase::mark("merge bases");
     let env = crate::hooks::env();
     match relation {
         gitpar::fast_forward::Relation::Diverged => Err(hand("not a fast-forward")),
@@ -387,7 +387,7 @@ fn fast_forward(
         other => report::switch_error(repo, other),
     })?;
     report::update_outcome(&outcome);
-    gitpar::phase::mark("work tree updated");
+    gitpar::sys::phase::mark("work tree updated");
     let msg = if w.message {
         "Fast-forward (no commit created; -m option ignored)"
     } else {
@@ -400,13 +400,13 @@ fn fast_forward(
         std::env::var("GIT_REFLOG_ACTION").unwrap_or_else(|_| format!("merge {}", w.target));
     gitpar::fast_forward::move_head(repo, env, head, theirs, &format!("{action}: {msg}"))
         .map_err(|e| report::switch_error(repo, e))?;
-    gitpar::phase::mark("HEAD moved");
+    gitpar::sys::phase::mark("HEAD moved");
     auto_maintenance(config, w.verbosity < 0);
-    gitpar::phase::mark("maintenance");
+    gitpar::sys::phase::mark("maintenance");
     if let Some(stat) = stat.take() {
         stat.finish();
     }
-    gitpar::phase::mark("diffstat");
+    gitpar::sys::phase::mark("diffstat");
     gitpar::fast_forward::post_merge(repo, env, false);
     gitpar::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
     // Paths the update could not write were reported; git's merge still succeeds then

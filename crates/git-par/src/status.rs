@@ -155,7 +155,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         return Err(hand_to_git("an option git-par does not implement"));
     };
     let opened = crate::repo::open(overrides)?;
-    gitpar::phase::mark("repository opened");
+    gitpar::sys::phase::mark("repository opened");
     if crate::repo::has_grafts(&opened.repo) {
         return Err(hand_to_git(
             "the repository has a graft file (info/grafts), which gix does not read",
@@ -281,7 +281,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
 /// `git par refresh [-q]`: `git update-index [-q] --refresh`.
 pub(crate) fn refresh(quiet: bool, overrides: &[String]) -> Result<(), u8> {
     let opened = crate::repo::open(overrides)?;
-    gitpar::phase::mark("repository opened");
+    gitpar::sys::phase::mark("repository opened");
     let worktree = opened.require_workdir()?.to_owned();
     let outcome = match gitpar::status::refresh(
         &opened.repo,

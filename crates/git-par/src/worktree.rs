@@ -47,7 +47,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     // The repository the command runs in, opened once (each open reads the configuration files
     // and refs again: a millisecond before git could start, and one more for the plan).
     let here = gix::discover_with_environment_overrides(".").ok();
-    gitpar::phase::mark("repository opened");
+    gitpar::sys::phase::mark("repository opened");
     let donor = match parsed.value("donor") {
         Some(path) => Some(donor_of(&cwd.join(path))?),
         None => here.as_ref().and_then(work_tree_of),
@@ -93,7 +93,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     // held (resident) through the checkout, which maps them again.
     drop(here);
     let status = crate::run_git(&git_args, None)?;
-    gitpar::phase::mark("git worktree add --no-checkout");
+    gitpar::sys::phase::mark("git worktree add --no-checkout");
     // Taken once the new work tree is open, which it need not wait for.
     let planned = move || ahead.flatten().and_then(|plan| plan.recv().ok().flatten());
     if status != 0 || !ours {
@@ -155,11 +155,11 @@ fn plan_ahead(repo: &gix::Repository, target: &std::ffi::OsStr) -> Option<gitpar
         .peel_to_commit()
         .ok()?;
     let tree = commit.tree_id().ok()?.detach();
-    gitpar::phase::mark("plan ahead: rev-parse");
+    gitpar::sys::phase::mark("plan ahead: rev-parse");
     let opts = gitpar::Options::from_config(&repo.config_snapshot(), None);
-    gitpar::phase::mark("plan ahead: commit read");
+    gitpar::sys::phase::mark("plan ahead: commit read");
     let planned = gitpar::plan_ahead(&repo.objects, tree, &opts).ok();
-    gitpar::phase::mark("plan ahead: tree walked");
+    gitpar::sys::phase::mark("plan ahead: tree walked");
     planned
 }
 
@@ -284,7 +284,7 @@ fn carry_included(donor: &Path, wt_repo: &gix::Repository, workdir: &Path, args:
         .jobs
         .and_then(|j| usize::try_from(j).ok())
         .filter(|&j| j > 0)
-        .unwrap_or_else(|| gitpar::options::online_cpus() * 2);
+        .unwrap_or_else(|| gitpar::sys::cpus::online_cpus() * 2);
     match gitpar::carry::carry(&donor_repo, workdir, &index, reflink, threads) {
         Ok(carried) => {
             if trace {

@@ -290,7 +290,7 @@ impl Blobs {
                 .collect();
             find_offsets(&indexed, &mut wanted)
         };
-        crate::phase::mark("pack index lookups");
+        crate::sys::phase::mark("pack index lookups");
         // Each found entry becomes a node (the same blob at several paths one node, with a use
         // for each file), and `found` the list of pooled nodes by pack and offset, in place.
         let mut last: Option<(u16, u64, u32)> = None;
@@ -317,7 +317,7 @@ impl Blobs {
             }
         }
         scan.pooled = found;
-        crate::phase::mark("pack entry headers");
+        crate::sys::phase::mark("pack entry headers");
         // Link every pooled node to its base, adding the bases no pooled entry names, and
         // theirs, down to a whole object or a node already linked.
         for i in 0..scan.pooled.len() {

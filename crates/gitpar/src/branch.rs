@@ -83,7 +83,7 @@ pub(crate) fn strerror(err: &io::Error) -> String {
     }
 }
 
-pub use crate::lock::FileLock;
+pub use crate::fs::lock::FileLock;
 
 /// Why a reflog line could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -9,11 +9,12 @@ use std::path::Path;
 use bstr::{BString, ByteSlice};
 use gix::hash::ObjectId;
 
-use crate::lock::IndexLock;
+use crate::fs::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Plan};
 // Every operation and the machinery share these (`run.rs`); callers name them here.
-pub use crate::run::{Context, EntryError, Error, Progress};
+pub use crate::run::{EntryError, Error};
+pub use crate::sys::context::{Context, Progress};
 
 /// What a successful checkout did.
 #[derive(Debug, Default)]
@@ -127,7 +128,7 @@ pub fn checkout_planned(
     planned: Option<Planned>,
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
-    crate::phase::mark("checkout: index locked");
+    crate::sys::phase::mark("checkout: index locked");
     let full = Full::plan(repo, tree, opts, planned)?;
     let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -158,10 +159,10 @@ pub fn checkout_planned(
     // Record: the index is made now, in index order, with the stat data the writers returned
     // (skip-worktree entries were not written: their stat data stays empty, as git's).
     if let Some(prepared) = prepared {
-        crate::run::drop_apart(full);
-        crate::phase::mark("files written");
+        crate::sys::memory::drop_apart(full);
+        crate::sys::phase::mark("files written");
         crate::record::commit_prepared(lock, prepared, executed.stats)?;
-        crate::phase::mark("index written");
+        crate::sys::phase::mark("index written");
         crate::hooks::index_changed(repo, true, false);
         return Ok(outcome);
     }
@@ -177,7 +178,7 @@ pub fn checkout_planned(
     drop(full);
     let cache_tree = cache_tree_of(&plan, tree, opts);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
-    crate::phase::mark("files written");
+    crate::sys::phase::mark("files written");
     crate::record::commit(
         lock,
         repo,
@@ -191,7 +192,7 @@ pub fn checkout_planned(
             fsmonitor: None,
         },
     )?;
-    crate::phase::mark("index written");
+    crate::sys::phase::mark("index written");
     crate::hooks::index_changed(repo, true, false);
     Ok(outcome)
 }
@@ -227,7 +228,7 @@ impl Full {
             Some(plan) => plan,
             None => plan::from_tree_parallel(&repo.objects, tree, opts.protect, walkers())?,
         };
-        crate::phase::mark("tree planned");
+        crate::sys::phase::mark("tree planned");
         let excluded = match crate::sparse::Sparse::load(repo)? {
             Some(sparse) => sparse.excluded(
                 repo.object_hash(),
@@ -312,7 +313,7 @@ impl Full {
                     std::thread::Builder::new()
                         .name("git-par index".into())
                         .spawn_scoped(scope, move || {
-                            crate::run::yield_to_the_others();
+                            crate::sys::memory::yield_to_the_others();
                             let index = self.index(repo.object_hash(), &[]);
                             let how = cache_tree_of(&self.plan, tree, opts);
                             crate::record::prepare(&repo, index, Some(tree), how, format)
@@ -351,7 +352,7 @@ impl Full {
             &attribute_files(plan, repo.object_hash()),
             gix::worktree::stack::state::attributes::Source::IdMapping,
         )?;
-        crate::phase::mark("filters and work tree ready");
+        crate::sys::phase::mark("filters and work tree ready");
         let donor = match (&opts.donor, opts.reflink) {
             (Some(path), crate::donor::Reflink::Auto) => Some(
                 crate::donor::Donor::prepare(repo, plan, root, path, opts.clone_min_size).map_err(
@@ -364,7 +365,7 @@ impl Full {
             ),
             _ => None,
         };
-        crate::phase::mark("donor read");
+        crate::sys::phase::mark("donor read");
         let mut executed = crate::execute::execute(
             repo,
             plan,

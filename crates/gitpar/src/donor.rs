@@ -23,9 +23,9 @@ use std::sync::OnceLock;
 
 use bstr::{BStr, BString, ByteSlice};
 
+use crate::fs::tune;
 use crate::fs::{self, Root};
 use crate::plan::{Kind, Plan};
-use crate::tune;
 
 /// Whether a checkout may clone files from a donor (`par.reflink`, `--no-reflink`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -315,7 +315,7 @@ impl Donor {
         match self.kind {
             tune::BTRFS_MAGIC => Some(1),
             // XFS: no more writers than CPUs.
-            tune::XFS_MAGIC => Some(crate::options::online_cpus()),
+            tune::XFS_MAGIC => Some(crate::sys::cpus::online_cpus()),
             _ => None,
         }
     }

@@ -22,8 +22,8 @@ use gix::hash::ObjectId;
 use gix::index::entry::Flags;
 
 use crate::checkout::{Context, Error as CheckoutError, Full};
+use crate::fs::lock::IndexLock;
 use crate::fs::Root;
-use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::Kind;
 use crate::update::{Error, Outcome, Policy};
@@ -127,10 +127,10 @@ pub(crate) fn update(
             repo, root, &moves, mode, opts, ctx,
         ));
     }
-    crate::phase::mark("files written");
+    crate::sys::phase::mark("files written");
     match recorded {
         Ok(prepared) => {
-            crate::run::drop_apart(full);
+            crate::sys::memory::drop_apart(full);
             crate::update::record_prepared(lock, repo, prepared, executed.stats, &mut outcome)?;
         }
         Err(index) => {
@@ -155,10 +155,10 @@ pub(crate) fn update(
                 },
                 &mut outcome,
             )?;
-            crate::run::drop_apart(full);
+            crate::sys::memory::drop_apart(full);
         }
     }
-    crate::phase::mark("index written");
+    crate::sys::phase::mark("index written");
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }

@@ -3,7 +3,7 @@
 //! the index so that git itself accepts the result as its own.
 //!
 //! Every operation is the same four steps (see `docs/ARCHITECTURE.md`):
-//! resolve ([`options`]) → plan ([`plan`]) → execute (`execute`, `fs`, `budget`) → record
+//! resolve ([`options`]) → plan ([`plan`]) → execute (`execute`, `fs`, `sys::budget`) → record
 //! ([`lock`], `record`). `clone` and `worktree add` let git set the repository up and then run a
 //! [`checkout::checkout`]; [`update`] and [`restore`] change an existing work tree, with
 //! `refresh` checking what is on disk.
@@ -20,7 +20,6 @@
 pub(crate) mod attr_view;
 pub(crate) mod blobs;
 pub mod branch;
-pub(crate) mod budget;
 /// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
 pub mod carry;
 pub mod checkout;
@@ -37,19 +36,16 @@ pub mod hooks;
 pub(crate) mod ignore_files;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
-pub mod lock;
 pub mod merge;
 pub mod notice;
 pub mod options;
 pub mod pathspec;
-pub mod phase;
 pub mod plan;
 pub(crate) mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.
 pub(crate) mod record;
 pub(crate) mod refresh;
 pub mod reftx;
-pub(crate) mod remove;
 pub mod reset;
 pub(crate) mod resolve_undo;
 pub mod restore;
@@ -61,7 +57,7 @@ pub mod status;
 pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod switch;
-pub mod tune;
+pub mod sys;
 pub mod untracked_cache;
 pub mod update;
 
@@ -81,5 +77,6 @@ pub fn git_command() -> std::process::Command {
     }
 }
 pub use filter::{finish_filters, Meta as FilterMeta};
+pub use fs::{lock, tune};
 pub use options::Options;
-pub use run::{Context, Progress};
+pub use sys::context::{Context, Progress};

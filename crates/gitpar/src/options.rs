@@ -1,9 +1,11 @@
 //! Resolving what a checkout should do from the command line and git's configuration.
 //!
 //! Precedence follows git: an explicit `-j N` wins, then `checkout.workers`, then our default,
-//! which is chosen per run from the work tree's filesystem ([`crate::tune`]).
+//! which is chosen per run from the work tree's filesystem ([`crate::fs::tune`]).
 //! `checkout.thresholdForParallelism` keeps its meaning (fewer files than this are written
 //! sequentially); unset, it depends on the filesystem too.
+
+use crate::sys::cpus::online_cpus;
 
 /// Git's default for `checkout.thresholdForParallelism`.
 pub const DEFAULT_THRESHOLD: usize = 100;
@@ -33,15 +35,15 @@ pub const DEFAULT_FILTER_PROCESSES: usize = 2;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Number of writer threads; 1 means the main thread writes everything. With
-    /// [`tune::Source::Auto`](crate::tune::Source) this is only a fallback: each run chooses
+    /// [`tune::Source::Auto`](crate::fs::tune::Source) this is only a fallback: each run chooses
     /// from its work tree's filesystem ([`Options::choice`]).
     pub workers: usize,
     /// Where `workers` came from: `-j`, `checkout.workers`, or nothing (auto).
-    pub workers_source: crate::tune::Source,
+    pub workers_source: crate::fs::tune::Source,
     /// Below this many regular files the checkout is sequential, as with git.
     pub threshold: usize,
     /// Whether `threshold` was configured (`checkout.thresholdForParallelism`); when not, the
-    /// filesystem decides ([`crate::tune::default_threshold`]).
+    /// filesystem decides ([`crate::fs::tune::default_threshold`]).
     pub threshold_set: bool,
     /// `core.symlinks`: when false, symlinks are written as plain files holding the target.
     pub symlinks: bool,
@@ -110,7 +112,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             workers: default_workers(),
-            workers_source: crate::tune::Source::Auto,
+            workers_source: crate::fs::tune::Source::Auto,
             threshold: DEFAULT_THRESHOLD,
             threshold_set: false,
             symlinks: true,
@@ -132,21 +134,6 @@ impl Default for Options {
             prime_cache_tree: false,
         }
     }
-}
-
-/// git's `git_env_bool(name, 0)`: whether the environment variable `name` is true (`true`,
-/// `yes`, `on` or a non-zero number); false when unset or anything else (git would die on a
-/// value that is no boolean; the switches read this way are test and escape hatches).
-pub(crate) fn git_env_bool(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| {
-        let v = v.to_ascii_lowercase();
-        matches!(v.as_str(), "true" | "yes" | "on") || v.parse::<i64>().is_ok_and(|n| n != 0)
-    })
-}
-
-/// The number of CPUs, as git's `online_cpus()` counts them.
-pub fn online_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// The fallback worker count when neither `-j` nor `checkout.workers` says otherwise and the
@@ -183,9 +170,9 @@ impl Options {
         });
         let explicit = jobs.map(|n| if n < 1 { online_cpus() } else { n });
         opts.workers_source = match (explicit, from_config) {
-            (Some(_), _) => crate::tune::Source::Explicit,
-            (None, Some(_)) => crate::tune::Source::Config,
-            (None, None) => crate::tune::Source::Auto,
+            (Some(_), _) => crate::fs::tune::Source::Explicit,
+            (None, Some(_)) => crate::fs::tune::Source::Config,
+            (None, None) => crate::fs::tune::Source::Auto,
         };
         opts.workers = explicit.or(from_config).unwrap_or_else(default_workers);
         if let Some(t) = config.integer("checkout.thresholdForParallelism") {
@@ -217,10 +204,10 @@ impl Options {
 
     /// The worker count for a pass over `n_items` files on a filesystem of `kind`: sequential
     /// below the threshold (configured, or the filesystem's default), else `-j` or
-    /// `checkout.workers` as given, else the filesystem's choice ([`crate::tune::workers_for`]),
+    /// `checkout.workers` as given, else the filesystem's choice ([`crate::fs::tune::workers_for`]),
     /// whose growth the memory budget bounds.
-    pub fn choice(&self, kind: crate::tune::Kind, n_items: usize) -> crate::tune::Choice {
-        use crate::tune::{self, Choice, Source};
+    pub fn choice(&self, kind: crate::fs::tune::Kind, n_items: usize) -> crate::fs::tune::Choice {
+        use crate::fs::tune::{self, Choice, Source};
         let threshold = if self.threshold_set {
             self.threshold
         } else {

@@ -212,7 +212,7 @@ pub fn from_tree_parallel(
     (plan.trees, plan.odd) = ((!odd).then_some(trees), odd);
     drop(parts);
     // The parts' blocks, freed amid the paths the plan keeps, stay resident otherwise.
-    crate::run::give_back_freed(plan.entries.len());
+    crate::sys::memory::give_back_freed(plan.entries.len());
     Ok(finish(plan))
 }
 

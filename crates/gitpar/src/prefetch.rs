@@ -42,7 +42,7 @@ fn promisor_remotes(repo: &gix::Repository) -> Vec<String> {
 pub fn missing_blobs<'a>(
     repo: &gix::Repository,
     entries: impl Iterator<Item = &'a Entry>,
-    ctx: &crate::run::Context<'_>,
+    ctx: &crate::sys::context::Context<'_>,
 ) -> Result<usize, Error> {
     let remotes = promisor_remotes(repo);
     if remotes.is_empty() {

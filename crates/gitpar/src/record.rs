@@ -62,7 +62,7 @@ use gix::index::extension::Tree;
 use gix::index::State;
 use gix::ObjectId;
 
-use crate::lock::{Error, IndexLock};
+use crate::fs::lock::{Error, IndexLock};
 
 /// What the written index keeps besides its entries.
 #[derive(Debug, Default, Clone, Copy)]
@@ -661,7 +661,7 @@ pub(crate) fn commit_refreshed(
     if let Some((end, patches)) =
         changed.and_then(|(changed, measured)| stat_patches(state, original, changed, measured))
     {
-        crate::phase::mark("stat data patches encoded");
+        crate::sys::phase::mark("stat data patches encoded");
         if let Some(ext) = extensions_to_keep(original, end, hash) {
             let (body, tail) = if replaced {
                 (&original[..end], rebuilt(ext))
@@ -1283,7 +1283,7 @@ fn null_ids(state: &State) -> std::io::Result<bool> {
     else {
         return Ok(false);
     };
-    if crate::options::git_env_bool("GIT_ALLOW_NULL_SHA1") {
+    if crate::sys::env::git_env_bool("GIT_ALLOW_NULL_SHA1") {
         return Ok(true);
     }
     Err(std::io::Error::new(

@@ -135,7 +135,7 @@ pub(crate) const THREAD_COST: usize = 500;
 const SLOW_ITEM: f64 = 30e-6;
 
 /// The same, for the time the first entries spent *blocked* (neither on a CPU nor waiting for
-/// one, see [`crate::tune::thread_schedstat`]): a warm `lstat` never blocks, so a few
+/// one, see [`crate::fs::tune::thread_schedstat`]): a warm `lstat` never blocks, so a few
 /// microseconds per entry already mean reads from a disk or round trips to a server, however
 /// busy the CPUs are with other work. Measured on the bench's 200,000-entry tree: 0 ns blocked
 /// warm (also after milliseconds of waiting for a busy CPU), 7 to 110 µs per entry cold.
@@ -179,10 +179,10 @@ pub fn check<'a>(
     let items: Vec<Item<'a>> = items.collect();
     // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
     let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
-    let fixed = crate::tune::Choice {
+    let fixed = crate::fs::tune::Choice {
         workers: threads,
         max: threads,
-        source: crate::tune::Source::Explicit,
+        source: crate::fs::tune::Source::Explicit,
     };
     let checked = check_with(
         repo,
@@ -305,7 +305,7 @@ pub(crate) struct Checked {
 /// [`check`] over the positions `0..len`, `item` giving the entry at a position (or `None`
 /// for one not to check: no vector of items is built, which for the bench's 200,000-entry
 /// index cost 8 ms of a 260 ms refresh), with a thread count that may grow while it runs: the calling
-/// thread works too and, between its chunks, feeds a [`crate::tune::Refiner`] the number of
+/// thread works too and, between its chunks, feeds a [`crate::fs::tune::Refiner`] the number of
 /// entries done; when the throughput keeps growing as threads double, more are started, and
 /// when a doubling did not pay, the threads above the target stop after their chunk.
 ///
@@ -322,7 +322,7 @@ pub(crate) fn check_with<'a>(
     len: usize,
     item: impl Fn(usize) -> Option<Item<'a>> + Sync,
     size: Option<&(dyn Fn(usize) -> usize + Sync)>,
-    choice: crate::tune::Choice,
+    choice: crate::fs::tune::Choice,
 ) -> Result<Checked, String> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     if len == 0 {
@@ -349,7 +349,7 @@ pub(crate) fn check_with<'a>(
     let mut verdicts = vec![Verdict::NotChecked; len];
     // Many threads (a high-latency filesystem, or a run that may grow to many) need smaller
     // chunks to share the work: four per thread at least, down to MIN_CHUNK entries.
-    let may_reach = if choice.source == crate::tune::Source::Auto {
+    let may_reach = if choice.source == crate::fs::tune::Source::Auto {
         choice.max.max(IO_BOUND_MAX)
     } else {
         choice.max
@@ -478,7 +478,7 @@ pub(crate) fn check_with<'a>(
                 }
             }
         };
-        if choice.max == 1 && choice.source != crate::tune::Source::Auto {
+        if choice.max == 1 && choice.source != crate::fs::tune::Source::Auto {
             (run(repo.clone(), 0, None)?, 1)
         } else {
             let sync = repo.clone().into_sync();
@@ -489,11 +489,11 @@ pub(crate) fn check_with<'a>(
                     scope.spawn(move || run(sync.to_thread_local(), k, None))
                 };
                 let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
-                let mut refiner = crate::tune::Refiner::new(&choice);
+                let mut refiner = crate::fs::tune::Refiner::new(&choice);
                 // This (the calling) thread's clock and scheduler statistics before its first
                 // chunk.
-                let mut probe = (choice.source == crate::tune::Source::Auto)
-                    .then(|| (Instant::now(), crate::tune::thread_schedstat()));
+                let mut probe = (choice.source == crate::fs::tune::Source::Auto)
+                    .then(|| (Instant::now(), crate::fs::tune::thread_schedstat()));
                 let mut probed = 0;
                 let mine = {
                     let mut grow = |mine: usize| {
@@ -514,7 +514,7 @@ pub(crate) fn check_with<'a>(
                         if let Some((started_at, sched)) = probe.take_if(|_| due) {
                             let elapsed = started_at.elapsed();
                             let threads = target.load(Ordering::Relaxed);
-                            let slow = match (sched, crate::tune::thread_schedstat()) {
+                            let slow = match (sched, crate::fs::tune::thread_schedstat()) {
                                 (Some((run0, wait0)), Some((run1, wait1))) => {
                                     let waited_for_filters = std::time::Duration::from_nanos(
                                         filters_waited_ns.load(Ordering::Relaxed),
@@ -535,12 +535,12 @@ pub(crate) fn check_with<'a>(
                             // that pays (testfs at 1 ms: 128 threads beat 256 by a fifth).
                             if slow && threads < IO_BOUND_START {
                                 let start = IO_BOUND_START.min(chunks).max(threads);
-                                let raised = crate::tune::Choice {
+                                let raised = crate::fs::tune::Choice {
                                     workers: start,
                                     max: IO_BOUND_MAX.min(chunks).max(start),
-                                    source: crate::tune::Source::Auto,
+                                    source: crate::fs::tune::Source::Auto,
                                 };
-                                refiner = crate::tune::Refiner::new(&raised);
+                                refiner = crate::fs::tune::Refiner::new(&raised);
                                 measure_cpu.store(refiner.active(), Ordering::Relaxed);
                                 target.store(start, Ordering::Relaxed);
                                 while started < start {
@@ -552,7 +552,7 @@ pub(crate) fn check_with<'a>(
                         if !refiner.active() {
                             return;
                         }
-                        if let Some(t) = refiner.observe(crate::tune::Sample {
+                        if let Some(t) = refiner.observe(crate::fs::tune::Sample {
                             done: done.load(Ordering::Relaxed),
                             cpu: std::time::Duration::from_nanos(cpu_ns.load(Ordering::Relaxed)),
                             at: Instant::now(),

@@ -11,13 +11,14 @@ use gix::index::entry::{Flags, Stat};
 
 use crate::checkout::skeleton_index;
 use crate::execute::Job;
+use crate::fs::lock::IndexLock;
+use crate::fs::remove::Remover;
 use crate::fs::{leading_dirs, Root};
-use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
-use crate::remove::Remover;
-use crate::run::{Context, Error as CheckoutError};
+use crate::run::Error as CheckoutError;
+use crate::sys::context::Context;
 
 /// Where the restored content comes from.
 #[derive(Debug, Clone, Copy)]
@@ -975,7 +976,7 @@ fn make_room(
     clean: &HashSet<usize>,
 ) -> Result<(Vec<Job>, usize, Option<Error>), Error> {
     use rustix::fs::FileType;
-    let fail = |e: crate::remove::Error| Error::Remove {
+    let fail = |e: crate::fs::remove::Error| Error::Remove {
         path: e.path,
         source: e.source,
     };

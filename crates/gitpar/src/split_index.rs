@@ -27,7 +27,7 @@ use gix::index::entry::Flags;
 use gix::index::State;
 use gix::ObjectId;
 
-use crate::options::git_env_bool;
+use crate::sys::env::git_env_bool;
 
 /// The default of `splitIndex.maxPercentChange` (git's `SPLIT_INDEX_MAX_PERCENT_CHANGE_DEFAULT`).
 const MAX_PERCENT_CHANGE: i64 = 20;

@@ -23,8 +23,8 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::ObjectId;
 
+use crate::fs::lock::IndexLock;
 use crate::fs::Root;
-use crate::lock::IndexLock;
 use crate::refresh::{Item, Verdict};
 
 /// Why a refresh or a status could not be computed.
@@ -43,7 +43,7 @@ pub enum Error {
     },
     /// Taking or writing `index.lock` failed (refresh only: status writes opportunistically).
     #[error(transparent)]
-    Lock(#[from] crate::lock::Error),
+    Lock(#[from] crate::fs::lock::Error),
     /// Reading objects, attributes, ignore files or the work tree failed.
     #[error("{0}")]
     Other(String),
@@ -55,10 +55,10 @@ pub enum Error {
 }
 
 /// How many threads look at the work tree for `n_items` entries, as issue 12 asks of every
-/// parallel pass (one logic, [`crate::tune`]): an `explicit` count wins, then
+/// parallel pass (one logic, [`crate::fs::tune`]): an `explicit` count wins, then
 /// `par.refreshThreads`, then git's `core.preloadIndex=false` (one thread, as git then does it
 /// all in one); otherwise the filesystem of the work tree decides where to start and how far
-/// the run may grow from its measured throughput ([`crate::tune::workers_for`]). On low-latency
+/// the run may grow from its measured throughput ([`crate::fs::tune::workers_for`]). On low-latency
 /// filesystems a thread still needs a few hundred entries to pay for itself, as in git's
 /// `preload-index.c`.
 pub fn refresh_choice(
@@ -66,8 +66,8 @@ pub fn refresh_choice(
     worktree: rustix::fd::BorrowedFd<'_>,
     n_items: usize,
     explicit: Option<usize>,
-) -> crate::tune::Choice {
-    use crate::tune::{self, Source};
+) -> crate::fs::tune::Choice {
+    use crate::fs::tune::{self, Source};
     let fixed = |n: usize, source| {
         tune::workers_for(tune::Kind::Unknown, n_items, Some((n.max(1), source)))
     };
@@ -208,7 +208,7 @@ fn read_index(
     Error,
 > {
     let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
-    crate::phase::mark("index decoded");
+    crate::sys::phase::mark("index decoded");
     let (mut index, mut bytes, split) = (read.file, read.bytes, read.split);
     let has_fsmonitor = index.fs_monitor().is_some();
     let fsmonitor = has_fsmonitor
@@ -261,7 +261,7 @@ fn start_fsmonitor(
         index,
         read.fsmonitor.take(),
     );
-    crate::phase::mark("fsmonitor asked");
+    crate::sys::phase::mark("fsmonitor asked");
     Some(monitor)
 }
 
@@ -314,7 +314,7 @@ fn refresh_index<R: Send>(
         index.entries().iter().filter(|e| looked(e)).count()
     };
     let choice = refresh_choice(&repo.config_snapshot(), root.fd(), n_looked, explicit);
-    crate::phase::mark("refresh threads chosen");
+    crate::sys::phase::mark("refresh threads chosen");
     // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
     // changed ones lose it below, and the index is never written with it.
     let uptodate = beside.is_some();
@@ -357,7 +357,7 @@ fn refresh_index<R: Send>(
             (checked, beside)
         })
     };
-    crate::phase::mark("work tree checked");
+    crate::sys::phase::mark("work tree checked");
     let checked = checked.map_err(Error::Other)?;
     let mut restat = Vec::new();
     let mut smudge = Vec::new();
@@ -608,7 +608,7 @@ pub fn refresh(
         None::<fn(&gix::index::State)>,
         fsmonitor,
     )?;
-    crate::phase::mark("refresh applied");
+    crate::sys::phase::mark("refresh applied");
     let mut outcome = RefreshOutcome {
         threads: refreshed.threads,
         ..RefreshOutcome::default()
@@ -642,7 +642,7 @@ pub fn refresh(
             read.has_fsmonitor,
             untracked.as_ref().map(Option::as_deref),
         )?;
-        crate::phase::mark("index written");
+        crate::sys::phase::mark("index written");
     } else {
         drop_later(refreshed);
     }
@@ -955,7 +955,7 @@ pub fn status(
     } else {
         untracked
     };
-    crate::phase::mark("refresh applied, untracked walk joined");
+    crate::sys::phase::mark("refresh applied, untracked walk joined");
     let sparse = repo
         .config_snapshot()
         .boolean("core.sparseCheckout")
@@ -982,7 +982,7 @@ pub fn status(
         ..Status::default()
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
-    crate::phase::mark("changes collected");
+    crate::sys::phase::mark("changes collected");
     if opts.untracked == Untracked::All && using_cache.is_none() {
         files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
     }
@@ -1041,7 +1041,7 @@ pub fn status(
                 read.has_fsmonitor,
                 untracked.as_ref().map(Option::as_deref),
             )?;
-            crate::phase::mark("index written");
+            crate::sys::phase::mark("index written");
             out.index_written = true;
             return Ok(out);
         }

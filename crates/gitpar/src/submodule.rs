@@ -21,7 +21,7 @@ use gix::hash::ObjectId;
 
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
-use crate::run::{Context, Progress};
+use crate::sys::context::{Context, Progress};
 use crate::update::{Error, Policy, SubmoduleRefusal, SubmoduleRefused};
 
 /// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`

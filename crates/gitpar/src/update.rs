@@ -19,7 +19,7 @@ use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use crate::remove::Kept;
+pub use crate::fs::remove::Kept;
 pub use crate::sparse::{cone_warning, Left as SparseDirLeft};
 
 use bstr::{BStr, BString, ByteSlice};
@@ -27,13 +27,14 @@ use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
 
 use crate::execute::Job;
+use crate::fs::lock::IndexLock;
+use crate::fs::remove::Remover;
 use crate::fs::{Dirs, Root};
-use crate::lock::IndexLock;
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
 use crate::refresh::StatRules;
-use crate::remove::Remover;
-use crate::run::{Context, EntryError, Error as CheckoutError};
+use crate::run::{EntryError, Error as CheckoutError};
+use crate::sys::context::Context;
 
 /// How local changes are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -390,7 +391,7 @@ fn run(
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     let fsmonitor = crate::fsmonitor::Previous::of(repo, index_path, &index);
     let expanded = crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
-    crate::phase::mark("update: index read");
+    crate::sys::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
@@ -414,7 +415,7 @@ fn run(
     if crate::sparse::clears_present_files(repo) && !just_enabled {
         let _ = crate::sparse::clear_present(&root, &mut index);
     }
-    crate::phase::mark("update: sparse patterns loaded");
+    crate::sys::phase::mark("update: sparse patterns loaded");
     let index = index;
     let unmerged = unmerged_paths(&index);
     let (targets, mut new_dirs) = match trees {
@@ -437,7 +438,7 @@ fn run(
             (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
         }
     };
-    crate::phase::mark("update: targets");
+    crate::sys::phase::mark("update: targets");
     let mut rows = classify(&index, &targets, mode, unborn);
     if trees.is_none() {
         // git's `update_sparsity` leaves unmerged paths alone, with a warning.
@@ -447,7 +448,7 @@ fn run(
     } else if mode == Policy::Safe {
         reject_kept_in_the_way(&mut rows);
     }
-    crate::phase::mark("update: classified");
+    crate::sys::phase::mark("update: classified");
     match (&sparse, target) {
         (Some(sparse), _) => {
             mark_sparse(repo, (&root, sparse), &mut rows)?;
@@ -481,13 +482,13 @@ fn run(
             untracked_deleted: Vec::new(),
         });
     }
-    crate::phase::mark("update: verified");
+    crate::sys::phase::mark("update: verified");
     let moves = if opts.recurse_submodules {
         submodule_moves(&rows, mode)
     } else {
         Vec::new()
     };
-    crate::phase::mark("update: classified and checked");
+    crate::sys::phase::mark("update: classified and checked");
     crate::submodule::check(repo, &root, &moves, mode, opts, ctx)?;
     if dry_run {
         return Ok(Outcome::default());
@@ -529,9 +530,9 @@ fn run(
         || !write_plan.dirs.is_empty()
         || crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
     let original = (announces(&rows) && may_put_back).then(|| IndexLock::snapshot(index_path));
-    crate::phase::mark("update: result index and filters");
+    crate::sys::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
-    crate::phase::mark("update: new paths announced");
+    crate::sys::phase::mark("update: new paths announced");
     let mut outcome = Outcome {
         sparse_not_uptodate: sparse_warnings.not_uptodate,
         sparse_orphaned: sparse_warnings.orphaned,
@@ -655,7 +656,7 @@ fn run(
         outcome.collisions = executed.collisions;
         outcome.errors.extend(executed.errors);
     }
-    crate::phase::mark("update: files written");
+    crate::sys::phase::mark("update: files written");
     // Submodules that appear or move follow once the superproject's files are written (its
     // `.gitmodules` included).
     if !interrupted && moves.iter().any(|m| m.new.is_some()) {
@@ -748,7 +749,7 @@ fn run(
         },
         &mut outcome,
     )?;
-    crate::phase::mark("update: index written");
+    crate::sys::phase::mark("update: index written");
     if interrupted {
         return Err(CheckoutError::Interrupted.into());
     }
@@ -817,7 +818,10 @@ pub(crate) fn record_prepared(
 
 /// The result of recording an index: a failure after entries failed too returns their
 /// failures with it (see [`record`]).
-fn recorded(result: Result<(), crate::lock::Error>, outcome: &mut Outcome) -> Result<(), Error> {
+fn recorded(
+    result: Result<(), crate::fs::lock::Error>,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
     let Err(err) = result else {
         return Ok(());
     };
@@ -1903,7 +1907,7 @@ fn remove(
     should_interrupt: &AtomicBool,
     outcome: &mut Outcome,
 ) -> Result<Vec<BString>, Error> {
-    let io = |e: crate::remove::Error| Error::Io {
+    let io = |e: crate::fs::remove::Error| Error::Io {
         action: "unlink",
         path: e.path,
         source: e.source,

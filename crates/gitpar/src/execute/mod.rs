@@ -27,13 +27,14 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use bstr::ByteSlice;
 
-use crate::budget::Budget;
 use crate::filter::Fatal;
+use crate::fs::tune;
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
 use crate::plan::{Kind, Plan};
-use crate::run::{EntryError, Error, Progress};
-use crate::tune;
+use crate::run::{EntryError, Error};
+use crate::sys::budget::Budget;
+use crate::sys::context::Progress;
 pub use attributes::attributes_present;
 pub(crate) use attributes::filters_for;
 use filters::Delayed;
@@ -123,7 +124,7 @@ pub fn execute(
             // on, as with git.
             let _ = dirs.mkdir(dir.as_bstr(), true);
         }
-        crate::phase::mark("directories made");
+        crate::sys::phase::mark("directories made");
     };
     let pooled = pooled_jobs(plan, jobs, opts);
     let kind = tune::Kind::of(root.fd());
@@ -222,9 +223,9 @@ pub fn execute(
         fatal_entry: AtomicUsize::new(usize::MAX),
         messages: Mutex::new(Vec::new()),
     };
-    crate::phase::mark("pack entries scanned");
+    crate::sys::phase::mark("pack entries scanned");
     let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
-    crate::phase::mark("writers done");
+    crate::sys::phase::mark("writers done");
     // Same size and alignment: collected in place.
     let mut stats: Vec<Option<gix::index::entry::Stat>> = std::mem::take(&mut shared.written)
         .into_iter()
@@ -287,7 +288,7 @@ pub fn execute(
         .messages
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    crate::run::drop_apart(shared.blobs);
+    crate::sys::memory::drop_apart(shared.blobs);
     messages.sort_by_key(|(entry, _)| *entry);
     let last = fatal.as_ref().map_or(usize::MAX, |(entry, _)| *entry);
     progress

@@ -42,7 +42,7 @@ impl Worker<'_> {
         entry: &plan::Entry,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Blob, crate::budget::Grant<'s>), EntryError> {
+    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), EntryError> {
         let header = Self::header(repo, entry)?;
         Self::read_blob_with((repo, spare), entry, header.size, driver, shared)
     }
@@ -66,7 +66,7 @@ impl Worker<'_> {
         size: u64,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Blob, crate::budget::Grant<'s>), EntryError> {
+    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), EntryError> {
         use gix::objs::Find;
         let fail = |message: String| EntryError {
             path: entry.path.clone(),
@@ -99,7 +99,7 @@ impl Worker<'_> {
         size: Option<u64>,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Blob, crate::budget::Grant<'s>), crate::blobs::Fallback> {
+    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), crate::blobs::Fallback> {
         let before = size.map(|size| shared.budget.acquire(in_flight(size, driver)));
         let mut buf = std::mem::take(spare);
         let len = match shared.blobs.read(reader, located, &mut buf) {

@@ -213,7 +213,7 @@ pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>
             source,
         };
     }
-    let cpus = crate::options::online_cpus();
+    let cpus = crate::sys::cpus::online_cpus();
     let (start, max) = match kind {
         Kind::Memory => (cpus, cpus),
         Kind::Local {
@@ -305,7 +305,7 @@ const BUSY: f64 = 0.75;
 impl Refiner {
     /// A refiner for a run that starts as `choice` says.
     pub fn new(choice: &Choice) -> Refiner {
-        Refiner::with_cpus(choice, crate::options::online_cpus())
+        Refiner::with_cpus(choice, crate::sys::cpus::online_cpus())
     }
 
     fn with_cpus(choice: &Choice, cpus: usize) -> Refiner {
@@ -437,7 +437,7 @@ mod tests {
 
     #[test]
     fn auto_counts_follow_the_kind() {
-        let cpus = crate::options::online_cpus();
+        let cpus = crate::sys::cpus::online_cpus();
         let mem = workers_for(Kind::Memory, 40_000, None);
         assert_eq!((mem.workers, mem.max), (cpus, cpus));
         let fuse = workers_for(Kind::Fuse, 2_000, None);

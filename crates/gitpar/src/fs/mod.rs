@@ -15,6 +15,10 @@
 //! `a` is a symlink to `../outside`. That was a real bug; `tests/fs_lint.rs` keeps path-based
 //! `std::fs` calls out of the modules that touch work trees.
 
+pub mod lock;
+pub(crate) mod remove;
+pub mod tune;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
@@ -145,7 +149,7 @@ impl Root {
     }
 
     /// The root directory's descriptor, for questions about the filesystem it is on
-    /// ([`crate::tune::Kind::of`]); never for resolving paths (that is [`Root::open_dir`]'s).
+    /// ([`crate::fs::tune::Kind::of`]); never for resolving paths (that is [`Root::open_dir`]'s).
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
