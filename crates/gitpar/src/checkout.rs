@@ -137,7 +137,7 @@ pub fn checkout_planned(
     // The index is encoded while the files are written, all but their stat data.
     // (Not when it is to be split: `record::commit` writes a split index.)
     let format = (!crate::split_index::wanted(repo, index_path))
-        .then(|| crate::record::Format::of(repo, None));
+        .then(|| crate::index::format::Format::of(repo, None));
     let (executed, prepared) = full.write_preparing(repo, &root, opts, ctx, tree, format);
     let executed = executed?;
     // A fresh work tree has no old state to fall back to: an interrupted or partly failed
@@ -300,7 +300,7 @@ impl Full {
         opts: &Options,
         ctx: &Context<'_>,
         tree: ObjectId,
-        format: Option<crate::record::Format>,
+        format: Option<crate::index::format::Format>,
     ) -> (
         Result<crate::execute::Executed, Error>,
         Option<crate::record::Prepared>,
@@ -410,7 +410,7 @@ pub fn submodules(
     let index = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        crate::record::SKIP_HASH_ON_READ,
+        crate::index::format::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .map_err(|e| Error::Repository {

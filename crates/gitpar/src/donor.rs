@@ -190,7 +190,7 @@ impl Donor {
         let index = gix::index::File::at(
             &index_path,
             donor.object_hash(),
-            crate::record::SKIP_HASH_ON_READ,
+            crate::index::format::SKIP_HASH_ON_READ,
             gix::index::decode::Options::default(),
         )
         .map_err(|e| format!("cannot read its index: {e}"))?;

@@ -94,7 +94,7 @@ pub(crate) fn update(
     // untracked cache to carry over or it is to be split (`record::commit` does those).
     let format = (previous.is_none_or(|p| p.untracked().is_none())
         && !crate::split_index::wanted(repo, lock.index_path()))
-    .then(|| crate::record::Format::of(repo, previous));
+    .then(|| crate::index::format::Format::of(repo, previous));
     let (executed, prepared) = full.write_preparing(repo, root, opts, ctx, new_tree, format);
     let executed = executed?;
     let interrupted = executed.interrupted;

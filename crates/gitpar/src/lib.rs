@@ -23,7 +23,6 @@ pub mod branch;
 /// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
 pub mod carry;
 pub mod checkout;
-pub(crate) mod checksum;
 pub(crate) mod convert;
 pub mod create_branch;
 pub mod donor;
@@ -31,9 +30,9 @@ pub(crate) mod execute;
 pub mod fast_forward;
 pub(crate) mod filter;
 pub(crate) mod fs;
-pub(crate) mod fsmonitor;
 pub mod hooks;
 pub(crate) mod ignore_files;
+pub(crate) mod index;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
 pub mod merge;
@@ -47,7 +46,6 @@ pub(crate) mod record;
 pub(crate) mod refresh;
 pub mod reftx;
 pub mod reset;
-pub(crate) mod resolve_undo;
 pub mod restore;
 pub(crate) mod run;
 pub(crate) mod sparse;

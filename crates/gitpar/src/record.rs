@@ -63,6 +63,7 @@ use gix::index::State;
 use gix::ObjectId;
 
 use crate::fs::lock::{Error, IndexLock};
+use crate::index::format::{encode_varint, entry_size, Format, SKIP_HASH_ON_READ, STAT};
 
 /// What the written index keeps besides its entries.
 #[derive(Debug, Default, Clone, Copy)]
@@ -86,7 +87,7 @@ pub struct Keep<'a> {
     pub changed_paths: Option<&'a [BString]>,
     /// The previous index's fsmonitor extension, carried as git carries it (with `previous`;
     /// not into a split index).
-    pub fsmonitor: Option<&'a crate::fsmonitor::Previous>,
+    pub fsmonitor: Option<&'a crate::index::fsmonitor::Previous>,
 }
 
 /// How [`commit`] makes the cache-tree of the index it writes.
@@ -134,53 +135,6 @@ pub fn changed_dirs<'p>(paths: impl IntoIterator<Item = &'p bstr::BStr>) -> Hash
     out.insert(BString::default());
     out.extend(crate::fs::leading_dirs_of(paths).map(ToOwned::to_owned));
     out
-}
-
-/// How the index file is laid out, decided from the configuration and the previous index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Format {
-    /// 4 for path-compressed entries; otherwise 2 or 3 is chosen from the entries.
-    pub version4: bool,
-    /// `index.skipHash`: write a null checksum.
-    pub skip_hash: bool,
-    /// Write the end-of-index-entries extension.
-    pub eoie: bool,
-}
-
-impl Format {
-    /// The format git would write for `repo`, replacing `previous` (if any).
-    ///
-    /// The version comes from `previous` when there is one; otherwise `GIT_INDEX_VERSION`, else
-    /// `index.version`, else 4 under `feature.manyFiles`, else git's default (3, demoted to 2).
-    /// An invalid value falls back to git's default, as git does (git also warns).
-    pub fn of(repo: &gix::Repository, previous: Option<&State>) -> Format {
-        let config = repo.config_snapshot();
-        let many_files = config.boolean("feature.manyFiles").unwrap_or(false);
-        let valid = |v: i64| (2..=4).contains(&v).then_some(v);
-        let version = match previous {
-            Some(previous) => previous.version() as i64,
-            None => match std::env::var("GIT_INDEX_VERSION") {
-                Ok(env) => env.parse().ok().and_then(valid).unwrap_or(3),
-                Err(_) => match config.integer("index.version") {
-                    Some(v) => valid(v).unwrap_or(3),
-                    None if many_files => 4,
-                    None => 3,
-                },
-            },
-        };
-        let threads = config
-            .integer("index.threads")
-            .map(|n| n != 1)
-            .or_else(|| config.boolean("index.threads"))
-            .unwrap_or(false);
-        Format {
-            version4: version == 4,
-            skip_hash: config.boolean("index.skipHash").unwrap_or(many_files),
-            eoie: config
-                .boolean("index.recordEndOfIndexEntries")
-                .unwrap_or(threads),
-        }
-    }
 }
 
 /// Write `state` into the held `lock` as git would write it, with the cache-tree built from the
@@ -402,7 +356,7 @@ pub(crate) fn commit_prepared(
 /// line below that, not at all with `index.skipHash` (the null id).
 enum Digest<'scope, 'b> {
     Skipped(gix::hash::Kind),
-    Here(crate::checksum::Checksum, gix::hash::Kind),
+    Here(crate::index::checksum::Checksum, gix::hash::Kind),
     Apart(
         std::sync::mpsc::Sender<&'b [u8]>,
         std::thread::ScopedJoinHandle<'scope, ObjectId>,
@@ -423,11 +377,11 @@ impl<'scope, 'b: 'scope> Digest<'scope, 'b> {
             return Digest::Skipped(hash);
         }
         if len < HASH_APART {
-            return Digest::Here(crate::checksum::Checksum::new(hash), hash);
+            return Digest::Here(crate::index::checksum::Checksum::new(hash), hash);
         }
         let (pieces, received) = std::sync::mpsc::channel::<&'b [u8]>();
         let thread = scope.spawn(move || {
-            let mut hasher = crate::checksum::Checksum::new(hash);
+            let mut hasher = crate::index::checksum::Checksum::new(hash);
             for piece in received {
                 hasher.update(piece);
             }
@@ -460,13 +414,6 @@ impl<'scope, 'b: 'scope> Digest<'scope, 'b> {
         }
     }
 }
-
-/// Whether the engine reads an index without hashing it first (gix-index's `skip_hash`): git
-/// never checks an index's checksum when it reads one, only `git fsck` does (read-cache.c's
-/// `verify_hdr` returns early unless `verify_index_checksum` is set), so hashing a 40,000-entry
-/// index before every switch costs milliseconds git does not spend. A damaged index still fails
-/// to parse, with gix's error.
-pub(crate) const SKIP_HASH_ON_READ: bool = true;
 
 /// An index file as [`read_for_refresh`] read it: the decoded file and its bytes, which
 /// [`commit_refreshed`] writes back with only the changed entries' stat data patched.
@@ -720,7 +667,7 @@ pub(crate) fn commit_refreshed(
     lock.commit_with(|out| {
         let mut out = Sink {
             inner: out,
-            hasher: (!format.skip_hash).then(|| crate::checksum::Checksum::new(hash)),
+            hasher: (!format.skip_hash).then(|| crate::index::checksum::Checksum::new(hash)),
             written: 0,
         };
         out.write_all(b"DIRC")?;
@@ -800,25 +747,8 @@ fn extensions_to_keep(original: &[u8], start: usize, hash: gix::hash::Kind) -> O
     (ok && iter.consumed == ext.len()).then_some(ext)
 }
 
-/// The stat data of an entry in a version 2 or 3 index file: ctime, mtime (seconds and
-/// nanoseconds), dev, ino, mode, uid, gid, size, 32 bits each.
-const STAT: usize = 40;
-
 /// New stat data for the index file: where in the file, and the bytes.
 type StatPatch = (usize, [u8; STAT]);
-
-/// The length of `entry` in a version 2 or 3 index file: gix's `write_to` length (stat data,
-/// object id, flags, extended flags, path and its NUL) padded with NULs to a multiple of 8, as
-/// git writes these versions. What [`commit_refreshed`] needs to find an entry's bytes.
-pub(crate) fn entry_size(entry: &gix::index::Entry, state: &State) -> usize {
-    let extended = if entry.flags.contains(Flags::EXTENDED) {
-        2
-    } else {
-        0
-    };
-    (STAT + state.object_hash().len_in_bytes() + 2 + extended + entry.path(state).len() + 1)
-        .next_multiple_of(8)
-}
 
 /// The entries `changed` (ascending indices) of `state` re-encoded for the version 2 or 3
 /// index file `original` that `state` was read from: their stat data with its place in the
@@ -944,7 +874,7 @@ fn write_hashed(
     out: &mut dyn Write,
 ) -> std::io::Result<ObjectId> {
     let digest = || {
-        let mut hasher = crate::checksum::Checksum::new(kind);
+        let mut hasher = crate::index::checksum::Checksum::new(kind);
         patched_chunks(body, patches, |chunk| {
             hasher.update(chunk);
             Ok(())
@@ -1296,7 +1226,7 @@ fn null_ids(state: &State) -> std::io::Result<bool> {
 /// its lock file and still end with its checksum.
 struct Sink<'w> {
     inner: &'w mut dyn Write,
-    hasher: Option<crate::checksum::Checksum>,
+    hasher: Option<crate::index::checksum::Checksum>,
     written: u64,
 }
 
@@ -1368,7 +1298,7 @@ fn encode_to(
     let hash = state.object_hash();
     let mut out = Sink {
         inner: out,
-        hasher: (!format.skip_hash).then(|| crate::checksum::Checksum::new(hash)),
+        hasher: (!format.skip_hash).then(|| crate::index::checksum::Checksum::new(hash)),
         written: 0,
     };
     out.write_all(b"DIRC")?;
@@ -1485,21 +1415,6 @@ fn encode_entries_at(
         previous = path;
     }
     Ok(())
-}
-
-/// git's `encode_varint` (varint.c): big-endian base-128 where each continuation adds one.
-pub(crate) fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
-    let mut bytes = [0u8; 16];
-    let mut pos = bytes.len() - 1;
-    bytes[pos] = (value & 127) as u8;
-    value >>= 7;
-    while value != 0 {
-        value -= 1;
-        pos -= 1;
-        bytes[pos] = 128 | (value & 127) as u8;
-        value >>= 7;
-    }
-    out.extend_from_slice(&bytes[pos..]);
 }
 
 #[cfg(test)]

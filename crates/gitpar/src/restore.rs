@@ -224,8 +224,8 @@ pub fn restore(
 /// path whose conflict the restore resolved (git's `record_resolve_undo` when it removes a stage
 /// entry: merged into the path's record, stage by stage), sorted by path.
 fn resolve_undo(before: &gix::index::File, after: &gix::index::State, used: &[BString]) -> Vec<u8> {
-    let mut records: BTreeMap<BString, crate::resolve_undo::ResolvedPath> =
-        crate::resolve_undo::of(before)
+    let mut records: BTreeMap<BString, crate::index::resolve_undo::ResolvedPath> =
+        crate::index::resolve_undo::of(before)
             .into_iter()
             .filter(|r| !used.contains(&r.path))
             .map(|r| (r.path.clone(), r))
@@ -241,17 +241,16 @@ fn resolve_undo(before: &gix::index::File, after: &gix::index::State, used: &[BS
         if still_unmerged.contains(path) {
             continue;
         }
-        let record =
-            records
-                .entry(path.to_owned())
-                .or_insert_with(|| crate::resolve_undo::ResolvedPath {
-                    path: path.to_owned(),
-                    stages: [None; 3],
-                });
+        let record = records.entry(path.to_owned()).or_insert_with(|| {
+            crate::index::resolve_undo::ResolvedPath {
+                path: path.to_owned(),
+                stages: [None; 3],
+            }
+        });
         record.stages[e.stage_raw() as usize - 1] = Some((e.mode.bits(), e.id));
     }
     let records: Vec<_> = records.into_values().collect();
-    crate::resolve_undo::encode(&records)
+    crate::index::resolve_undo::encode(&records)
 }
 
 /// The merges [`read`] made for [`Request::merge`].
@@ -285,7 +284,7 @@ fn read<'r>(
         Vec<plan::Entry>,
         Merged,
         Matcher<'r>,
-        Option<crate::fsmonitor::Previous>,
+        Option<crate::index::fsmonitor::Previous>,
     ),
     Error,
 > {
@@ -293,7 +292,7 @@ fn read<'r>(
     let mut index = gix::index::File::at(
         index_path,
         repo.object_hash(),
-        crate::record::SKIP_HASH_ON_READ,
+        crate::index::format::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     )
     .or_else(|err| {
@@ -309,7 +308,7 @@ fn read<'r>(
     let fsmonitor = req
         .merge
         .is_none()
-        .then(|| crate::fsmonitor::Previous::of(repo, index_path, &index))
+        .then(|| crate::index::fsmonitor::Previous::of(repo, index_path, &index))
         .flatten();
     crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     // git's `repo_read_index`: in a sparse checkout, a skip-worktree entry whose file is
@@ -365,10 +364,11 @@ fn read<'r>(
 /// git's `unmerge_index`: every selected path with a resolve-undo record that is not unmerged
 /// now gets the recorded stages back (its stage-0 entry, if any, goes).
 fn unmerge(index: &mut gix::index::File, m: &Matcher<'_>) -> Vec<BString> {
-    let records: Vec<crate::resolve_undo::ResolvedPath> = crate::resolve_undo::of(index)
-        .into_iter()
-        .filter(|r| m.selects(r.path.as_bstr()))
-        .collect();
+    let records: Vec<crate::index::resolve_undo::ResolvedPath> =
+        crate::index::resolve_undo::of(index)
+            .into_iter()
+            .filter(|r| m.selects(r.path.as_bstr()))
+            .collect();
     if records.is_empty() {
         return Vec::new();
     }

@@ -122,7 +122,7 @@ pub(crate) fn plan(
     repo: &gix::Repository,
     index_path: &Path,
     state: &State,
-    format: crate::record::Format,
+    format: crate::index::format::Format,
 ) -> Option<Split> {
     if !wanted(repo, index_path) {
         return None;
@@ -204,7 +204,7 @@ impl Split {
     pub(crate) fn write(
         self,
         state: &State,
-        format: crate::record::Format,
+        format: crate::index::format::Format,
     ) -> std::io::Result<Written> {
         let hash = state.object_hash();
         if let Some((id, base)) = &self.base {
@@ -241,7 +241,7 @@ impl Split {
             push(&mut shared, e, e.path(state));
         }
         let mut bytes = Vec::new();
-        let shared_format = crate::record::Format {
+        let shared_format = crate::index::format::Format {
             eoie: false,
             ..format
         };

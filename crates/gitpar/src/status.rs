@@ -130,7 +130,7 @@ struct Refreshed {
     /// before the index is written.
     uptodate: bool,
     /// The fsmonitor asked, with what the refresh found.
-    fsmonitor: Option<crate::fsmonitor::Monitor>,
+    fsmonitor: Option<crate::index::fsmonitor::Monitor>,
 }
 
 impl Refreshed {
@@ -148,7 +148,7 @@ impl Refreshed {
 }
 
 /// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
-/// an fsmonitor hook itself ([`crate::fsmonitor`]; its answer also invalidates the untracked
+/// an fsmonitor hook itself ([`crate::index::fsmonitor`]; its answer also invalidates the untracked
 /// cache, [`crate::untracked_cache::Cache::apply_fsmonitor`]), but not git's built-in daemon,
 /// and not with a split or sparse index (whose extension's entry positions are not those
 /// git-par refreshes: `read` says the index was read as is; and with `index.sparse`, git
@@ -156,10 +156,10 @@ impl Refreshed {
 /// looks the reported paths up case-insensitively).
 fn fsmonitor_for_git(
     repo: &gix::Repository,
-    setting: &crate::fsmonitor::Setting,
+    setting: &crate::index::fsmonitor::Setting,
     read: &ReadIndex,
 ) -> Option<&'static str> {
-    use crate::fsmonitor::Setting;
+    use crate::index::fsmonitor::Setting;
     match setting {
         Setting::Disabled => None,
         Setting::Daemon => Some("core.fsmonitor=true (git's built-in daemon)"),
@@ -215,7 +215,7 @@ fn read_index(
         .then(|| {
             bytes
                 .as_ref()
-                .and_then(|b| crate::fsmonitor::read_extension(b, &index))
+                .and_then(|b| crate::index::fsmonitor::read_extension(b, &index))
         })
         .flatten();
     let mut expanded = false;
@@ -247,14 +247,14 @@ fn read_index(
 fn start_fsmonitor(
     repo: &gix::Repository,
     root: &Root,
-    setting: &crate::fsmonitor::Setting,
+    setting: &crate::index::fsmonitor::Setting,
     index: &gix::index::File,
     read: &mut ReadIndex,
-) -> Option<crate::fsmonitor::Monitor> {
-    let crate::fsmonitor::Setting::Hook(hook) = setting else {
+) -> Option<crate::index::fsmonitor::Monitor> {
+    let crate::index::fsmonitor::Setting::Hook(hook) = setting else {
         return None;
     };
-    let monitor = crate::fsmonitor::Monitor::start(
+    let monitor = crate::index::fsmonitor::Monitor::start(
         repo,
         root.path(),
         hook.as_bstr(),
@@ -285,7 +285,7 @@ fn refresh_index<R: Send>(
     (mut index, original): (gix::index::File, Option<crate::record::IndexBytes>),
     explicit: Option<usize>,
     beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
-    mut fsmonitor: Option<crate::fsmonitor::Monitor>,
+    mut fsmonitor: Option<crate::index::fsmonitor::Monitor>,
 ) -> Result<(Refreshed, Option<R>), Error> {
     let index_ts = index.timestamp().unix_seconds();
     // The entries git's refresh looks at: no vector of them is built (see `check_with`).
@@ -330,7 +330,7 @@ fn refresh_index<R: Send>(
             let other = beside.map(|beside| scope.spawn(move || beside(state)));
             let entries = state.entries();
             // Where the entries lie in the file, for writing it back patched.
-            let size = |i: usize| crate::record::entry_size(&entries[i], state);
+            let size = |i: usize| crate::index::format::entry_size(&entries[i], state);
             let checked = crate::refresh::check_with(
                 repo,
                 root,
@@ -580,7 +580,7 @@ pub fn refresh(
         source,
     })?;
     let (index, mut read) = read_index(repo, &root, index_path)?;
-    let setting = crate::fsmonitor::Setting::of(repo);
+    let setting = crate::index::fsmonitor::Setting::of(repo);
     if let Some(why) =
         split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
     {
@@ -898,7 +898,7 @@ pub fn status(
         source,
     })?;
     let (index, mut read) = read_index(repo, &root, index_path)?;
-    let setting = crate::fsmonitor::Setting::of(repo);
+    let setting = crate::index::fsmonitor::Setting::of(repo);
     if let Some(why) =
         split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
     {

@@ -179,7 +179,7 @@ impl Cache {
     /// first, then the valid, check-only and exclude-id bitmaps (EWAH), the valid ones' stat
     /// data and the exclude ids.
     pub(crate) fn encode(&self, hash: gix::hash::Kind) -> Vec<u8> {
-        use crate::record::encode_varint;
+        use crate::index::format::encode_varint;
         let mut out = Vec::new();
         encode_varint(self.ident.len() as u64, &mut out);
         out.extend_from_slice(&self.ident);
@@ -1089,7 +1089,7 @@ impl Plan {
         untracked: bool,
         all: bool,
         plain: bool,
-        fsmonitor: Option<&crate::fsmonitor::Monitor>,
+        fsmonitor: Option<&crate::index::fsmonitor::Monitor>,
     ) -> Result<Plan, &'static str> {
         let config = repo.config_snapshot();
         let setting = Setting::of(&config);

@@ -389,7 +389,7 @@ fn run(
 ) -> Result<Outcome, Error> {
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
-    let fsmonitor = crate::fsmonitor::Previous::of(repo, index_path, &index);
+    let fsmonitor = crate::index::fsmonitor::Previous::of(repo, index_path, &index);
     let expanded = crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     crate::sys::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
@@ -2489,7 +2489,7 @@ fn read_index(path: &Path, hash: gix::hash::Kind) -> Result<(gix::index::File, b
     match gix::index::File::at(
         path,
         hash,
-        crate::record::SKIP_HASH_ON_READ,
+        crate::index::format::SKIP_HASH_ON_READ,
         gix::index::decode::Options::default(),
     ) {
         Ok(f) => Ok((f, false)),

@@ -24,7 +24,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
     ),
     ("branch.rs", "config and reflogs, inside the git directory"),
     (
-        "fsmonitor.rs",
+        "index/fsmonitor.rs",
         "reads the index file (its FSMN extension), inside the git directory",
     ),
     (
@@ -36,7 +36,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "looks the hook up in the git directory or core.hooksPath, never in the work tree",
     ),
     (
-        "resolve_undo.rs",
+        "index/resolve_undo.rs",
         "reads the index file (its REUC extension), inside the git directory",
     ),
     (

@@ -16,6 +16,9 @@ const LAYERS: &[&str] = &[
     // The path-safe filesystem layer, locks, removal and the filesystem tuning: the platform
     // seam.
     "fs",
+    // The index file below the decisions that fill it: its format, checksum, and the extensions
+    // that need nothing of an operation (fsmonitor, resolve-undo).
+    "index",
 ];
 
 #[test]

@@ -125,7 +125,7 @@ fn extensions_start(bytes: &[u8], index: &State) -> Option<usize> {
     let mut varint = Vec::with_capacity(10);
     for entry in index.entries() {
         at += match version {
-            2 | 3 => crate::record::entry_size(entry, index),
+            2 | 3 => crate::index::format::entry_size(entry, index),
             4 => {
                 // The padded version-2 size less its path and padding, plus git's
                 // `varint(bytes dropped) + suffix + NUL` (as `record` encodes it).
@@ -138,7 +138,7 @@ fn extensions_start(bytes: &[u8], index: &State) -> Option<usize> {
                     .take_while(|(a, b)| a == b)
                     .count();
                 varint.clear();
-                crate::record::encode_varint((previous.len() - common) as u64, &mut varint);
+                crate::index::format::encode_varint((previous.len() - common) as u64, &mut varint);
                 previous = path;
                 fixed + varint.len() + (path.len() - common) + 1
             }
