@@ -7,12 +7,12 @@
 //! (builtin/checkout.c), `validate_new_branchname`, `dwim_branch_start`, `create_branch`,
 //! `setup_tracking` and `install_branch_config_multiple_remotes` (branch.c), `die_if_checked_out`
 //! (branch.c / worktree.c). The remote and work-tree queries are the engine's
-//! ([`gitpar::branch`]).
+//! ([`gitpar::repo::branch`]).
 
 use bstr::ByteSlice;
 use clap::Args;
-use gitpar::create_branch::resolve_symbolic;
-pub(crate) use gitpar::create_branch::{NewBranch, Track};
+use gitpar::repo::create_branch::resolve_symbolic;
+pub(crate) use gitpar::repo::create_branch::{NewBranch, Track};
 
 use crate::{fatal, FATAL};
 
@@ -332,7 +332,7 @@ pub(crate) fn guess(
     opts: &BranchOpts,
 ) -> Result<Option<(NewBranch, gix::ObjectId)>, u8> {
     let default_remote = config_string(repo, "checkout.defaultRemote");
-    let found = gitpar::branch::unique_tracking_name(repo, name, default_remote.as_deref());
+    let found = gitpar::repo::branch::unique_tracking_name(repo, name, default_remote.as_deref());
     match found.found {
         Some((full, commit)) => Ok(Some((
             NewBranch {
@@ -393,7 +393,7 @@ pub(crate) fn refuse_in_use(
     if on_it {
         return Ok(());
     }
-    match gitpar::branch::worktree_using(repo, &full, true) {
+    match gitpar::repo::branch::worktree_using(repo, &full, true) {
         Some(at) => Err(fatal(format!(
             "'{branch}' is already used by worktree at '{}'",
             at.display()
@@ -476,7 +476,7 @@ fn shorten_unambiguous_ref(repo: &gix::Repository, full: &str) -> String {
 /// `branch.<name>.merge`, mapped through the remote's fetch refspecs; for the remote `.`, the
 /// local ref the merge value names), with its short name as git prints it.
 pub(crate) fn upstream(repo: &gix::Repository, branch: &str) -> Option<(String, String)> {
-    let full = gitpar::create_branch::upstream_ref(repo, branch)?;
+    let full = gitpar::repo::create_branch::upstream_ref(repo, branch)?;
     let short = shorten_unambiguous_ref(repo, &full);
     Some((full, short))
 }

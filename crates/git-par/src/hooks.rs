@@ -1,14 +1,14 @@
 //! Where git runs hooks, as its setup decides (`setup_git_directory`'s exported `GIT_DIR`,
 //! `GIT_WORK_TREE`, `GIT_PREFIX`, the top of the work tree; a clone's or a new work tree's own
-//! directory): the [`gitpar::hooks::Launch`] the engine runs `post-checkout` and
+//! directory): the [`gitpar::repo::hooks::Launch`] the engine runs `post-checkout` and
 //! `reference-transaction` with. Finding and running the hook is the engine's
-//! ([`gitpar::hooks`]); what it says on the way is printed by `report.rs`.
+//! ([`gitpar::repo::hooks`]); what it says on the way is printed by `report.rs`.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use gitpar::hooks::{Env, Launch};
+use gitpar::repo::hooks::{Env, Launch};
 
 use crate::repo::Opened;
 
@@ -91,33 +91,35 @@ pub(crate) fn env() -> Env<'static> {
 /// works on ([`env()`]); for the index of another work tree (a clone's, a new work tree's), from
 /// the top of that work tree, where git's own checkout of it runs.
 pub(crate) fn run_post_index_change() {
-    gitpar::hooks::on_index_change(Box::new(|repo, updated_workdir, updated_skipworktree| {
-        let env = env();
-        let elsewhere = repo
-            .workdir()
-            .and_then(|w| std::fs::canonicalize(w).ok())
-            .filter(|w| std::fs::canonicalize(&env.launch.git_cwd).ok().as_ref() != Some(w))
-            .map(|w| {
-                // As git's `git reset --hard` child of `worktree add` (and a clone's checkout)
-                // runs it: in that work tree, its git directory exported.
-                let git_dir = std::fs::canonicalize(repo.git_dir())
-                    .unwrap_or_else(|_| repo.git_dir().to_owned());
-                Launch {
-                    dir: Some(w.clone()),
-                    git_cwd: w,
-                    relative_git_dir: false,
-                    env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
-                }
-            });
-        let launch = elsewhere.as_ref().unwrap_or(env.launch);
-        gitpar::hooks::post_index_change(
-            repo,
-            launch,
-            updated_workdir,
-            updated_skipworktree,
-            env.sink,
-        );
-    }));
+    gitpar::repo::hooks::on_index_change(Box::new(
+        |repo, updated_workdir, updated_skipworktree| {
+            let env = env();
+            let elsewhere = repo
+                .workdir()
+                .and_then(|w| std::fs::canonicalize(w).ok())
+                .filter(|w| std::fs::canonicalize(&env.launch.git_cwd).ok().as_ref() != Some(w))
+                .map(|w| {
+                    // As git's `git reset --hard` child of `worktree add` (and a clone's checkout)
+                    // runs it: in that work tree, its git directory exported.
+                    let git_dir = std::fs::canonicalize(repo.git_dir())
+                        .unwrap_or_else(|_| repo.git_dir().to_owned());
+                    Launch {
+                        dir: Some(w.clone()),
+                        git_cwd: w,
+                        relative_git_dir: false,
+                        env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
+                    }
+                });
+            let launch = elsewhere.as_ref().unwrap_or(env.launch);
+            gitpar::repo::hooks::post_index_change(
+                repo,
+                launch,
+                updated_workdir,
+                updated_skipworktree,
+                env.sink,
+            );
+        },
+    ));
 }
 
 /// `post-checkout <old> <new> <flag>` in the work tree of `opened`, as git launches it there.
@@ -129,7 +131,7 @@ pub(crate) fn post_checkout(
 ) -> i32 {
     let launch = in_worktree(opened);
     let env = env();
-    gitpar::hooks::post_checkout(&opened.repo, &launch, old, new, branch, env.sink)
+    gitpar::repo::hooks::post_checkout(&opened.repo, &launch, old, new, branch, env.sink)
 }
 
 /// `checkout -- paths` / `restore`: `post-checkout HEAD HEAD 0` after the paths were written
@@ -162,7 +164,7 @@ pub(crate) fn after_clone(repo: &gix::Repository, workdir: &Path, commit: gix::O
         relative_git_dir: false,
         env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
     };
-    gitpar::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
+    gitpar::repo::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }
 
 /// `post-checkout <null> <commit> 1` after `worktree add` checked out `commit` in `path`: git
@@ -195,5 +197,5 @@ pub(crate) fn after_worktree_add(
             ("GIT_PREFIX", Some(prefix)),
         ],
     };
-    gitpar::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
+    gitpar::repo::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }

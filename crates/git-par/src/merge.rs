@@ -272,7 +272,7 @@ pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Re
             if w.verbosity >= 0 {
                 println!("Already up to date.");
             }
-            gitpar::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
+            gitpar::repo::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
             Ok(())
         }
         gitpar::fast_forward::Relation::FastForward => {
@@ -408,7 +408,7 @@ fn fast_forward(
     }
     gitpar::sys::phase::mark("diffstat");
     gitpar::fast_forward::post_merge(repo, env, false);
-    gitpar::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
+    gitpar::repo::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
     // Paths the update could not write were reported; git's merge still succeeds then
     // (`unpack_trees`' -2 is no error to `checkout_fast_forward`... as for a switch).
     Ok(())

@@ -519,7 +519,7 @@ fn no_merge_candidates(
         );
     } else if let Some(b) = branch {
         if merges.is_empty() {
-            let remotes = gitpar::branch::remotes(repo);
+            let remotes = gitpar::repo::branch::remotes(repo);
             let name = match remotes.as_slice() {
                 [only] => only.name.clone(),
                 _ => "<remote>".to_owned(),

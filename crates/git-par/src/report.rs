@@ -4,7 +4,7 @@
 //! for an interruption. The commands call the engine and hand what comes back here.
 
 use gitpar::checkout::Error as CheckoutError;
-use gitpar::notice::{Notice, Sink};
+use gitpar::repo::notice::{Notice, Sink};
 use gitpar::update::{Error as UpdateError, Outcome as UpdateOutcome};
 
 use crate::branches::{advice_enabled, advise};
@@ -337,7 +337,7 @@ pub(crate) fn checkout_error(err: &CheckoutError) {
 
 /// A branch switch or reset that stopped, in git's words; git's exit code.
 pub(crate) fn switch_error(repo: &gix::Repository, err: gitpar::switch::Error) -> u8 {
-    use gitpar::create_branch::Error as BranchError;
+    use gitpar::repo::create_branch::Error as BranchError;
     use gitpar::switch::Error;
     match err {
         Error::Update(e) => update_error(e),
@@ -406,6 +406,6 @@ pub(crate) fn switch_error(repo: &gix::Repository, err: gitpar::switch::Error) -
 }
 
 /// A ref transaction the `reference-transaction` hook refused: git dies.
-pub(crate) fn aborted(err: gitpar::reftx::Aborted) -> u8 {
+pub(crate) fn aborted(err: gitpar::repo::reftx::Aborted) -> u8 {
     fatal(err)
 }

@@ -1,6 +1,6 @@
 //! How git names the commit `HEAD` is now at: `HEAD is now at <abbrev> <subject>` after a
 //! reset, with the subject recoded from the commit's encoding into `i18n.logOutputEncoding`.
-//! (The state files and `ORIG_HEAD` are the engine's: `gitpar::state`.)
+//! (The state files and `ORIG_HEAD` are the engine's: `gitpar::repo::state`.)
 
 use bstr::ByteSlice;
 

@@ -673,7 +673,7 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);
     }
-    gitpar::state::remove_branch_state(repo, env, false).map_err(report::aborted)?;
+    gitpar::repo::state::remove_branch_state(repo, env, false).map_err(report::aborted)?;
     if outcome.errors.is_empty() {
         Ok(())
     } else {

@@ -111,7 +111,8 @@ fn switch_unborn_to_new_branch(
     gitpar::switch::point_head_at(repo, crate::hooks::env(), full)
         .map_err(|e| crate::report::switch_error(repo, e))?;
     if let Some(commit) = existing {
-        gitpar::branch::append_reflog(repo, "HEAD", None, commit, "checkout -b").map_err(fatal)?;
+        gitpar::repo::branch::append_reflog(repo, "HEAD", None, commit, "checkout -b")
+            .map_err(fatal)?;
     }
     if !quiet {
         eprintln!("Switched to a new branch '{name}'");
@@ -214,7 +215,7 @@ pub(crate) fn reset_hard(
         })
         .map_err(crate::report::update_error)?;
         crate::report::update_outcome(&outcome);
-        gitpar::state::remove_branch_state(repo, crate::hooks::env(), false)
+        gitpar::repo::state::remove_branch_state(repo, crate::hooks::env(), false)
             .map_err(crate::report::aborted)?;
         if outcome.errors.is_empty() {
             Ok(())

@@ -233,13 +233,13 @@ fn check_out(
     }
     // `git reset --hard` of the new work tree: ORIG_HEAD, the message, and the reflog line git's
     // ref backend writes for an update that changes nothing only through a symbolic HEAD.
-    gitpar::state::update_orig_head(&wt_repo, crate::hooks::env(), Some(commit))
+    gitpar::repo::state::update_orig_head(&wt_repo, crate::hooks::env(), Some(commit))
         .map_err(crate::report::aborted)?;
     let symbolic = wt_repo.head_name().ok().flatten().is_some();
-    let message = gitpar::state::reset_reflog_message("updating HEAD", Some("HEAD"));
+    let message = gitpar::repo::state::reset_reflog_message("updating HEAD", Some("HEAD"));
     if symbolic {
         if let Err(e) =
-            gitpar::branch::append_reflog(&wt_repo, "HEAD", Some(commit), commit, &message)
+            gitpar::repo::branch::append_reflog(&wt_repo, "HEAD", Some(commit), commit, &message)
         {
             eprintln!("error: {e}");
         }

@@ -163,7 +163,7 @@ pub fn checkout_planned(
         crate::sys::phase::mark("files written");
         crate::record::commit_prepared(lock, prepared, executed.stats)?;
         crate::sys::phase::mark("index written");
-        crate::hooks::index_changed(repo, true, false);
+        crate::repo::hooks::index_changed(repo, true, false);
         return Ok(outcome);
     }
     let mut full = full;
@@ -193,7 +193,7 @@ pub fn checkout_planned(
         },
     )?;
     crate::sys::phase::mark("index written");
-    crate::hooks::index_changed(repo, true, false);
+    crate::repo::hooks::index_changed(repo, true, false);
     Ok(outcome)
 }
 

@@ -13,9 +13,9 @@ use bstr::ByteSlice;
 use gix::refs::Target;
 use gix::ObjectId;
 
-use crate::branch::{append_reflog, set_head_without_reflog};
-use crate::hooks::Env;
-use crate::reftx::{self, Aborted, Update, Value};
+use crate::repo::branch::{append_reflog, set_head_without_reflog};
+use crate::repo::hooks::Env;
+use crate::repo::reftx::{self, Aborted, Update, Value};
 use crate::switch::{tree_of, Error};
 use crate::update::{self, Outcome, Policy};
 use crate::{Context, Options};
@@ -60,7 +60,7 @@ pub fn record_orig_head(
     env: Env<'_>,
     head: ObjectId,
 ) -> Result<(), Aborted> {
-    crate::state::update_orig_head_with(repo, env, Some(head), "updating ORIG_HEAD")
+    crate::repo::state::update_orig_head_with(repo, env, Some(head), "updating ORIG_HEAD")
 }
 
 /// The work tree and index from `head`'s tree to `theirs`'s, as git's `checkout_fast_forward`
@@ -141,5 +141,5 @@ pub fn move_head(
 /// which `git merge` ignores.
 pub fn post_merge(repo: &gix::Repository, env: Env<'_>, squash: bool) -> i32 {
     let args = [if squash { "1" } else { "0" }.to_owned()];
-    crate::hooks::run(repo, "post-merge", &args, env.launch, env.sink)
+    crate::repo::hooks::run(repo, "post-merge", &args, env.launch, env.sink)
 }

@@ -72,7 +72,7 @@ pub struct Options {
     pub protect_untracked: bool,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`), as git
     /// tells them: set by the command (the ref and commit it checks out).
-    pub filter_meta: crate::filter::Meta,
+    pub filter_meta: crate::convert::filter::Meta,
     /// The most filter threads of a parallel checkout for long-running filters, so the most
     /// processes of one (`par.filterProcesses`; [`DEFAULT_FILTER_PROCESSES`], at most one per
     /// CPU, by default).
@@ -123,7 +123,7 @@ impl Default for Options {
             recurse_submodules: false,
             overwrite_ignore: true,
             protect_untracked: false,
-            filter_meta: crate::filter::Meta::default(),
+            filter_meta: crate::convert::filter::Meta::default(),
             filter_processes: DEFAULT_FILTER_PROCESSES.min(online_cpus()),
             donor: None,
             reflink: crate::donor::Reflink::Auto,

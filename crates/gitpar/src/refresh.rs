@@ -652,12 +652,12 @@ struct LazyFilter<'a> {
     waited: Option<&'a std::sync::atomic::AtomicU64>,
     /// `None` until first needed; `Some(Err)` when the shared filters or this thread's
     /// conversion could not be set up, which fails the check at the end.
-    filter: Option<Result<crate::filter::ToGit<'a>, String>>,
+    filter: Option<Result<crate::convert::filter::ToGit<'a>, String>>,
 }
 
 impl<'a> LazyFilter<'a> {
     /// The conversion, set up on first use; `None` when that failed.
-    fn get(&mut self) -> Option<&mut crate::filter::ToGit<'a>> {
+    fn get(&mut self) -> Option<&mut crate::convert::filter::ToGit<'a>> {
         let (repo, index, filters, waited) = (self.repo, self.index, self.filters, self.waited);
         self.filter
             .get_or_insert_with(|| {
@@ -674,7 +674,7 @@ impl<'a> LazyFilter<'a> {
                                 )
                                 .map_err(|e| e.to_string())?
                                 .detach(),
-                            drivers: crate::filter::drivers(repo)?,
+                            drivers: crate::convert::filter::drivers(repo)?,
                         })
                     })
                     .as_ref()
@@ -684,7 +684,7 @@ impl<'a> LazyFilter<'a> {
                     waited.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
                 }
                 let shared = shared?;
-                crate::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
+                crate::convert::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
             })
             .as_mut()
             .ok()
@@ -785,7 +785,7 @@ pub(crate) fn to_git(
     dirs: &mut Dirs<'_>,
     rela: &BStr,
     index: &gix::index::State,
-    filter: &mut crate::filter::ToGit<'_>,
+    filter: &mut crate::convert::filter::ToGit<'_>,
     buf: &mut Vec<u8>,
     size: Option<u64>,
 ) -> std::io::Result<()> {

@@ -3,7 +3,7 @@
 //! `HEAD` was, and `HEAD` (or the branch it names) moves with git's reflog lines — logged even
 //! when nothing moves, through a symbolic `HEAD`, as git does (a detached one that stays is
 //! not). The caller says "HEAD is now at …" and then removes the branch state files
-//! ([`crate::state::remove_branch_state`]), in git's order.
+//! ([`crate::repo::state::remove_branch_state`]), in git's order.
 
 use std::path::Path;
 
@@ -11,9 +11,9 @@ use bstr::ByteSlice;
 use gix::refs::Target;
 use gix::ObjectId;
 
-use crate::branch::{append_reflog, set_head_without_reflog};
-use crate::hooks::Env;
-use crate::reftx::{self, Update, Value};
+use crate::repo::branch::{append_reflog, set_head_without_reflog};
+use crate::repo::hooks::Env;
+use crate::repo::reftx::{self, Update, Value};
 use crate::switch::{tree_of, Error};
 use crate::update::{self, Outcome, Policy};
 use crate::{Context, Options};
@@ -61,9 +61,9 @@ pub fn hard(
         &options,
         ctx,
     )?;
-    let message = crate::state::reset_reflog_message("updating HEAD", Some(request.rev));
+    let message = crate::repo::state::reset_reflog_message("updating HEAD", Some(request.rev));
     let branch = repo.head_name().ok().flatten();
-    crate::state::update_orig_head(repo, env, old_commit)?;
+    crate::repo::state::update_orig_head(repo, env, old_commit)?;
     // git's `update_ref("HEAD", commit, old)`: the files backend moves the branch HEAD is on,
     // with HEAD's log-only update first.
     let old = old_commit.map_or(Value::Null, Value::Id);

@@ -201,7 +201,7 @@ pub fn restore(
         )
         .map_err(CheckoutError::from)?;
         // git's `checkout -- paths` writes its index without updated_workdir.
-        crate::hooks::index_changed(repo, false, false);
+        crate::repo::hooks::index_changed(repo, false, false);
     }
     outcome.unmerged = selection.unmerged;
     if req.stage.is_some() && req.ignore_unmerged {

@@ -520,7 +520,7 @@ fn write(
     drop_later(original);
     drop_later(state);
     written?;
-    crate::hooks::index_changed(repo, false, update_index);
+    crate::repo::hooks::index_changed(repo, false, update_index);
     Ok(())
 }
 
@@ -1427,8 +1427,8 @@ fn worktree_renames(
         return Ok(());
     }
     // What git would store for each destination.
-    let drivers = crate::filter::drivers(repo).map_err(Error::Other)?;
-    let mut filter: Option<crate::filter::ToGit<'_>> = None;
+    let drivers = crate::convert::filter::drivers(repo).map_err(Error::Other)?;
+    let mut filter: Option<crate::convert::filter::ToGit<'_>> = None;
     let mut contents: Vec<Option<(u32, Vec<u8>)>> = Vec::with_capacity(dests.len());
     for path in &dests {
         let mode = changes[path].modes[2];
@@ -1439,7 +1439,7 @@ fn worktree_renames(
             let filter = match &mut filter {
                 Some(f) => f,
                 None => filter.insert(
-                    crate::filter::ToGit::for_work_tree(repo, index, &drivers)
+                    crate::convert::filter::ToGit::for_work_tree(repo, index, &drivers)
                         .map_err(Error::Other)?,
                 ),
             };

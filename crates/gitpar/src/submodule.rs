@@ -210,7 +210,7 @@ fn connect(root: &Root, path: &BStr, git_dir: &Path) -> Result<(), String> {
     root.dirs()
         .write_file(join(path, ".git").as_bstr(), link.as_bytes())
         .map_err(|e| format!("could not write {path}/.git: {e}"))?;
-    crate::branch::set_core_worktree(&git_dir, Some(&relative(&git_dir, &workdir_real)))
+    crate::repo::branch::set_core_worktree(&git_dir, Some(&relative(&git_dir, &workdir_real)))
 }
 
 /// The tree of `HEAD` in `repo`, if it has one.
@@ -234,9 +234,9 @@ fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, String>
 /// message-less reflog line git writes for it.
 fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), String> {
     let old = repo.head_id().ok().map(gix::Id::detach);
-    crate::branch::set_head_without_reflog(repo, gix::refs::Target::Object(new), false)
+    crate::repo::branch::set_head_without_reflog(repo, gix::refs::Target::Object(new), false)
         .map_err(|e| e.to_string())?;
-    crate::branch::append_reflog(repo, "HEAD", old, new, "").map_err(|e| e.to_string())
+    crate::repo::branch::append_reflog(repo, "HEAD", old, new, "").map_err(|e| e.to_string())
 }
 
 /// Whether the submodule's index differs from its `HEAD` tree (git's `submodule_has_dirty_index`,
@@ -426,7 +426,7 @@ pub fn take_down(
     } else {
         let _ = dirs.rmdir(path);
     }
-    crate::branch::set_core_worktree(&git_dir, None)
+    crate::repo::branch::set_core_worktree(&git_dir, None)
 }
 
 /// Whether every file left in the submodule's directory (its `.git` aside) is ignored by the
@@ -499,7 +499,7 @@ fn absorb(
         ));
     }
     if let Some(parent) = target.parent() {
-        crate::branch::create_git_dirs(parent)?;
+        crate::repo::branch::create_git_dirs(parent)?;
     }
     dirs.rename_out(join(path, ".git").as_bstr(), &target)
         .map_err(|e| format!("could not migrate git directory from '{path}/.git': {e}"))?;

@@ -15,10 +15,10 @@ use bstr::ByteSlice;
 use gix::refs::{FullName, Target};
 use gix::ObjectId;
 
-use crate::branch::{append_reflog, set_head_without_reflog, ReflogError};
-use crate::create_branch::{self, NewBranch};
-use crate::hooks::Env;
-use crate::reftx::{self, Update, Value};
+use crate::repo::branch::{append_reflog, set_head_without_reflog, ReflogError};
+use crate::repo::create_branch::{self, NewBranch};
+use crate::repo::hooks::Env;
+use crate::repo::reftx::{self, Update, Value};
 use crate::update::{Outcome as UpdateOutcome, Policy};
 use crate::{update, Context, Options};
 
@@ -387,10 +387,10 @@ impl Moved<'_> {
             old,
         } = self.switch;
         if let Some(branch) = &old.branch {
-            crate::state::forget_unborn_reflog(repo, branch.as_ref());
+            crate::repo::state::forget_unborn_reflog(repo, branch.as_ref());
         }
-        crate::state::remove_branch_state(repo, env, !request.quiet)?;
-        Ok(crate::hooks::post_checkout(
+        crate::repo::state::remove_branch_state(repo, env, !request.quiet)?;
+        Ok(crate::repo::hooks::post_checkout(
             repo,
             env.launch,
             old.commit,

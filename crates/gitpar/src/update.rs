@@ -528,7 +528,7 @@ fn run(
     let may_put_back = opts.keep_index_on_failed_writes
         || clears
         || !write_plan.dirs.is_empty()
-        || crate::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
+        || crate::convert::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
     let original = (announces(&rows) && may_put_back).then(|| IndexLock::snapshot(index_path));
     crate::sys::phase::mark("update: result index and filters");
     let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
@@ -785,7 +785,7 @@ pub(crate) fn bring_submodules(
 /// be written after entries failed (a full disk), the entries' own failures (the cause, with
 /// their paths) are returned with it rather than lost behind the index's: git prints them first.
 /// `updated_workdir`: the work tree was updated with it (`post-index-change`'s first
-/// argument, see [`crate::hooks::on_index_change`]).
+/// argument, see [`crate::repo::hooks::on_index_change`]).
 pub(crate) fn record(
     lock: IndexLock,
     repo: &gix::Repository,
@@ -795,7 +795,7 @@ pub(crate) fn record(
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
     recorded(crate::record::commit(lock, repo, state, keep), outcome)?;
-    crate::hooks::index_changed(repo, updated_workdir, false);
+    crate::repo::hooks::index_changed(repo, updated_workdir, false);
     Ok(())
 }
 
@@ -812,7 +812,7 @@ pub(crate) fn record_prepared(
         crate::record::commit_prepared(lock, prepared, stats),
         outcome,
     )?;
-    crate::hooks::index_changed(repo, true, false);
+    crate::repo::hooks::index_changed(repo, true, false);
     Ok(())
 }
 

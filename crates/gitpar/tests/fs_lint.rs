@@ -22,17 +22,17 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "split_index.rs",
         "reads the index and writes and removes the shared index files, inside the git directory",
     ),
-    ("branch.rs", "config and reflogs, inside the git directory"),
+    ("repo/branch.rs", "config and reflogs, inside the git directory"),
     (
         "index/fsmonitor.rs",
         "reads the index file (its FSMN extension), inside the git directory",
     ),
     (
-        "state.rs",
+        "repo/state.rs",
         "merge, cherry-pick and revert state files and pseudo-refs, inside the git directory",
     ),
     (
-        "hooks.rs",
+        "repo/hooks.rs",
         "looks the hook up in the git directory or core.hooksPath, never in the work tree",
     ),
     (
@@ -44,7 +44,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads loose objects and pack indexes inside the object database",
     ),
     (
-        "attr_view.rs",
+        "convert/attr_view.rs",
         "reads the attribute files outside the tree: info/attributes in the git directory, core.attributesFile, the user's and the system's, never a work tree",
     ),
     (

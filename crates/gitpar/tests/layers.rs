@@ -16,6 +16,10 @@ const LAYERS: &[&str] = &[
     // The path-safe filesystem layer, locks, removal and the filesystem tuning: the platform
     // seam.
     "fs",
+    // The repository around the work tree: branches, reference transactions, hooks, state
+    // files, what git says along the way.
+    "repo", // Content conversions: attributes, eol/ident/encoding, filter drivers.
+    "convert",
     // The index file below the decisions that fill it: its format, checksum, and the extensions
     // that need nothing of an operation (fsmonitor, resolve-undo).
     "index",

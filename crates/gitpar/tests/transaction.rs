@@ -10,8 +10,8 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
-use gitpar::create_branch::{NewBranch, Track};
-use gitpar::notice::Notice;
+use gitpar::repo::create_branch::{NewBranch, Track};
+use gitpar::repo::notice::Notice;
 use gitpar::switch::{Head, Request, Switch};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -157,8 +157,8 @@ fn library_switch(
         let commit = repo.rev_parse_single(rev).unwrap().detach();
         let notices = Mutex::new(Vec::new());
         let sink = |n: Notice| notices.lock().unwrap().push(n);
-        let launch = gitpar::hooks::Launch::at(dir.to_owned());
-        let env = gitpar::hooks::Env {
+        let launch = gitpar::repo::hooks::Launch::at(dir.to_owned());
+        let env = gitpar::repo::hooks::Env {
             launch: &launch,
             sink: &sink,
         };
@@ -248,10 +248,10 @@ fn reset_hard_through_the_library_leaves_what_git_reset_leaves() {
         git(&g, &["reset", "-q", "--hard", "topic"]);
         let repo = gix::open(&p).unwrap();
         let commit = repo.rev_parse_single("topic").unwrap().detach();
-        let launch = gitpar::hooks::Launch::at(p.clone());
-        let env = gitpar::hooks::Env {
+        let launch = gitpar::repo::hooks::Launch::at(p.clone());
+        let env = gitpar::repo::hooks::Env {
             launch: &launch,
-            sink: &gitpar::notice::Ignore,
+            sink: &gitpar::repo::notice::Ignore,
         };
         let index = p.join(".git/index");
         let request = gitpar::reset::Request {
@@ -269,7 +269,7 @@ fn reset_hard_through_the_library_leaves_what_git_reset_leaves() {
         };
         let outcome = gitpar::reset::hard(&repo, env, &request, &ctx).unwrap();
         assert!(outcome.errors.is_empty());
-        gitpar::state::remove_branch_state(&repo, env, false).unwrap();
+        gitpar::repo::state::remove_branch_state(&repo, env, false).unwrap();
     });
     assert_eq!(state(&p), state(&g));
     assert_eq!(

@@ -119,13 +119,13 @@ impl OwnAttributes<'_> {
 }
 
 impl<'r> Worker<'r> {
-    /// The attributes we apply ourselves (see [`crate::convert`] and [`crate::filter`]):
+    /// The attributes we apply ourselves (see [`crate::convert`] and [`crate::convert::filter`]):
     /// `ident` (git's expansion differs from gix-filter's), a `working-tree-encoding` with a
     /// `-BOM` suffix (which gix-filter does not know) and the `filter` driver. One lookup
     /// answers all three.
     pub(super) fn own_attributes(
         platform: &gix::worktree::stack::Platform<'_>,
-        runner: &crate::filter::Runner<'r>,
+        runner: &crate::convert::filter::Runner<'r>,
         outcome: &mut gix::attrs::search::Outcome,
     ) -> OwnAttributes<'r> {
         // The search resets the outcome (keeping its selection): one per writer, no

@@ -1,6 +1,6 @@
 //! The filters' side of a run. In a parallel run, entries whose `filter` attribute names a
 //! driver that runs a process go from the writers (or from the scout, which finds them ahead of
-//! the writers) to filter threads through `crate::filter::queue`, so that no unfiltered entry
+//! the writers) to filter threads through `crate::convert::filter::queue`, so that no unfiltered entry
 //! waits for a filter; a filter's output is held in memory or streamed into the file; the
 //! entries a long-running filter delayed are written at the end of their thread's run (git's
 //! `finish_delayed_checkout`).
@@ -11,7 +11,7 @@ use bstr::ByteSlice;
 
 use super::write::create_failure;
 use super::{Failure, Job, JobResult, Shared, Worker};
-use crate::filter::{Direction, Filtered};
+use crate::convert::filter::{Direction, Filtered};
 use crate::fs::{self, Dirs};
 use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
@@ -102,7 +102,7 @@ impl<'r> Worker<'r> {
         out: &mut Vec<JobResult>,
     ) {
         // Until this thread's filter delays an entry, it takes work from the others' lanes too
-        // (see `crate::filter::queue`).
+        // (see `crate::convert::filter::queue`).
         let mut steal = true;
         while let Some(job) = shared.queues[kind].pop(index, steal, || shared.halted()) {
             let delayed = self.delayed.len();

@@ -11,7 +11,7 @@
 //! ([`Error::Filter`]).
 //!
 //! Entries whose `filter` attribute names a configured driver that runs a process go, in a
-//! parallel run, from the writers to filter threads (`crate::filter::queue`), so that no
+//! parallel run, from the writers to filter threads (`crate::convert::filter::queue`), so that no
 //! unfiltered entry waits for a filter; a sequential run filters them in line, in index order, as
 //! git does.
 
@@ -27,7 +27,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use bstr::ByteSlice;
 
-use crate::filter::Fatal;
+use crate::convert::filter::Fatal;
 use crate::fs::tune;
 use crate::fs::{Dirs, Root};
 use crate::options::Options;
@@ -154,12 +154,12 @@ pub fn execute(
             usize::try_from(allowance).unwrap_or(usize::MAX),
         );
         let reduced = if filters.present {
-            crate::attr_view::Reduced::of(
+            crate::convert::attr_view::Reduced::of(
                 repo,
                 plan.entries.iter().map(|e| (e.path.as_bstr(), &e.id)),
             )
         } else {
-            crate::attr_view::Reduced::default()
+            crate::convert::attr_view::Reduced::default()
         };
         (blobs, reduced)
     };
@@ -204,7 +204,7 @@ pub fn execute(
         eol: crate::convert::EolConfig::of(&repo.config_snapshot()),
         target: AtomicUsize::new(usize::MAX),
         chunks: std::sync::OnceLock::new(),
-        drivers: crate::filter::drivers(repo).map_err(|message| Error::Repository {
+        drivers: crate::convert::filter::drivers(repo).map_err(|message| Error::Repository {
             context: "reading filter configuration",
             source: message.into(),
         })?,
@@ -214,8 +214,8 @@ pub fn execute(
         meta: opts.filter_meta.clone(),
         donor: donor.filter(|_| fresh),
         queues: [
-            crate::filter::queue::Queue::new(),
-            crate::filter::queue::Queue::new(),
+            crate::convert::filter::queue::Queue::new(),
+            crate::convert::filter::queue::Queue::new(),
         ],
         claims: std::sync::OnceLock::new(),
         fatal: Mutex::new(None),
@@ -344,13 +344,13 @@ struct Shared<'a> {
     /// a global attributes file): without one, the per-file attribute lookup is skipped.
     attributes_present: bool,
     /// The plan's `.gitattributes` as the writers' attribute lookups read them: without the
-    /// lines that convert nothing ([`crate::attr_view`]).
-    reduced: crate::attr_view::Reduced,
+    /// lines that convert nothing ([`crate::convert::attr_view`]).
+    reduced: crate::convert::attr_view::Reduced,
     /// Whether the writers may take an entry's attributes from an earlier entry's with the same
-    /// signature ([`crate::attr_view::Reduced::signature`]): the work tree is fresh (no
+    /// signature ([`crate::convert::attr_view::Reduced::signature`]): the work tree is fresh (no
     /// untracked attribute file can add to the tree's) and has attribute files.
     common_attributes: bool,
-    /// The configured filter drivers (see [`crate::filter`]).
+    /// The configured filter drivers (see [`crate::convert::filter`]).
     drivers: Vec<gix::filter::plumbing::Driver>,
     /// The environment and directory filter processes run with.
     command_context: gix::command::Context,
@@ -377,13 +377,13 @@ struct Shared<'a> {
     /// unset: one chunk (a sequential run).
     chunks: std::sync::OnceLock<Vec<usize>>,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`).
-    meta: crate::filter::Meta,
+    meta: crate::convert::filter::Meta,
     /// The work tree whose clean files are cloned instead of written ([`crate::donor`]).
     donor: Option<&'a crate::donor::Donor>,
     /// Filtered entries the writers handed over, for the filter threads: those of long-running
     /// filters ([`PROCESS`](filters::PROCESS)), and the others
     /// ([`ONESHOT`](filters::ONESHOT): a command per file, or no command).
-    queues: [crate::filter::queue::Queue<Job>; 2],
+    queues: [crate::convert::filter::queue::Queue<Job>; 2],
     /// When a scout runs ([`Worker::scout`]): per plan entry, whether the scout or a writer has
     /// taken it, so that each entry is handled once, by whoever took it first.
     claims: std::sync::OnceLock<Vec<AtomicBool>>,
@@ -442,7 +442,7 @@ impl Shared<'_> {
     }
 
     /// Keep `runner`'s error lines for the caller, as being about plan entry `entry`.
-    fn keep_messages(&self, entry: usize, runner: &mut crate::filter::Runner<'_>) {
+    fn keep_messages(&self, entry: usize, runner: &mut crate::convert::filter::Runner<'_>) {
         if !runner.messages.is_empty() {
             self.messages
                 .lock()
@@ -494,7 +494,7 @@ struct Worker<'r> {
     repo: gix::Repository,
     filter: gix::filter::plumbing::Pipeline,
     attributes: gix::worktree::Stack,
-    runner: crate::filter::Runner<'r>,
+    runner: crate::convert::filter::Runner<'r>,
     /// Hand filtered entries to the filter threads instead of filtering them here, per queue
     /// ([`PROCESS`](filters::PROCESS), [`ONESHOT`](filters::ONESHOT)): only where that queue
     /// has threads.
@@ -559,7 +559,10 @@ impl<'r> Worker<'r> {
             repo,
             filter,
             attributes,
-            runner: crate::filter::Runner::new(&shared.drivers, shared.command_context.clone()),
+            runner: crate::convert::filter::Runner::new(
+                &shared.drivers,
+                shared.command_context.clone(),
+            ),
             defer: [false; 2],
             delayed: Vec::new(),
             buf: Vec::new(),

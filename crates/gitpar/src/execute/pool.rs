@@ -56,7 +56,7 @@ pub(super) fn pool(
     let _ = shared.chunks.set(bounds);
     shared.target.store(choice.workers, Ordering::Relaxed);
     // Parallel: the writers hand filtered entries to the filter threads (see
-    // `crate::filter::queue`), which exist only for the kinds of driver configured.
+    // `crate::convert::filter::queue`), which exist only for the kinds of driver configured.
     let threads = filter_threads(&shared.drivers, opts, choice.max);
     for (queue, &n) in shared.queues.iter().zip(&threads) {
         queue.lanes(n);

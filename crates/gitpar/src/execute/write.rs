@@ -12,7 +12,7 @@ use bstr::ByteSlice;
 use super::attributes::OwnAttributes;
 use super::filters::{queue_of, Landed};
 use super::{Failure, Job, Shared, Worker};
-use crate::filter::{Direction, Filtered};
+use crate::convert::filter::{Direction, Filtered};
 use crate::fs::{self, Dirs};
 use crate::plan::{self, Kind};
 use crate::run::EntryError;

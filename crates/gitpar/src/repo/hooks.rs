@@ -1,7 +1,7 @@
 //! git's hooks (`hook.c`, `run-command.c`) as the checkout family runs them: `post-checkout`
 //! after `switch`/`checkout` (flag 1), `checkout -- paths` and `restore` (flag 0), `clone` and
 //! `worktree add` (old id null, flag 1), and `reference-transaction` around every ref update
-//! ([`crate::reftx`]).
+//! ([`crate::repo::reftx`]).
 //!
 //! The hook is `hooks/<name>` of the common git directory, or of `core.hooksPath`; it runs only
 //! when it is executable (git's `advice.ignoredHook` hint otherwise), with standard input from
@@ -17,7 +17,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::notice::{Notice, Sink};
+use crate::repo::notice::{Notice, Sink};
 
 /// How hooks are started: where, and which variables change in their environment. The binary
 /// builds it from git's setup (`GIT_DIR`, `GIT_PREFIX`, ...); [`Launch::at`] is the plain one.
@@ -54,7 +54,7 @@ impl Launch {
 pub struct Env<'a> {
     /// How hooks are started.
     pub launch: &'a Launch,
-    /// Where notices go ([`crate::notice`]).
+    /// Where notices go ([`crate::repo::notice`]).
     pub sink: &'a dyn Sink,
 }
 

@@ -14,6 +14,9 @@
 //! (which looks every attribute up a second time) only for the files it can change: a
 //! repository whose `.gitattributes` says `* text=auto eol=lf` converts nothing on checkout.
 
+pub(crate) mod attr_view;
+pub(crate) mod filter;
+
 use bstr::ByteSlice;
 
 /// A `text` or `crlf` attribute as git's `git_path_check_crlf` reads it.

@@ -9,10 +9,10 @@ use bstr::ByteSlice;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::Target;
 
-use crate::branch::{append_reflog, force_reflog, set_tracking, tracked_by, ReflogError};
-use crate::hooks::Env;
-use crate::notice::Notice;
-use crate::reftx::{self, Update, Value};
+use crate::repo::branch::{append_reflog, force_reflog, set_tracking, tracked_by, ReflogError};
+use crate::repo::hooks::Env;
+use crate::repo::notice::Notice;
+use crate::repo::reftx::{self, Update, Value};
 
 /// git's `enum branch_track` (without `OVERRIDE`, which only `git branch -u` uses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub enum Error {
         srcs: Vec<String>,
         /// What failed.
         #[source]
-        source: crate::branch::ConfigError,
+        source: crate::repo::branch::ConfigError,
     },
 }
 
@@ -199,11 +199,11 @@ pub fn upstream_ref(repo: &gix::Repository, branch: &str) -> Option<String> {
             _ => merge,
         });
     }
-    let fetch = crate::branch::remotes(repo)
+    let fetch = crate::repo::branch::remotes(repo)
         .into_iter()
         .find(|r| r.name == remote)?
         .fetch;
-    crate::branch::query_refspecs(&fetch, &merge, false)
+    crate::repo::branch::query_refspecs(&fetch, &merge, false)
 }
 
 /// The ref `full` finally names after following symbolic refs, if it exists.

@@ -11,7 +11,7 @@
 
 use gix::ObjectId;
 
-use crate::hooks::{reference_transaction, Env};
+use crate::repo::hooks::{reference_transaction, Env};
 
 /// One side of an update.
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
 //! The repository state that git's branch-moving commands clean up or record besides `HEAD`:
 //! the merge, cherry-pick, revert and squash state files (`branch.c`'s `remove_branch_state`)
 //! and `ORIG_HEAD` (`builtin/reset.c`'s `reset_refs`). What git says on the way goes to the
-//! caller's [`crate::notice::Sink`]; every ref deletion is one of git's ref transactions
-//! ([`crate::reftx`]), so a `reference-transaction` hook may stop it.
+//! caller's [`crate::repo::notice::Sink`]; every ref deletion is one of git's ref transactions
+//! ([`crate::repo::reftx`]), so a `reference-transaction` hook may stop it.
 
 use std::path::Path;
 
@@ -10,9 +10,9 @@ use bstr::ByteSlice;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::Target;
 
-use crate::hooks::Env;
-use crate::notice::Notice;
-use crate::reftx::{self, Aborted, Update, Value};
+use crate::repo::hooks::Env;
+use crate::repo::notice::Notice;
+use crate::repo::reftx::{self, Aborted, Update, Value};
 
 /// git's `remove_branch_state` (`branch.c`), run by `switch`/`checkout` after moving `HEAD`
 /// (`verbose` unless `-q`) and by `reset` without paths (never verbose): an interrupted

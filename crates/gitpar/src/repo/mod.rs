@@ -1,0 +1,10 @@
+//! The repository around the work tree: branches and their remotes, the reference
+//! transactions and the hooks that watch them, the state files of a merge or cherry-pick, and
+//! what git says along the way. Nothing here reads the index or writes a work tree.
+
+pub mod branch;
+pub mod create_branch;
+pub mod hooks;
+pub mod notice;
+pub mod reftx;
+pub mod state;
