@@ -28,7 +28,6 @@ pub mod donor;
 pub(crate) mod execute;
 pub mod fast_forward;
 pub(crate) mod fs;
-pub(crate) mod ignore_files;
 pub(crate) mod index;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
@@ -51,13 +50,13 @@ pub(crate) mod stream;
 pub(crate) mod submodule;
 pub mod switch;
 pub mod sys;
-pub mod untracked_cache;
 pub mod update;
 
 pub use checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
 
 pub use convert::filter::{finish_filters, Meta as FilterMeta};
 pub use fs::{lock, tune};
+pub use index::untracked_cache;
 pub use options::Options;
 pub use sys::context::{Context, Progress};
 pub use sys::git::{git_command, REAL_GIT};

@@ -340,7 +340,7 @@ pub(crate) fn commit_prepared(
                 // The untracked cache's nine words are the entry's stat data without its mode:
                 // ctime, mtime, dev, ino; then (after the mode, already there) uid, gid, size.
                 words.clear();
-                crate::untracked_cache::push_stat_data(&mut words, &s);
+                crate::index::untracked_cache::push_stat_data(&mut words, &s);
                 slot[..24].copy_from_slice(&words[..24]);
                 slot[28..].copy_from_slice(&words[24..]);
             }
@@ -1330,7 +1330,7 @@ fn encode_to(
         extension(&mut out, *b"REUC", payload)?;
     }
     if let Some(untracked) = previous.and_then(State::untracked) {
-        let mut cache = crate::untracked_cache::Cache::from_extension(untracked);
+        let mut cache = crate::index::untracked_cache::Cache::from_extension(untracked);
         match changed_paths {
             Some(paths) => {
                 for path in paths {

@@ -149,7 +149,7 @@ impl Refreshed {
 
 /// Why git, not git-par, must run a status or refresh under `setting`, if it must: git-par asks
 /// an fsmonitor hook itself ([`crate::index::fsmonitor`]; its answer also invalidates the untracked
-/// cache, [`crate::untracked_cache::Cache::apply_fsmonitor`]), but not git's built-in daemon,
+/// cache, [`crate::index::untracked_cache::Cache::apply_fsmonitor`]), but not git's built-in daemon,
 /// and not with a split or sparse index (whose extension's entry positions are not those
 /// git-par refreshes: `read` says the index was read as is; and with `index.sparse`, git
 /// writes back a sparse index where git-par would write it whole), or `core.ignoreCase` (git
@@ -590,7 +590,7 @@ pub fn refresh(
     let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
     // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
     // dropped with `false`, and then written; the fsmonitor's answer invalidates it.
-    let cache = crate::untracked_cache::Plan::of(
+    let cache = crate::index::untracked_cache::Plan::of(
         repo,
         &index.0,
         worktree,
@@ -864,7 +864,7 @@ pub struct Status {
     pub untracked_time: std::time::Duration,
     /// With an untracked cache: what the walk did with it (git's trace2 `read_directory`
     /// statistics, which `GIT_TRACE2_PERF` shows).
-    pub read_directory: Option<crate::untracked_cache::Counters>,
+    pub read_directory: Option<crate::index::untracked_cache::Counters>,
     /// Warnings git prints during the walk (`untracked cache is disabled on this system or
     /// location`, `could not open directory ...`), without the `warning: `.
     pub warnings: Vec<String>,
@@ -905,7 +905,7 @@ pub fn status(
         return Err(Error::Delegate(why));
     }
     let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
-    let mut cache = crate::untracked_cache::Plan::of(
+    let mut cache = crate::index::untracked_cache::Plan::of(
         repo,
         &index.0,
         worktree,
@@ -1588,7 +1588,9 @@ fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<Submod
     let Ok(Some(kind)) = dirs.file_type(dot_git.as_bstr()) else {
         return Ok(state);
     };
-    if kind == rustix::fs::FileType::Directory && !is_git_directory(&mut dirs, dot_git.as_bstr()) {
+    if kind == rustix::fs::FileType::Directory
+        && !crate::repo::git_dir::is_git_directory(&mut dirs, dot_git.as_bstr())
+    {
         return Err(Error::Other(format!(
             "'{path}/.git' not recognized as a git repository"
         )));
@@ -1636,22 +1638,6 @@ fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<Submod
         )));
     }
     Ok(state)
-}
-
-/// git's `is_git_directory` for the `.git` directory `dir` in the work tree: a `HEAD`, and
-/// `objects` and `refs` directories (a `commondir` file names where those are: not followed,
-/// taken as a repository).
-pub(crate) fn is_git_directory(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
-    use rustix::fs::FileType;
-    let mut kind = |name: &str| {
-        dirs.file_type(BString::from(format!("{dir}/{name}")).as_bstr())
-            .ok()
-            .flatten()
-    };
-    kind("HEAD").is_some()
-        && (kind("commondir").is_some()
-            || (kind("objects") == Some(FileType::Directory)
-                && kind("refs") == Some(FileType::Directory)))
 }
 
 /// The similarity score (percent) of an inexact rename. git's `estimate_similarity` counts

@@ -48,7 +48,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the attribute files outside the tree: info/attributes in the git directory, core.attributesFile, the user's and the system's, never a work tree",
     ),
     (
-        "ignore_files.rs",
+        "index/ignore_files.rs",
         "reads info/exclude in the git directory and core.excludesFile, never a work tree",
     ),
     (

@@ -4,6 +4,7 @@
 
 pub mod branch;
 pub mod create_branch;
+pub(crate) mod git_dir;
 pub mod hooks;
 pub mod notice;
 pub mod reftx;

@@ -92,7 +92,7 @@ pub(crate) struct Cache {
 /// The identity git gives a cache (`get_ident_string`): `Location <work tree>, system
 /// <sysname>` (`uname -s`), the work tree's real path (git's `real_pathdup`).
 fn ident_string(worktree: &std::path::Path) -> BString {
-    let real = crate::ignore_files::real_path(worktree);
+    let real = crate::index::ignore_files::real_path(worktree);
     let uname = rustix::system::uname();
     let mut ident = BString::from("Location ");
     ident.extend_from_slice(&real);
@@ -975,7 +975,9 @@ fn is_nonbare_repository_dir(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool
     let mut dot_git = BString::from(dir);
     dot_git.extend_from_slice(b"/.git");
     match dirs.file_type(dot_git.as_bstr()) {
-        Ok(Some(FileType::Directory)) => crate::status::is_git_directory(dirs, dot_git.as_bstr()),
+        Ok(Some(FileType::Directory)) => {
+            crate::repo::git_dir::is_git_directory(dirs, dot_git.as_bstr())
+        }
         Ok(Some(FileType::RegularFile)) => match dirs.open_read(dot_git.as_bstr()) {
             Ok(mut file) => {
                 let mut head = Vec::new();
@@ -1161,7 +1163,7 @@ impl Plan {
             *cache = Cache::new(ident, flags);
             plan.changed = true;
         }
-        let (info, excludes) = crate::ignore_files::global(repo);
+        let (info, excludes) = crate::index::ignore_files::global(repo);
         plan.changed |= cache.prepare(info, excludes);
         plan.touched = true;
         plan.used = Some(flags);

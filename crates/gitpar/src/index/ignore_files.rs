@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::untracked_cache::{global_oid_stat, OidStat};
+use crate::index::untracked_cache::{global_oid_stat, OidStat};
 
 /// `info/exclude` and `core.excludesFile` as git's `setup_standard_excludes` records them in
 /// the untracked cache: their stat data and ids (none for a file that cannot be read).
