@@ -197,11 +197,16 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     let pathspec = if args.pathspecs.is_empty() {
         None
     } else {
-        let defaults =
-            gitpar::pathspec::defaults_from_environment().map_err(|e| fatal(e.to_string()))?;
+        let defaults = gitpar::plan::pathspec::defaults_from_environment()
+            .map_err(|e| fatal(e.to_string()))?;
         Some(
-            gitpar::pathspec::Pathspec::new(&args.pathspecs, &opened.prefix, &worktree, defaults)
-                .map_err(|e| fatal(e.to_string()))?,
+            gitpar::plan::pathspec::Pathspec::new(
+                &args.pathspecs,
+                &opened.prefix,
+                &worktree,
+                defaults,
+            )
+            .map_err(|e| fatal(e.to_string()))?,
         )
     };
     let head = Head::of(repo);

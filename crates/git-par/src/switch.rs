@@ -964,10 +964,10 @@ fn pathspec(
     opened: &Opened,
     workdir: &std::path::Path,
     specs: &[String],
-) -> Result<gitpar::pathspec::Pathspec, u8> {
-    let defaults = gitpar::pathspec::defaults_from_environment().map_err(fatal)?;
+) -> Result<gitpar::plan::pathspec::Pathspec, u8> {
+    let defaults = gitpar::plan::pathspec::defaults_from_environment().map_err(fatal)?;
     let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
-    gitpar::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
+    gitpar::plan::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
 }
 
 #[allow(clippy::too_many_arguments)] // each flag is one of git's options for the two commands

@@ -14,10 +14,10 @@
 //! work tree, index, branch creation, `HEAD` with its reflog, state files, hooks), their
 //! options, outcomes and typed errors, what they say along the way ([`repo::notice`]), and the
 //! repository-side pieces the binary shares ([`repo`]: `branch`, `create_branch`, `hooks`,
-//! `reftx`, `state`; and `pathspec`); the machinery (writers, budget, path-safe layer, refresh,
+//! `reftx`, `state`; and `plan::pathspec`); the machinery (writers, budget, path-safe layer, refresh,
 //! index writing, sparse, submodules, prefetch) is crate-private, so it can change without
 //! breaking callers. The folders are layers, lowest first: [`sys`], `fs`, [`repo`], `convert`,
-//! `index`; the modules not yet in one stand above them (`docs/ARCHITECTURE.md`).
+//! `index`, [`plan`]; the modules not yet in one stand above them (`docs/ARCHITECTURE.md`).
 
 pub(crate) mod blobs;
 /// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
@@ -33,7 +33,6 @@ pub(crate) mod index;
 pub(crate) mod initial;
 pub mod merge;
 pub mod options;
-pub mod pathspec;
 pub mod plan;
 pub(crate) mod prefetch;
 /// Writing the index as git would: version, cache-tree and the extensions git carries over.

@@ -64,6 +64,7 @@ use gix::ObjectId;
 
 use crate::fs::lock::{Error, IndexLock};
 use crate::index::format::{encode_varint, entry_size, Format, SKIP_HASH_ON_READ, STAT};
+use crate::plan::Walked;
 
 /// What the written index keeps besides its entries.
 #[derive(Debug, Default, Clone, Copy)]
@@ -114,18 +115,6 @@ pub enum CacheTree<'a> {
     /// none); where its root is not that tree (only then do the two differ), from the tree's
     /// objects ([`primed`]).
     Primed(Option<&'a HashSet<BString>>),
-}
-
-/// The tree of each directory of a checkout of a whole tree, from its walk
-/// ([`crate::plan::Plan::trees`]): the trees git would write for the index of its leaves.
-#[derive(Debug, Clone, Copy)]
-pub struct Walked<'a> {
-    /// The tree checked out: the root directory's.
-    pub root: ObjectId,
-    /// Every directory, sorted by path bytes (no trailing slash).
-    pub dirs: &'a [BString],
-    /// The tree of each of `dirs`.
-    pub trees: &'a [ObjectId],
 }
 
 /// The directories containing `paths`, every ancestor and the root (`""`) included: the

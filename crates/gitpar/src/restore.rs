@@ -15,7 +15,7 @@ use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{leading_dirs, Root};
 use crate::options::Options;
-use crate::pathspec::Matcher;
+use crate::plan::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
 use crate::run::Error as CheckoutError;
 use crate::sys::context::Context;
@@ -35,7 +35,7 @@ pub struct Request {
     /// The content's source.
     pub source: Source,
     /// The pathspecs selecting what is restored, with git's magic (`pathspec.rs`).
-    pub pathspec: crate::pathspec::Pathspec,
+    pub pathspec: crate::plan::pathspec::Pathspec,
     /// Write the work tree.
     pub worktree: bool,
     /// Write the index entries (`--staged`, or `checkout REV -- paths`).

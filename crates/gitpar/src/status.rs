@@ -689,7 +689,7 @@ pub struct StatusOptions {
     /// default).
     pub renames: bool,
     /// Pathspecs (as given, relative to the current directory) limiting what is shown.
-    pub pathspec: Option<crate::pathspec::Pathspec>,
+    pub pathspec: Option<crate::plan::pathspec::Pathspec>,
     /// The raw pathspecs, for the directory walk.
     pub patterns: Vec<BString>,
     /// `--ignore-submodules[=<when>]`: replaces `diff.ignoreSubmodules` and every submodule's
@@ -1707,7 +1707,7 @@ fn walk(
     let builtin = opts
         .pathspec
         .as_ref()
-        .is_some_and(crate::pathspec::Pathspec::has_builtin_attributes);
+        .is_some_and(crate::plan::pathspec::Pathspec::has_builtin_attributes);
     let patterns: &[BString] = if builtin { &[] } else { &opts.patterns };
     repo.dirwalk(index, patterns, &interrupt, options, &mut collect)
         .map_err(|e| Error::Other(e.to_string()))?;

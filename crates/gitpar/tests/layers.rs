@@ -23,6 +23,8 @@ const LAYERS: &[&str] = &[
     // The index file below the decisions that fill it: its format, checksum, and the extensions
     // that need nothing of an operation (fsmonitor, resolve-undo).
     "index",
+    // What a command will do, before anything is done: the walk and diff of trees, pathspecs.
+    "plan",
 ];
 
 #[test]

@@ -5,6 +5,8 @@
 //! in it is safe to create below the work tree (no `..`, no `.git` in any of its disguises, no
 //! duplicates, no directory/file conflicts), and every object it names is a blob or a gitlink.
 
+pub mod pathspec;
+
 use std::sync::{Mutex, PoisonError};
 
 use bstr::{BStr, BString, ByteSlice, ByteVec};
@@ -448,8 +450,8 @@ fn drop_leafless(plan: &mut Plan) {
 impl Plan {
     /// The trees of this plan's directories for the new index's cache-tree, the plan being that
     /// of the tree `root`, if the walk knows them all (see [`Plan::trees`]).
-    pub fn walked(&self, root: ObjectId) -> Option<crate::record::Walked<'_>> {
-        Some(crate::record::Walked {
+    pub fn walked(&self, root: ObjectId) -> Option<Walked<'_>> {
+        Some(Walked {
             root,
             dirs: &self.dirs,
             trees: self.trees.as_deref()?,
@@ -705,6 +707,18 @@ fn join(prefix: &BStr, name: &BStr) -> BString {
     }
     path.push_str(name);
     path
+}
+
+/// The tree of each directory of a checkout of a whole tree, from its walk
+/// ([`Plan::trees`]): the trees git would write for the index of its leaves.
+#[derive(Debug, Clone, Copy)]
+pub struct Walked<'a> {
+    /// The tree checked out: the root directory's.
+    pub root: ObjectId,
+    /// Every directory, sorted by path bytes (no trailing slash).
+    pub dirs: &'a [BString],
+    /// The tree of each of `dirs`.
+    pub trees: &'a [ObjectId],
 }
 
 #[cfg(test)]
