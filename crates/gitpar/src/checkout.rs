@@ -229,7 +229,7 @@ impl Full {
             None => plan::from_tree_parallel(&repo.objects, tree, opts.protect, walkers())?,
         };
         crate::sys::phase::mark("tree planned");
-        let excluded = match crate::sparse::Sparse::load(repo)? {
+        let excluded = match crate::plan::sparse::Sparse::load(repo)? {
             Some(sparse) => sparse.excluded(
                 repo.object_hash(),
                 plan.entries

@@ -42,7 +42,6 @@ pub mod repo;
 pub mod reset;
 pub mod restore;
 pub(crate) mod run;
-pub(crate) mod sparse;
 pub(crate) mod split_index;
 pub mod status;
 pub(crate) mod stream;

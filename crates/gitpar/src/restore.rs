@@ -310,12 +310,12 @@ fn read<'r>(
         .is_none()
         .then(|| crate::index::fsmonitor::Previous::of(repo, index_path, &index))
         .flatten();
-    crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    crate::plan::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     // git's `repo_read_index`: in a sparse checkout, a skip-worktree entry whose file is
     // present is an ordinary entry again (`clear_skip_worktree_from_present_files`).
-    if crate::sparse::clears_present_files(repo) {
+    if crate::plan::sparse::clears_present_files(repo) {
         if let Ok(root) = Root::open(worktree) {
-            crate::sparse::clear_present(&root, &mut index);
+            crate::plan::sparse::clear_present(&root, &mut index);
         }
     }
     let m = req

@@ -89,6 +89,17 @@ pub enum Error {
     PromisorFetch(ObjectId),
 }
 
+/// The sparse-checkout patterns are part of the repository's configuration: a failure to read
+/// or apply them is reported as git reports a configuration it cannot read.
+impl From<crate::plan::sparse::Error> for Error {
+    fn from(err: crate::plan::sparse::Error) -> Error {
+        Error::Repository {
+            context: err.context,
+            source: err.source,
+        }
+    }
+}
+
 /// The `map_err` of a gix call that reads the repository's configuration or attributes: the
 /// error becomes an [`Error::Repository`] that says what we were doing (`context`), since gix's
 /// own message does not name the step of the operation that failed.

@@ -194,7 +194,7 @@ struct ReadIndex {
 ///
 /// As git's `post_read_index_from`: in a sparse checkout (unless
 /// `sparse.expectFilesOutsideOfPatterns`), skip-worktree entries whose file is present lose
-/// their bit ([`crate::sparse::clear_present`]), so that their changes show; an index written
+/// their bit ([`crate::plan::sparse::clear_present`]), so that their changes show; an index written
 /// back then carries the cleared bits, as git's does.
 fn read_index(
     repo: &gix::Repository,
@@ -224,10 +224,12 @@ fn read_index(
     if index.is_sparse() && index.entries().iter().any(|e| e.mode == Mode::DIR) {
         bytes = None;
         expanded = true;
-        crate::sparse::expand(&repo.objects, &mut index)
+        crate::plan::sparse::expand(&repo.objects, &mut index)
             .map_err(|e| Error::Index(e.to_string()))?;
     }
-    if crate::sparse::clears_present_files(repo) && crate::sparse::clear_present(root, &mut index) {
+    if crate::plan::sparse::clears_present_files(repo)
+        && crate::plan::sparse::clear_present(root, &mut index)
+    {
         // The entries' flags changed: the index is encoded again if it is written.
         bytes = None;
     }

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::fs::remove::Kept;
-pub use crate::sparse::{cone_warning, Left as SparseDirLeft};
+pub use crate::plan::sparse::{cone_warning, Left as SparseDirLeft};
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
@@ -362,7 +362,7 @@ pub fn sparsity(
             path: BString::from(worktree.as_os_str().as_encoded_bytes()),
             source,
         })?;
-        outcome.sparse_dirs_left = crate::sparse::clean_directories(repo, &root, &index);
+        outcome.sparse_dirs_left = crate::plan::sparse::clean_directories(repo, &root, &index);
     }
     Ok(outcome)
 }
@@ -390,7 +390,7 @@ fn run(
     let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
     let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
     let fsmonitor = crate::index::fsmonitor::Previous::of(repo, index_path, &index);
-    let expanded = crate::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
+    let expanded = crate::plan::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
     crate::sys::phase::mark("update: index read");
     let root = Root::open(worktree).map_err(|source| Error::Io {
         action: "open the work tree",
@@ -409,11 +409,11 @@ fn run(
     }
     let sparse = match target {
         Target::Sparsity(Selection::Everything) => None,
-        _ => crate::sparse::Sparse::load(repo)?,
+        _ => crate::plan::sparse::Sparse::load(repo).map_err(CheckoutError::from)?,
     };
     let just_enabled = matches!(target, Target::Sparsity(Selection::Enabled));
-    if crate::sparse::clears_present_files(repo) && !just_enabled {
-        let _ = crate::sparse::clear_present(&root, &mut index);
+    if crate::plan::sparse::clears_present_files(repo) && !just_enabled {
+        let _ = crate::plan::sparse::clear_present(&root, &mut index);
     }
     crate::sys::phase::mark("update: sparse patterns loaded");
     let index = index;
@@ -1077,7 +1077,7 @@ struct SparseWarnings {
 /// their files.
 fn mark_sparse(
     repo: &gix::Repository,
-    (root, sparse): (&Root, &crate::sparse::Sparse),
+    (root, sparse): (&Root, &crate::plan::sparse::Sparse),
     rows: &mut [Row<'_>],
 ) -> Result<(), Error> {
     let decided: Vec<usize> = rows
@@ -1092,20 +1092,22 @@ fn mark_sparse(
         .map(|(k, _)| k)
         .collect();
     let mut dirs = root.dirs();
-    let excluded = sparse.excluded_as_on_disk(
-        repo.object_hash(),
-        decided.iter().map(|&k| {
-            let r = &rows[k];
-            let mode = match (r.action, r.new, r.cur) {
-                (Action::Write { .. }, Some((_, kind)), _) => kind.index_mode(),
-                (_, _, Some(c)) => c.mode,
-                (_, Some((_, kind)), None) => kind.index_mode(),
-                (_, None, None) => Mode::FILE,
-            };
-            (r.path, mode)
-        }),
-        |path| dirs.file_type(path).ok().flatten() == Some(rustix::fs::FileType::Directory),
-    )?;
+    let excluded = sparse
+        .excluded_as_on_disk(
+            repo.object_hash(),
+            decided.iter().map(|&k| {
+                let r = &rows[k];
+                let mode = match (r.action, r.new, r.cur) {
+                    (Action::Write { .. }, Some((_, kind)), _) => kind.index_mode(),
+                    (_, _, Some(c)) => c.mode,
+                    (_, Some((_, kind)), None) => kind.index_mode(),
+                    (_, None, None) => Mode::FILE,
+                };
+                (r.path, mode)
+            }),
+            |path| dirs.file_type(path).ok().flatten() == Some(rustix::fs::FileType::Directory),
+        )
+        .map_err(CheckoutError::from)?;
     for (k, skip) in decided.into_iter().zip(excluded) {
         let row = &mut rows[k];
         let was = was_skipped(row);

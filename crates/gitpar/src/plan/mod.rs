@@ -6,6 +6,7 @@
 //! duplicates, no directory/file conflicts), and every object it names is a blob or a gitlink.
 
 pub mod pathspec;
+pub(crate) mod sparse;
 
 use std::sync::{Mutex, PoisonError};
 

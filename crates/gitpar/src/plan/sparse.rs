@@ -14,7 +14,17 @@ use std::path::PathBuf;
 use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::run::Error;
+/// Why the sparse-checkout patterns could not be read or applied: the step, and what gix said.
+/// The operations report it as a repository error (`run::Error::Repository`).
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct Error {
+    /// What we were doing.
+    pub context: &'static str,
+    /// What went wrong.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
 
 /// The sparse-checkout selection of a work tree, loaded once per operation.
 #[derive(Debug, Clone)]
@@ -37,11 +47,10 @@ impl Sparse {
         }
         let git_dir = repo.git_dir();
         let source = git_dir.join("info/sparse-checkout");
-        let patterns =
-            gix::worktree::sparse::read_patterns(git_dir).map_err(|err| Error::Repository {
-                context: "reading the sparse-checkout patterns",
-                source: format!("{}: {err}", source.display()).into(),
-            })?;
+        let patterns = gix::worktree::sparse::read_patterns(git_dir).map_err(|err| Error {
+            context: "reading the sparse-checkout patterns",
+            source: format!("{}: {err}", source.display()).into(),
+        })?;
         let Some(patterns) = patterns else {
             return Ok(None);
         };
@@ -116,7 +125,7 @@ impl Sparse {
             self.cone,
             self.case,
         )
-        .map_err(|err| Error::Repository {
+        .map_err(|err| Error {
             context: "applying the sparse-checkout patterns",
             source: Box::new(err),
         })?;
