@@ -746,11 +746,11 @@ fn check_one(
     if same && !racy {
         return State::Clean;
     }
-    // git compares times in whole seconds: a file rewritten within the second its entry and
-    // the index were written in is racily clean to git, which smudges the entry when it
-    // writes the index. Not smudging it would let a later index (written in a later second)
-    // hide the change from git.
-    let differs = if same || racy && rules.same_as_git(&item.entry.stat, &st) {
+    // Here a matching stat is racy. git compares times in whole seconds: a file rewritten
+    // within the second its entry and the index were written in is racily clean to git, which
+    // smudges the entry when it writes the index. Not smudging it would let a later index
+    // (written in a later second) hide the change from git.
+    let differs = if racy && rules.same_as_git(&item.entry.stat, &st) {
         State::RacilyModified
     } else {
         State::Modified
