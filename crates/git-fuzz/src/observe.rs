@@ -128,7 +128,29 @@ pub fn preview(bytes: &[u8]) -> String {
 
 /// The index as `ls-files -s` lines, each followed by the meaningful flags when set.
 pub fn index(git: &Git<'_>, dir: &Path) -> Result<String, String> {
+    Ok(render_index(
+        &git.text(dir, &["ls-files", "-s", "--debug"])?,
+    ))
+}
+
+/// [`index`], and the entries git must read again before it trusts them: racily clean ones
+/// (modified in or after the second the index was written) and smudged ones (size 0). Where a
+/// file's bytes match its stat data but not its blob (its attributes changed since), only these
+/// are found changed: two builds of one scenario that differ here, as the second boundaries
+/// fell, may rightly give two results. One read of the index serves both.
+pub fn index_and_rechecked(git: &Git<'_>, dir: &Path) -> Result<(String, String), String> {
     let out = git.text(dir, &["ls-files", "-s", "--debug"])?;
+    let index = git.text(dir, &["rev-parse", "--git-path", "index"])?;
+    let stamp = fs::metadata(dir.join(index.trim()))
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Ok((render_index(&out), rechecked(&out, stamp)))
+}
+
+/// `ls-files -s --debug` output as [`index`] shows it.
+fn render_index(out: &str) -> String {
     let mut rendered = String::new();
     for line in out.lines() {
         if !line.starts_with(' ') {
@@ -141,40 +163,30 @@ pub fn index(git: &Git<'_>, dir: &Path) -> Result<String, String> {
             rendered.push('\n');
         }
     }
-    Ok(rendered)
+    rendered
 }
 
-/// The entries git must read again before it trusts them: racily clean ones (modified in or
-/// after the second the index was written) and smudged ones (size 0). Where a file's bytes match
-/// its stat data but not its blob (its attributes changed since), only these are found changed:
-/// two builds of one scenario that differ here, as the second boundaries fell, may rightly give
-/// two results.
-pub fn rechecked(git: &Git<'_>, dir: &Path) -> Result<String, String> {
-    let index = git.text(dir, &["rev-parse", "--git-path", "index"])?;
-    let stamp = fs::metadata(dir.join(index.trim()))
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    let out = git.text(dir, &["ls-files", "--debug"])?;
+/// The racily clean or smudged entries of `ls-files -s --debug` output, for an index file
+/// written in second `stamp` (see [`index_and_rechecked`]).
+fn rechecked(out: &str, stamp: u64) -> String {
     let mut rendered = String::new();
     let mut path = "";
     let mut racy = false;
     for line in out.lines() {
-        let line_trimmed = line.trim_start();
+        let field = line.trim_start();
         if !line.starts_with(' ') {
             path = line;
-        } else if let Some(mtime) = line_trimmed.strip_prefix("mtime: ") {
+        } else if let Some(mtime) = field.strip_prefix("mtime: ") {
             let secs = mtime.split(':').next().unwrap_or("0").parse::<u64>();
             racy = secs.is_ok_and(|secs| stamp != 0 && secs >= stamp);
-        } else if let Some(size) = line_trimmed.strip_prefix("size: ") {
+        } else if let Some(size) = field.strip_prefix("size: ") {
             let smudged = size.split_whitespace().next() == Some("0");
             if racy || smudged {
                 rendered.push_str(&format!("{path} racy={racy} smudged={smudged}\n"));
             }
         }
     }
-    Ok(rendered)
+    rendered
 }
 
 /// `HEAD`: the branch it names, or the commit it holds.

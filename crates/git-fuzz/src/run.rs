@@ -206,9 +206,7 @@ fn run_in(
         }
     }
     let before = Before::read(&reader(setup, &par_side), &par_side.join(&scenario.cwd))?;
-    same_builds(setup, scenario, (&git_side, &par_side), &before)?;
-    let rechecked = [&git_side, &par_side]
-        .map(|side| observe::rechecked(&reader(setup, side), &side.join(&scenario.cwd)));
+    let git_rechecked = same_builds(setup, scenario, (&git_side, &par_side), &before)?;
 
     let git_out = {
         let mut cmd = process::command(
@@ -304,15 +302,12 @@ fn run_in(
             (&git_out, &par_out),
         )?;
         let allowed = allowed.or_else(|| symlink_kept(scenario, &before, &differences));
-        if allowed.is_none() {
-            let [git, par] = rechecked;
-            if git? != par? {
-                return Err(
-                    "the two builds by git differ in the entries git must read again \
-                     (racily clean or smudged), as the second boundaries fell"
-                        .into(),
-                );
-            }
+        if allowed.is_none() && git_rechecked != before.rechecked {
+            return Err(
+                "the two builds by git differ in the entries git must read again \
+                 (racily clean or smudged), as the second boundaries fell"
+                    .into(),
+            );
         }
         report.verdict = match allowed {
             Some(why) if lost.is_empty() => Verdict::Allowed(why),
@@ -327,12 +322,13 @@ fn run_in(
 /// The two copies git built must be the same before the command runs: where they are not (a
 /// racily clean file that `git add` re-hashed under new attributes on one side only, as the
 /// second boundary fell), the scenario is not a fair comparison and is reported invalid.
+/// Returns the entries git must read again in git's copy ([`observe::index_and_rechecked`]).
 fn same_builds(
     setup: &Setup,
     scenario: &Scenario,
     (git_side, par_side): (&Path, &Path),
     par_before: &Before,
-) -> Result<(), String> {
+) -> Result<String, String> {
     let refs = |side: &Path| -> Result<String, String> {
         Ok(reader(setup, side)
             .run(
@@ -346,10 +342,11 @@ fn same_builds(
     if refs(git_side)? != refs(par_side)? {
         return Err("the two builds by git differ in their refs".into());
     }
-    if observe::index(&git, &git_dir)? != par_before.index {
+    let (index, rechecked) = observe::index_and_rechecked(&git, &git_dir)?;
+    if index != par_before.index {
         return Err("the two builds by git differ in their index".into());
     }
-    Ok(())
+    Ok(rechecked)
 }
 
 /// Real git, to read a side's results.
@@ -418,15 +415,19 @@ fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process:
 struct Before {
     tree: WorkTree,
     index: String,
+    /// The entries git must read again ([`observe::index_and_rechecked`]).
+    rechecked: String,
     head: String,
     head_tree: String,
 }
 
 impl Before {
     fn read(git: &Git<'_>, dir: &Path) -> Result<Before, String> {
+        let (index, rechecked) = observe::index_and_rechecked(git, dir)?;
         Ok(Before {
             tree: observe::work_tree(dir)?,
-            index: observe::index(git, dir)?,
+            index,
+            rechecked,
             head: observe::head(git, dir)?,
             head_tree: git
                 .run(dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
