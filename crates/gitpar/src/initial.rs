@@ -7,7 +7,7 @@
 //! written first. With no index entries and nothing in the work tree but `.git`, none of that
 //! can find anything, and the result of the merge is known without doing it: every entry of the
 //! target, written. So the update takes the full checkout's path instead
-//! ([`crate::checkout::Full`]: the plan from the tree alone, the writers with their
+//! ([`crate::ops::checkout::Full`]: the plan from the tree alone, the writers with their
 //! fresh-work-tree rules and the shared cache of pack bases) and records the index with the
 //! update's rules, which are git's for these commands: a failed entry is recorded with empty
 //! stat data and the update goes on (`HEAD` moves, the caller exits 1); after Ctrl-C the index
@@ -21,9 +21,9 @@
 use gix::hash::ObjectId;
 use gix::index::entry::Flags;
 
-use crate::checkout::{Context, Error as CheckoutError, Full};
 use crate::fs::lock::IndexLock;
 use crate::fs::Root;
+use crate::ops::checkout::{Context, Error as CheckoutError, Full};
 use crate::options::Options;
 use crate::plan::Kind;
 use crate::update::{Error, Outcome, Policy};
@@ -93,7 +93,7 @@ pub(crate) fn update(
     // The new index is encoded while the files are written unless the previous one has an
     // untracked cache to carry over or it is to be split (`record::commit` does those).
     let format = (previous.is_none_or(|p| p.untracked().is_none())
-        && !crate::split_index::wanted(repo, lock.index_path()))
+        && !crate::index::split_index::wanted(repo, lock.index_path()))
     .then(|| crate::index::format::Format::of(repo, previous));
     let (executed, prepared) = full.write_preparing(repo, root, opts, ctx, new_tree, format);
     let executed = executed?;
@@ -136,16 +136,16 @@ pub(crate) fn update(
         Err(index) => {
             // As the prepared index's (not after an interruption, which leaves entries out).
             let cache_tree = if interrupted {
-                crate::record::CacheTree::Rebuild
+                crate::index::record::CacheTree::Rebuild
             } else {
-                crate::checkout::cache_tree_of(&full.plan, new_tree, opts)
+                crate::ops::checkout::cache_tree_of(&full.plan, new_tree, opts)
             };
             crate::update::record(
                 lock,
                 repo,
                 index,
                 true,
-                crate::record::Keep {
+                crate::index::record::Keep {
                     tree: (!interrupted).then_some(new_tree),
                     previous,
                     cache_tree,

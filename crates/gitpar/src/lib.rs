@@ -19,38 +19,29 @@
 //! breaking callers. The folders are layers, lowest first: [`sys`], `fs`, [`repo`], `convert`,
 //! `index`, [`plan`]; the modules not yet in one stand above them (`docs/ARCHITECTURE.md`).
 
-pub(crate) mod blobs;
 /// `.worktreeinclude`: the donor's ignored files (build caches) carried into a new work tree.
 pub mod carry;
-pub mod checkout;
 pub(crate) mod convert;
 pub mod donor;
 pub(crate) mod execute;
-pub mod fast_forward;
 pub(crate) mod fs;
 pub(crate) mod index;
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
-pub mod merge;
+pub(crate) mod objects;
+pub mod ops;
 pub mod options;
 pub mod plan;
-pub(crate) mod prefetch;
-/// Writing the index as git would: version, cache-tree and the extensions git carries over.
-pub(crate) mod record;
 pub(crate) mod refresh;
 pub mod repo;
-pub mod reset;
-pub mod restore;
 pub(crate) mod run;
-pub(crate) mod split_index;
 pub mod status;
-pub(crate) mod stream;
 pub(crate) mod submodule;
-pub mod switch;
 pub mod sys;
 pub mod update;
 
-pub use checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
+pub use ops::checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
+pub use ops::{checkout, fast_forward, merge, reset, restore, switch};
 
 pub use convert::filter::{finish_filters, Meta as FilterMeta};
 pub use fs::{lock, tune};

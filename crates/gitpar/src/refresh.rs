@@ -613,15 +613,7 @@ pub(crate) fn check_with<'a>(
     })
 }
 
-/// Where the entries whose bytes may change lie in the index file ([`check_with`]'s `size`).
-#[derive(Debug, Default)]
-pub(crate) struct Layout {
-    /// The [`Verdict::Refreshed`] and [`Verdict::RacilyModified`] positions, ascending, each
-    /// with its offset from the first entry.
-    pub offsets: Vec<(usize, usize)>,
-    /// Where the last entry ends, from the first entry.
-    pub end: usize,
-}
+pub(crate) use crate::index::record::Layout;
 
 /// What one checking thread found besides the verdicts: the fresh stat data of the entries
 /// that keep their content, the clean gitlinks (whose submodule's commit the caller still

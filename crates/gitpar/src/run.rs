@@ -4,7 +4,7 @@
 //! They live here, below both, so that the operations (`checkout`, `update`, `restore`,
 //! `merge`, `submodule`) and the machinery they drive (`execute`, `sparse`, `prefetch`) depend
 //! on this room rather than on one another: the machinery never reaches up into an operation.
-//! The public paths stay those of [`crate::checkout`](mod@crate::checkout), which re-exports them.
+//! The public paths stay those of `checkout`, which re-exports them.
 
 use bstr::BString;
 use gix::hash::ObjectId;
@@ -87,6 +87,16 @@ pub enum Error {
     /// was written. git dies with the same words.
     #[error("could not fetch {0} from promisor remote")]
     PromisorFetch(ObjectId),
+}
+
+/// A partial clone's missing blobs stop the checkout with the same words as git.
+impl From<crate::objects::prefetch::Error> for Error {
+    fn from(err: crate::objects::prefetch::Error) -> Error {
+        match err {
+            crate::objects::prefetch::Error::Interrupted => Error::Interrupted,
+            crate::objects::prefetch::Error::PromisorFetch(id) => Error::PromisorFetch(id),
+        }
+    }
 }
 
 /// The sparse-checkout patterns are part of the repository's configuration: a failure to read

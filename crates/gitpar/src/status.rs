@@ -121,7 +121,7 @@ struct Refreshed {
     /// The thread count the refresh ended with.
     threads: usize,
     /// The bytes of the index file as read (see [`read_index`]).
-    original: Option<crate::record::IndexBytes>,
+    original: Option<crate::index::record::IndexBytes>,
     /// The entries that took fresh stat data, ascending.
     restat: Vec<usize>,
     /// Where the entries whose bytes may change lie in `original`.
@@ -202,12 +202,13 @@ fn read_index(
     path: &Path,
 ) -> Result<
     (
-        (gix::index::File, Option<crate::record::IndexBytes>),
+        (gix::index::File, Option<crate::index::record::IndexBytes>),
         ReadIndex,
     ),
     Error,
 > {
-    let read = crate::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
+    let read =
+        crate::index::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
     crate::sys::phase::mark("index decoded");
     let (mut index, mut bytes, split) = (read.file, read.bytes, read.split);
     let has_fsmonitor = index.fs_monitor().is_some();
@@ -268,11 +269,11 @@ fn start_fsmonitor(
 }
 
 /// Why git, not git-par, must write back the index a refresh or a status read, if it must: it
-/// is to be written split ([`crate::split_index::reason`]; `split`: the index read is split).
+/// is to be written split ([`crate::index::split_index::reason`]; `split`: the index read is split).
 /// These write back the index they read, patched; git would write the split one, so that
 /// index is git's to write.
 fn split_for_git(repo: &gix::Repository, split: bool) -> Option<&'static str> {
-    crate::split_index::reason(repo, || split)
+    crate::index::split_index::reason(repo, || split)
 }
 
 /// Check every entry git's refresh checks, in parallel, and apply the fresh stat data.
@@ -284,7 +285,7 @@ fn split_for_git(repo: &gix::Repository, split: bool) -> Option<&'static str> {
 fn refresh_index<R: Send>(
     repo: &gix::Repository,
     root: &Root,
-    (mut index, original): (gix::index::File, Option<crate::record::IndexBytes>),
+    (mut index, original): (gix::index::File, Option<crate::index::record::IndexBytes>),
     explicit: Option<usize>,
     beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
     mut fsmonitor: Option<crate::index::fsmonitor::Monitor>,
@@ -504,7 +505,7 @@ fn write(
     restat.extend(smudge);
     restat.sort_unstable();
     restat.dedup();
-    let written = crate::record::commit_refreshed(
+    let written = crate::index::record::commit_refreshed(
         lock,
         repo,
         &state,

@@ -504,7 +504,8 @@ fn run(
     // entry, after the entries before it (`make_places`); the others go with the removals.
     let in_places = blockers_in_places(&mut blockers, &write_plan);
     // A partial clone lacks blobs: fetch what the writers need in one batch first.
-    crate::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)?;
+    crate::objects::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)
+        .map_err(CheckoutError::from)?;
     let mut state = result_index(repo, &index, &rows, None);
     let present = crate::execute::attributes_present(
         repo,
@@ -707,16 +708,16 @@ fn run(
             .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
             .map(|r| r.path.to_owned())
             .collect();
-        let dirs = crate::record::changed_dirs(paths.iter().map(|p| p.as_bstr()));
+        let dirs = crate::index::record::changed_dirs(paths.iter().map(|p| p.as_bstr()));
         (paths, dirs)
     };
     let cache_tree = if trees.is_none() && !expanded {
-        crate::record::CacheTree::Kept
+        crate::index::record::CacheTree::Kept
     } else if opts.prime_cache_tree && trees.is_some() {
         // git's `reset --hard` primes the cache-tree from the tree it reset to.
-        crate::record::CacheTree::Primed(Some(&changed))
+        crate::index::record::CacheTree::Primed(Some(&changed))
     } else {
-        crate::record::CacheTree::Repair(&changed)
+        crate::index::record::CacheTree::Repair(&changed)
     };
     if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
         // The index stays as it was before the new paths were announced; what was written
@@ -738,7 +739,7 @@ fn run(
         repo,
         state,
         updated_workdir,
-        crate::record::Keep {
+        crate::index::record::Keep {
             tree: new_tree.filter(|_| !interrupted),
             // A missing index is a new one: its version comes from the configuration.
             previous: (!unborn).then_some(&*index),
@@ -791,25 +792,28 @@ pub(crate) fn record(
     repo: &gix::Repository,
     state: gix::index::State,
     updated_workdir: bool,
-    keep: crate::record::Keep<'_>,
+    keep: crate::index::record::Keep<'_>,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
-    recorded(crate::record::commit(lock, repo, state, keep), outcome)?;
+    recorded(
+        crate::index::record::commit(lock, repo, state, keep),
+        outcome,
+    )?;
     crate::repo::hooks::index_changed(repo, updated_workdir, false);
     Ok(())
 }
 
-/// [`record`] of an index encoded while its files were written ([`crate::record::Prepared`]),
+/// [`record`] of an index encoded while its files were written ([`crate::index::record::Prepared`]),
 /// with their stat data.
 pub(crate) fn record_prepared(
     lock: IndexLock,
     repo: &gix::Repository,
-    prepared: crate::record::Prepared,
+    prepared: crate::index::record::Prepared,
     stats: Vec<Option<gix::index::entry::Stat>>,
     outcome: &mut Outcome,
 ) -> Result<(), Error> {
     recorded(
-        crate::record::commit_prepared(lock, prepared, stats),
+        crate::index::record::commit_prepared(lock, prepared, stats),
         outcome,
     )?;
     crate::repo::hooks::index_changed(repo, true, false);
@@ -2127,8 +2131,9 @@ fn announce_new_paths(
             push_old(&mut state, index, row);
         }
     }
-    let link = crate::split_index::transient_link(repo, index_path);
-    crate::record::commit_transient(lock, state, link.as_deref()).map_err(CheckoutError::from)?;
+    let link = crate::index::split_index::transient_link(repo, index_path);
+    crate::index::record::commit_transient(lock, state, link.as_deref())
+        .map_err(CheckoutError::from)?;
     Ok(IndexLock::acquire(index_path).map_err(CheckoutError::from)?)
 }
 

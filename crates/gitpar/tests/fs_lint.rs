@@ -17,9 +17,9 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "fs/lock.rs",
         "index.lock and the index, inside the git directory",
     ),
-    ("record.rs", "writes the index through the lock"),
+    ("index/record.rs", "writes the index through the lock"),
     (
-        "split_index.rs",
+        "index/split_index.rs",
         "reads the index and writes and removes the shared index files, inside the git directory",
     ),
     ("repo/branch.rs", "config and reflogs, inside the git directory"),
@@ -40,7 +40,7 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the index file (its REUC extension), inside the git directory",
     ),
     (
-        "stream.rs",
+        "objects/stream.rs",
         "reads loose objects and pack indexes inside the object database",
     ),
     (

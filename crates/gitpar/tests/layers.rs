@@ -25,6 +25,9 @@ const LAYERS: &[&str] = &[
     "index",
     // What a command will do, before anything is done: the walk and diff of trees, pathspecs.
     "plan",
+    // The object database as the writers read it: pack scan and inflation, streaming of big
+    // blobs, the fetch of a partial clone's missing blobs.
+    "objects",
 ];
 
 #[test]

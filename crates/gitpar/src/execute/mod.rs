@@ -82,7 +82,7 @@ pub struct Executed {
     pub collisions: Vec<bstr::BString>,
     /// Bytes written into regular files.
     pub bytes_written: u64,
-    /// Blobs streamed into their files in pieces instead of read whole ([`crate::stream`]).
+    /// Blobs streamed into their files in pieces instead of read whole ([`crate::objects::stream`]).
     pub streamed: usize,
     /// What the donor gave, when the caller named one (set by the full checkout).
     pub donor: Option<crate::donor::Report>,
@@ -142,11 +142,11 @@ pub fn execute(
     // then counted): that much per writer is carved out of the budget, as the cache is.
     let most = choice.max.max(choice.workers).max(1) as u64;
     let allowance = ((opts.budget - cache) / (8 * most)).min(DELTA_ALLOWANCE);
-    // Most of the cache is the writers' shared one of bases (`crate::blobs`); gix's own, per
+    // Most of the cache is the writers' shared one of bases (`crate::objects::blobs`); gix's own, per
     // writer, serves what the object database still reads (loose objects, fallbacks).
     let bases = cache / 4 * 3;
     let scan = || {
-        let blobs = crate::blobs::Blobs::new(
+        let blobs = crate::objects::blobs::Blobs::new(
             repo,
             plan,
             pooled.iter().map(|j| j.entry),
@@ -335,8 +335,8 @@ struct Shared<'a> {
     /// (a result per entry was 80 bytes, in per-writer vectors grown by doubling, then copied).
     written: Vec<OnceLock<gix::index::entry::Stat>>,
     budget: Budget,
-    /// Where each pooled blob is stored, and the bases still needed ([`crate::blobs`]).
-    blobs: crate::blobs::Blobs,
+    /// Where each pooled blob is stored, and the bases still needed ([`crate::objects::blobs`]).
+    blobs: crate::objects::blobs::Blobs,
     progress: &'a Progress,
     should_interrupt: &'a AtomicBool,
     bytes_written: AtomicU64,
@@ -355,7 +355,7 @@ struct Shared<'a> {
     /// The environment and directory filter processes run with.
     command_context: gix::command::Context,
     /// Blobs of at least this many bytes that need no conversion are streamed
-    /// ([`crate::stream`]).
+    /// ([`crate::objects::stream`]).
     stream_above: u64,
     /// Blobs streamed so far.
     streamed: AtomicUsize,
@@ -501,12 +501,12 @@ struct Worker<'r> {
     defer: [bool; 2],
     delayed: Vec<Delayed<'r>>,
     buf: Vec<u8>,
-    /// This writer's state for reading blobs from packs ([`crate::blobs`]).
-    reader: crate::blobs::Reader,
+    /// This writer's state for reading blobs from packs ([`crate::objects::blobs`]).
+    reader: crate::objects::blobs::Reader,
     /// The buffer a filter's output or a streamed blob is copied through.
     chunk: Vec<u8>,
     /// Where big blobs are streamed from.
-    streamer: crate::stream::Streamer,
+    streamer: crate::objects::stream::Streamer,
     /// The attribute search outcome, selecting the attributes we apply ourselves.
     outcome: gix::attrs::search::Outcome,
     /// The attributes looked up for each attribute signature met so far
@@ -540,7 +540,7 @@ impl<'r> Worker<'r> {
             Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
         });
         filter.options_mut().drivers.clear();
-        let streamer = crate::stream::Streamer::new(&repo);
+        let streamer = crate::objects::stream::Streamer::new(&repo);
         let mut outcome = gix::attrs::search::Outcome::default();
         outcome.initialize_with_selection(
             &Default::default(),
@@ -566,7 +566,7 @@ impl<'r> Worker<'r> {
             defer: [false; 2],
             delayed: Vec::new(),
             buf: Vec::new(),
-            reader: crate::blobs::Reader::default(),
+            reader: crate::objects::blobs::Reader::default(),
             chunk: Vec::new(),
             streamer,
             dirs: root.dirs(),

@@ -1,5 +1,5 @@
 //! Reading a blob under the budget: from where the scan at the start of the run found it in a
-//! pack ([`crate::blobs`]), else through the object database. The grant is taken before the
+//! pack ([`crate::objects::blobs`]), else through the object database. The grant is taken before the
 //! blob is inflated (a delta's once its size is known), and sized for what a filtered entry holds
 //! on top of the blob.
 
@@ -86,7 +86,7 @@ impl Worker<'_> {
         Ok((Blob { buf, len }, grant))
     }
 
-    /// Read a blob from where the scan found it ([`crate::blobs`]): one
+    /// Read a blob from where the scan found it ([`crate::objects::blobs`]): one
     /// lookup, and a delta's bases from the writers' shared cache. A whole blob's size (`size`,
     /// from its entry header) is granted before it is inflated; a delta is decoded within the
     /// writer's allowance and granted once its size is known. Anything unusual (not a blob, a
@@ -94,12 +94,12 @@ impl Worker<'_> {
     /// (`Fallback`), which reports errors in git's words.
     /// It is an associated function so that it can run while the attribute stack is borrowed.
     pub(super) fn read_located<'s>(
-        (reader, spare): (&mut crate::blobs::Reader, &mut Vec<u8>),
-        located: &crate::blobs::Located,
+        (reader, spare): (&mut crate::objects::blobs::Reader, &mut Vec<u8>),
+        located: &crate::objects::blobs::Located,
         size: Option<u64>,
         driver: Option<&gix::filter::plumbing::Driver>,
         shared: &'s Shared<'_>,
-    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), crate::blobs::Fallback> {
+    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), crate::objects::blobs::Fallback> {
         let before = size.map(|size| shared.budget.acquire(in_flight(size, driver)));
         let mut buf = std::mem::take(spare);
         let len = match shared.blobs.read(reader, located, &mut buf) {

@@ -251,7 +251,7 @@ impl Worker<'_> {
     /// reason counted), else the clone's stat data or the failure to create it.
     fn clone_from(
         (reader, repo, donor_dirs, dirs): (
-            &mut crate::blobs::Reader,
+            &mut crate::objects::blobs::Reader,
             &gix::Repository,
             &mut Option<Dirs<'_>>,
             &mut Dirs<'_>,
@@ -330,30 +330,32 @@ impl Worker<'_> {
     }
 
     /// Write a blob that needs no conversion straight from where it is stored whole
-    /// ([`crate::stream`]), a piece at a time: the budget holds one piece, whatever its size.
+    /// ([`crate::objects::stream`]), a piece at a time: the budget holds one piece, whatever its size.
     fn write_streamed(
         &mut self,
         entry: &plan::Entry,
         job: Job,
-        source: &crate::stream::Source,
+        source: &crate::objects::stream::Source,
         size: u64,
         shared: &Shared<'_>,
     ) -> Result<gix::index::entry::Stat, Failure> {
         use std::io::Write as _;
-        let _grant = shared.budget.acquire(crate::stream::PIECE as u64);
+        let _grant = shared.budget.acquire(crate::objects::stream::PIECE as u64);
         let (dir, name) = fs::split_path(entry.path.as_bstr());
         let fd = Self::prepare(&mut self.dirs, dir, name, job.replace)
             .map_err(|err| create_failure(entry, err))?;
-        self.chunk.resize(crate::stream::PIECE, 0);
+        self.chunk.resize(crate::objects::stream::PIECE, 0);
         let mut read_error = None;
         let chunk = &mut self.chunk;
         let result = fs::create_file_with(fd, name, entry.kind == Kind::Executable, |file| {
             let mut sink = |piece: &[u8]| file.write_all(piece);
-            crate::stream::Streamer::copy(source, size, chunk, &mut sink).inspect_err(|err| {
-                if err.kind() == std::io::ErrorKind::InvalidData {
-                    read_error = Some(err.to_string());
-                }
-            })
+            crate::objects::stream::Streamer::copy(source, size, chunk, &mut sink).inspect_err(
+                |err| {
+                    if err.kind() == std::io::ErrorKind::InvalidData {
+                        read_error = Some(err.to_string());
+                    }
+                },
+            )
         });
         if let Some(err) = read_error {
             return Err(entry_failure(

@@ -3,7 +3,17 @@
 
 use std::path::PathBuf;
 
-use crate::index::untracked_cache::{global_oid_stat, OidStat};
+use gix::index::entry::Stat;
+use gix::ObjectId;
+
+/// An ignore file's stat data and object id (`None`: git's null id).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct OidStat {
+    /// The file's stat data when its id was taken.
+    pub stat: Stat,
+    /// Its id (`None`: no file, git's null id).
+    pub id: Option<ObjectId>,
+}
 
 /// `info/exclude` and `core.excludesFile` as git's `setup_standard_excludes` records them in
 /// the untracked cache: their stat data and ids (none for a file that cannot be read).
@@ -39,4 +49,24 @@ fn excludes_file(repo: &gix::Repository) -> Option<PathBuf> {
 pub(crate) fn real_path(path: &std::path::Path) -> Vec<u8> {
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     real.into_os_string().into_encoded_bytes()
+}
+
+/// The stat data and id git gives a global ignore file (`info/exclude`, `core.excludesFile`)
+/// read from `bytes` with `stat` (git's `add_patterns` without an index): the empty blob's for
+/// an empty file, else the id of the content with a newline added; none when there is no
+/// readable file.
+pub(crate) fn global_oid_stat(read: Option<(Vec<u8>, Stat)>, hash: gix::hash::Kind) -> OidStat {
+    match read {
+        None => OidStat::default(),
+        Some((mut bytes, stat)) => {
+            let id = if bytes.is_empty() {
+                gix::ObjectId::empty_blob(hash)
+            } else {
+                bytes.push(b'\n');
+                gix::objs::compute_hash(hash, gix::object::Kind::Blob, &bytes)
+                    .unwrap_or_else(|_| hash.null())
+            };
+            OidStat { stat, id: Some(id) }
+        }
+    }
 }

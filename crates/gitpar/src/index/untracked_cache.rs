@@ -20,19 +20,12 @@ use gix::index::entry::{Mode, Stat};
 use gix::ObjectId;
 use rustix::fs::FileType;
 
+use crate::index::ignore_files::OidStat;
+
 /// git's `DIR_SHOW_OTHER_DIRECTORIES`: an untracked directory is shown as `dir/`.
 pub(crate) const DIR_SHOW_OTHER_DIRECTORIES: u32 = 1 << 1;
 /// git's `DIR_HIDE_EMPTY_DIRECTORIES`: a directory without untracked files is not shown.
 pub(crate) const DIR_HIDE_EMPTY_DIRECTORIES: u32 = 1 << 2;
-
-/// An ignore file's stat data and object id (`None`: git's null id).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct OidStat {
-    /// The file's stat data when its id was taken.
-    pub stat: Stat,
-    /// Its id (`None`: no file, git's null id).
-    pub id: Option<ObjectId>,
-}
 
 /// One directory of the cache (git's `untracked_cache_dir`).
 #[derive(Debug, Clone, Default)]
@@ -989,26 +982,6 @@ fn is_nonbare_repository_dir(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool
             Err(_) => true,
         },
         _ => false,
-    }
-}
-
-/// The stat data and id git gives a global ignore file (`info/exclude`, `core.excludesFile`)
-/// read from `bytes` with `stat` (git's `add_patterns` without an index): the empty blob's for
-/// an empty file, else the id of the content with a newline added; none when there is no
-/// readable file.
-pub(crate) fn global_oid_stat(read: Option<(Vec<u8>, Stat)>, hash: gix::hash::Kind) -> OidStat {
-    match read {
-        None => OidStat::default(),
-        Some((mut bytes, stat)) => {
-            let id = if bytes.is_empty() {
-                gix::ObjectId::empty_blob(hash)
-            } else {
-                bytes.push(b'\n');
-                gix::objs::compute_hash(hash, gix::object::Kind::Blob, &bytes)
-                    .unwrap_or_else(|_| hash.null())
-            };
-            OidStat { stat, id: Some(id) }
-        }
     }
 }
 

@@ -710,17 +710,8 @@ fn join(prefix: &BStr, name: &BStr) -> BString {
     path
 }
 
-/// The tree of each directory of a checkout of a whole tree, from its walk
-/// ([`Plan::trees`]): the trees git would write for the index of its leaves.
-#[derive(Debug, Clone, Copy)]
-pub struct Walked<'a> {
-    /// The tree checked out: the root directory's.
-    pub root: ObjectId,
-    /// Every directory, sorted by path bytes (no trailing slash).
-    pub dirs: &'a [BString],
-    /// The tree of each of `dirs`.
-    pub trees: &'a [ObjectId],
-}
+/// The trees a full checkout's walk found, for the cache-tree of its index.
+pub use crate::index::record::Walked;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! git's hooks (`hook.c`, `run-command.c`) as the checkout family runs them: `post-checkout`
 //! after `switch`/`checkout` (flag 1), `checkout -- paths` and `restore` (flag 0), `clone` and
 //! `worktree add` (old id null, flag 1), and `reference-transaction` around every ref update
-//! ([`crate::repo::reftx`]).
+//! (`reftx`).
 //!
 //! The hook is `hooks/<name>` of the common git directory, or of `core.hooksPath`; it runs only
 //! when it is executable (git's `advice.ignoredHook` hint otherwise), with standard input from

@@ -14,7 +14,17 @@ use std::process::Stdio;
 use gix::hash::ObjectId;
 
 use crate::plan::{Entry, Kind};
-use crate::run::Error;
+
+/// Why the blobs a checkout needs could not all be had; nothing was written yet.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user interrupted the fetch.
+    #[error("interrupted")]
+    Interrupted,
+    /// No promisor remote gave this blob. git dies with the same words.
+    #[error("could not fetch {0} from promisor remote")]
+    PromisorFetch(ObjectId),
+}
 
 /// The promisor remotes of `repo` in git's order: `extensions.partialClone` first, then every
 /// remote with `remote.<name>.promisor` set, in configuration order.

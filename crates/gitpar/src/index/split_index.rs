@@ -67,7 +67,7 @@ pub(crate) fn reason(repo: &gix::Repository, split: impl FnOnce() -> bool) -> Op
 /// Whether the index at `index_path` of `repo` may be written split, without reading the
 /// index ([`reason`], a shared index file in the git directory standing for "the index is
 /// split"). The full checkouts that encode their index beside the writers
-/// ([`crate::record::prepare`]) leave the index to [`crate::record::commit`] then.
+/// (`record::prepare`) leave the index to `record::commit` then.
 pub(crate) fn wanted(repo: &gix::Repository, index_path: &Path) -> bool {
     let git_dir = repo.git_dir();
     index_path == git_dir.join("index") && reason(repo, || has_shared_indexes(git_dir)).is_some()
@@ -98,7 +98,7 @@ fn link_of(index_path: &Path, hash: gix::hash::Kind) -> Option<ObjectId> {
 }
 
 /// For an index written only for a moment before the final one (an update's announcement of
-/// the paths it is about to create, [`crate::record::commit_transient`]): the `link` payload
+/// the paths it is about to create, `record::commit_transient`): the `link` payload
 /// that keeps naming the shared index the index being replaced names, every shared entry
 /// deleted (the transient index lists all its entries itself), so that the final index can
 /// reuse that shared index as git's would. `None` when the index is not split or is not to be.
@@ -245,7 +245,7 @@ impl Split {
             eoie: false,
             ..format
         };
-        crate::record::encode_plain(shared, shared_format, &mut bytes)?;
+        crate::index::encode::encode_plain(shared, shared_format, &mut bytes)?;
         let id = ObjectId::from_bytes_or_panic(&bytes[bytes.len() - hash.len_in_bytes()..]);
         let mut temp = tempfile_in(&self.git_dir)?;
         std::io::Write::write_all(&mut temp.1, &bytes)?;

@@ -13,10 +13,10 @@ use bstr::ByteSlice;
 use gix::refs::Target;
 use gix::ObjectId;
 
+use crate::ops::switch::{tree_of, Error};
 use crate::repo::branch::{append_reflog, set_head_without_reflog};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Aborted, Update, Value};
-use crate::switch::{tree_of, Error};
 use crate::update::{self, Outcome, Policy};
 use crate::{Context, Options};
 

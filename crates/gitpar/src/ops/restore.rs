@@ -9,11 +9,11 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
-use crate::checkout::skeleton_index;
 use crate::execute::Job;
 use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{leading_dirs, Root};
+use crate::ops::checkout::skeleton_index;
 use crate::options::Options;
 use crate::plan::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
@@ -54,7 +54,7 @@ pub struct Request {
     /// markers in this style, and keep their stages in the index (git's `checkout_merged`);
     /// paths git recorded as resolved (the index's resolve-undo records) get their conflict
     /// stages back first (git's `unmerge_index`). Index source only.
-    pub merge: Option<crate::merge::Style>,
+    pub merge: Option<crate::ops::merge::Style>,
     /// `--ignore-skip-worktree-bits`: skip-worktree entries the pathspecs select are restored
     /// too (and, without overlay, removed), where by default sparse checkout leaves them alone.
     pub ignore_skip_worktree: bool,
@@ -108,7 +108,7 @@ pub enum Error {
     MissingStages(Vec<BString>),
     /// [`Request::merge`]: a blob merge failed.
     #[error(transparent)]
-    Merge(#[from] crate::merge::Error),
+    Merge(#[from] crate::ops::merge::Error),
     /// Planning, writing or recording failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),
@@ -177,7 +177,7 @@ pub fn restore(
         let resolve_undo = resolve_undo(&index, &state, &merged.unmerged);
         // Entries change only at the selected paths (and at what gives way to them, which lies
         // below or at a restored path): the rest of the cache-tree is reused.
-        let changed = crate::record::changed_dirs(
+        let changed = crate::index::record::changed_dirs(
             selection
                 .plan
                 .entries
@@ -186,14 +186,14 @@ pub fn restore(
                 .chain(selection.vanished.iter().map(|p| p.as_bstr()))
                 .chain(selection.unmerged.iter().map(|p| p.as_bstr())),
         );
-        crate::record::commit(
+        crate::index::record::commit(
             lock,
             repo,
             state,
-            crate::record::Keep {
+            crate::index::record::Keep {
                 tree: None,
                 previous: Some(&index),
-                cache_tree: crate::record::CacheTree::Repair(&changed),
+                cache_tree: crate::index::record::CacheTree::Repair(&changed),
                 resolve_undo: Some(&resolve_undo),
                 changed_paths: None,
                 fsmonitor: fsmonitor.as_ref(),
@@ -413,7 +413,7 @@ fn merge_unmerged(
     worktree: &Path,
     index: &gix::index::File,
     m: &Matcher<'_>,
-    style: crate::merge::Style,
+    style: crate::ops::merge::Style,
 ) -> Result<(Vec<plan::Entry>, Merged), Error> {
     let mut stages: BTreeMap<&BStr, [Option<(ObjectId, gix::index::entry::Mode)>; 3]> =
         BTreeMap::new();
@@ -433,7 +433,7 @@ fn merge_unmerged(
         };
         let merger = match &mut merger {
             Some(m) => m,
-            None => merger.insert(crate::merge::BlobMerger::new(repo, worktree, style)?),
+            None => merger.insert(crate::ops::merge::BlobMerger::new(repo, worktree, style)?),
         };
         let result = merger.merge(path, base, ours, theirs)?;
         if result.binary {

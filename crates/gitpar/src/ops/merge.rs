@@ -1,13 +1,13 @@
 //! Three-way merges of unmerged paths, as git's `checkout -m -- <paths>`, `restore --merge` and
 //! `--conflict=<style>` do them: the conflict of an unmerged path is recreated in the work tree
 //! from the index's stages 1/2/3 (git's `checkout_merged`); [`BlobMerger`] does the blob merge,
-//! [`crate::restore`] the rest.
+//! `restore` the rest.
 //!
 //! The merge algorithm is gitoxide's (`gix::merge`): the blob merge with git's conflict styles
 //! and the `merge`/`conflict-marker-size` attributes. What is ours is the choreography around
 //! it, and that every work-tree write goes through the engine's restore (the path-safe layer).
 //! A branch switch that has local changes to merge (`switch -m`, `checkout -m <branch>`) is
-//! git's whole ([`crate::switch::Error::MergeIsGits`]): merge-ort's renames, directory/file
+//! git's whole ([`crate::ops::switch::Error::MergeIsGits`]): merge-ort's renames, directory/file
 //! conflicts and `~local` names are its own.
 
 use std::path::Path;

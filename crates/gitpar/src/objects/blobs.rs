@@ -839,10 +839,10 @@ fn search_from(
 
 /// The packs under the object directories of `repo` (its own and its alternates'), each
 /// `pack/*.idx` whose pack exists and opens, most recent first as git prefers them: the
-/// indexes [`crate::stream`] finds for big blobs, each with its pack mapped.
+/// indexes [`crate::objects::stream`] finds for big blobs, each with its pack mapped.
 fn open_packs(repo: &gix::Repository) -> Vec<(pack::index::File, pack::data::File)> {
     let hash = repo.object_hash();
-    crate::stream::open_indexes(&crate::stream::object_dirs(repo), hash)
+    crate::objects::stream::open_indexes(&crate::objects::stream::object_dirs(repo), hash)
         .into_iter()
         .filter_map(|(index, pack_path)| {
             Some((index, pack::data::File::at(&pack_path, hash).ok()?))

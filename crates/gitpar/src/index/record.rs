@@ -45,7 +45,7 @@
 //!   - `REUC` (resolve-undo): not carried by `unpack_trees`; dropped, as git drops it. Path
 //!     restores carry it ([`Keep::resolve_undo`]), as git's `checkout -- paths` does.
 //!   - `link` (split index): written split where git would write it split
-//!     ([`crate::split_index`]: `core.splitIndex`, the shared index reused while few entries
+//!     ([`crate::index::split_index`]: `core.splitIndex`, the shared index reused while few entries
 //!     changed, a new one otherwise), whole where that module says git-par leaves the split to
 //!     git's next write; `link` is then the first extension, as git writes it.
 //!   - `sdir` (sparse index) is written when the state has sparse-directory entries (never: the
@@ -63,8 +63,30 @@ use gix::index::State;
 use gix::ObjectId;
 
 use crate::fs::lock::{Error, IndexLock};
-use crate::index::format::{encode_varint, entry_size, Format, SKIP_HASH_ON_READ, STAT};
-use crate::plan::Walked;
+use crate::index::encode::{encode_entries, encode_to, null_ids, Extensions, Sink};
+use crate::index::format::{entry_size, Format, SKIP_HASH_ON_READ, STAT};
+
+/// Where the entries whose bytes may change lie in the index file (what a refresh measured, `refresh::check_with`'s `size`).
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// The positions of the entries refreshed or smudged, ascending, each
+    /// with its offset from the first entry.
+    pub offsets: Vec<(usize, usize)>,
+    /// Where the last entry ends, from the first entry.
+    pub end: usize,
+}
+
+/// The tree of each directory of a checkout of a whole tree, from its walk
+/// (`plan::Plan::trees`): the trees git would write for the index of its leaves.
+#[derive(Debug, Clone, Copy)]
+pub struct Walked<'a> {
+    /// The tree checked out: the root directory's.
+    pub root: ObjectId,
+    /// Every directory, sorted by path bytes (no trailing slash).
+    pub dirs: &'a [BString],
+    /// The tree of each of `dirs`.
+    pub trees: &'a [ObjectId],
+}
 
 /// What the written index keeps besides its entries.
 #[derive(Debug, Default, Clone, Copy)]
@@ -138,9 +160,9 @@ pub fn commit(
     let format = Format::of(repo, keep.previous);
     let previous_tree = keep.previous.and_then(State::tree);
     let tree = cache_tree_as(repo, &state, keep.tree, previous_tree, keep.cache_tree);
-    // Split where git would split it (`crate::split_index`): the shared index first, then this
+    // Split where git would split it (`crate::index::split_index`): the shared index first, then this
     // file with what differs from it.
-    let split = crate::split_index::plan(repo, lock.index_path(), &state, format);
+    let split = crate::index::split_index::plan(repo, lock.index_path(), &state, format);
     let fsmonitor = keep
         .fsmonitor
         .zip(keep.previous)
@@ -170,16 +192,6 @@ pub fn commit(
             None,
         )
     })
-}
-
-/// Write `state` in `format` with no extension at all (git's `WRITE_NO_EXTENSION`): a shared
-/// index of a split one ([`crate::split_index`]).
-pub(crate) fn encode_plain(
-    state: State,
-    format: Format,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    encode_to(state, format, None, Extensions::default(), out, None)
 }
 
 /// A new index encoded while its files are still being written: everything but its entries'
@@ -562,7 +574,7 @@ fn counts_match(state: &State, tree: &Tree) -> bool {
 /// whose offsets do not move) byte for byte, as git keeps them.
 ///
 /// `original` is that file's bytes and the entries (indices, ascending) whose stat data
-/// differs from them, with, when the refresh measured them ([`crate::refresh::Layout`]: a
+/// differs from them, with, when the refresh measured them ([`Layout`]: a
 /// superset of those entries, each with its offset from the first entry, and where the entries
 /// end). For versions 2 and 3 the file is written as it was with only those
 /// entries re-encoded in place (by gix's [`gix::index::Entry::write_to`]; each one's object id,
@@ -576,7 +588,7 @@ pub(crate) fn commit_refreshed(
     repo: &gix::Repository,
     state: &State,
     index_path: &std::path::Path,
-    original: Option<(&[u8], &[usize], Option<&crate::refresh::Layout>)>,
+    original: Option<(&[u8], &[usize], Option<&Layout>)>,
     fsmonitor: Option<Option<&[u8]>>,
     untracked: Option<Option<&[u8]>>,
 ) -> Result<(), Error> {
@@ -749,7 +761,7 @@ fn stat_patches(
     state: &State,
     original: &[u8],
     changed: &[usize],
-    measured: Option<&crate::refresh::Layout>,
+    measured: Option<&Layout>,
 ) -> Option<(usize, Vec<StatPatch>)> {
     let version = u32::from_be_bytes(original.get(4..8)?.try_into().ok()?);
     let count = u32::from_be_bytes(original.get(8..12)?.try_into().ok()?);
@@ -900,7 +912,7 @@ fn write_hashed(
 /// valid index until the final one replaces it. The update's announcement of the paths it is
 /// about to create uses it: hashing a 40,000-entry index twice per switch costs milliseconds.
 /// `link`: the payload of a `link` extension to keep a split index's shared index named
-/// ([`crate::split_index::transient_link`]).
+/// ([`crate::index::split_index::transient_link`]).
 pub(crate) fn commit_transient(
     lock: IndexLock,
     state: State,
@@ -1190,225 +1202,10 @@ fn encode(state: State, format: Format, tree: Option<&Tree>, previous: Option<&S
     out
 }
 
-/// git's rule for entries without an object id (the null id; a broken tree's gitlink), as
-/// its `do_write_index` applies it: refused (`cache entry has null sha1: <path>`) unless
-/// `GIT_ALLOW_NULL_SHA1`, then written without a cache-tree. `Ok(true)`: there are some
-/// (drop the cache-tree).
-fn null_ids(state: &State) -> std::io::Result<bool> {
-    let Some(entry) = state
-        .entries()
-        .iter()
-        .find(|e| e.id.is_null() && !e.flags.contains(Flags::REMOVE))
-    else {
-        return Ok(false);
-    };
-    if crate::sys::env::git_env_bool("GIT_ALLOW_NULL_SHA1") {
-        return Ok(true);
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        format!("cache entry has null sha1: {}", entry.path(state)),
-    ))
-}
-
-/// A writer that hashes and counts what passes through it, so the index can be streamed into
-/// its lock file and still end with its checksum.
-struct Sink<'w> {
-    inner: &'w mut dyn Write,
-    hasher: Option<crate::index::checksum::Checksum>,
-    written: u64,
-}
-
-impl Write for Sink<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        if let Some(h) = &mut self.hasher {
-            h.update(&buf[..n]);
-        }
-        self.written += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// What an index file carries besides its entries and cache-tree ([`encode_to`]).
-#[derive(Default, Clone, Copy)]
-struct Extensions<'a> {
-    /// The index replaced: its untracked cache is carried (see [`Keep::previous`]).
-    previous: Option<&'a State>,
-    /// The resolve-undo payload ([`Keep::resolve_undo`]).
-    resolve_undo: Option<&'a [u8]>,
-    /// The paths the update changed ([`Keep::changed_paths`]).
-    changed_paths: Option<&'a [BString]>,
-    /// A split index's `link` payload ([`crate::split_index`]).
-    link: Option<&'a [u8]>,
-    /// The `FSMN` payload ([`Keep::fsmonitor`]).
-    fsmonitor: Option<&'a [u8]>,
-}
-
-/// Write the index file (header, entries, extensions, checksum) into `out`.
-fn encode_to(
-    mut state: State,
-    format: Format,
-    tree: Option<&Tree>,
-    Extensions {
-        previous,
-        resolve_undo,
-        changed_paths,
-        link,
-        fsmonitor,
-    }: Extensions<'_>,
-    out: &mut dyn Write,
-    offsets: Option<&mut Vec<usize>>,
-) -> std::io::Result<()> {
-    // As git's do_write_index: an entry without an object id (a broken tree's gitlink) is
-    // refused, or with GIT_ALLOW_NULL_SHA1 written without a cache-tree.
-    let tree = if null_ids(&state)? { None } else { tree };
-    // As git: an entry carries the extended-flags word exactly when it has an extended flag.
-    let extended_flags = Flags::INTENT_TO_ADD | Flags::SKIP_WORKTREE;
-    let mut extended = false;
-    for entry in state.entries_mut() {
-        let has = entry.flags.intersects(extended_flags);
-        entry.flags.set(Flags::EXTENDED, has);
-        extended |= has;
-    }
-    let version: u32 = match (format.version4, extended) {
-        (true, _) => 4,
-        (false, true) => 3,
-        (false, false) => 2,
-    };
-    let written = state
-        .entries()
-        .iter()
-        .filter(|e| !e.flags.contains(Flags::REMOVE))
-        .count();
-    let hash = state.object_hash();
-    let mut out = Sink {
-        inner: out,
-        hasher: (!format.skip_hash).then(|| crate::index::checksum::Checksum::new(hash)),
-        written: 0,
-    };
-    out.write_all(b"DIRC")?;
-    out.write_all(&version.to_be_bytes())?;
-    out.write_all(&u32::try_from(written).unwrap_or(u32::MAX).to_be_bytes())?;
-    encode_entries_at(&state, version == 4, &mut out, offsets)?;
-
-    let offset_to_extensions = u32::try_from(out.written).unwrap_or(u32::MAX);
-    let mut table: Vec<([u8; 4], u32)> = Vec::new();
-    let mut extension = |out: &mut Sink<'_>, signature: [u8; 4], payload: &[u8]| {
-        let size = u32::try_from(payload.len()).unwrap_or(u32::MAX);
-        table.push((signature, size));
-        out.write_all(&signature)?;
-        out.write_all(&size.to_be_bytes())?;
-        out.write_all(payload)
-    };
-    // A split index names its shared index first (git's do_write_index).
-    if let Some(payload) = link {
-        extension(&mut out, *b"link", payload)?;
-    }
-    if let Some(tree) = tree {
-        let mut encoded = Vec::new();
-        tree.write_to(&mut encoded)?;
-        // `write_to` writes signature and size itself; record it through `extension` alike.
-        extension(&mut out, *b"TREE", &encoded[8..])?;
-    }
-    // git writes REUC right after the cache-tree.
-    if let Some(payload) = resolve_undo.filter(|p| !p.is_empty()) {
-        extension(&mut out, *b"REUC", payload)?;
-    }
-    if let Some(untracked) = previous.and_then(State::untracked) {
-        let mut cache = crate::index::untracked_cache::Cache::from_extension(untracked);
-        match changed_paths {
-            Some(paths) => {
-                for path in paths {
-                    cache.invalidate_path(path.as_bstr());
-                }
-            }
-            None => cache.clear(),
-        }
-        let payload = cache.encode(hash);
-        extension(&mut out, *b"UNTR", &payload)?;
-    }
-    if let Some(payload) = fsmonitor {
-        extension(&mut out, *b"FSMN", payload)?;
-    }
-    // A sparse index only while it has sparse-directory entries: the engine expands them on
-    // read (`sparse::expand`), and gix's flag stays set after that.
-    if state.entries().iter().any(|e| e.mode == Mode::DIR) {
-        extension(&mut out, *b"sdir", &[])?;
-    }
-    if format.eoie && written > 0 && !table.is_empty() {
-        gix::index::extension::end_of_index_entry::write_to(
-            &mut out,
-            hash,
-            offset_to_extensions,
-            table.iter().copied(),
-        )
-        .map_err(std::io::Error::other)?;
-    }
-    let sum = match out.hasher.take() {
-        Some(hasher) => hasher.finalize(hash),
-        None => hash.null(),
-    };
-    out.inner.write_all(sum.as_bytes())
-}
-
-/// The entries section; version 4 compresses each path against the previous one.
-fn encode_entries(state: &State, version4: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    encode_entries_at(state, version4, out, None)
-}
-
-/// [`encode_entries`], pushing onto `offsets` (if given) where each entry written starts,
-/// counted from the start of the entries.
-fn encode_entries_at(
-    state: &State,
-    version4: bool,
-    out: &mut dyn Write,
-    mut offsets: Option<&mut Vec<usize>>,
-) -> std::io::Result<()> {
-    let mut scratch = Vec::with_capacity(256);
-    let mut previous: &[u8] = &[];
-    let mut at = 0;
-    for entry in state.entries() {
-        if entry.flags.contains(Flags::REMOVE) {
-            continue;
-        }
-        if let Some(offsets) = offsets.as_deref_mut() {
-            offsets.push(at);
-        }
-        let path = entry.path(state).as_bytes();
-        scratch.clear();
-        entry.write_to(&mut scratch, state)?;
-        if !version4 {
-            // Each entry is padded with NULs to a multiple of 8 bytes, as git writes it.
-            let pad = (8 - scratch.len() % 8) % 8;
-            scratch.resize(scratch.len() + pad, 0);
-            out.write_all(&scratch)?;
-            at += scratch.len();
-            continue;
-        }
-        out.write_all(&scratch[..scratch.len() - path.len() - 1])?;
-        let common = previous
-            .iter()
-            .zip(path)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let mut varint = Vec::with_capacity(10);
-        encode_varint((previous.len() - common) as u64, &mut varint);
-        out.write_all(&varint)?;
-        out.write_all(&path[common..])?;
-        out.write_all(&[0])?;
-        at += scratch.len() - path.len() - 1 + varint.len() + path.len() - common + 1;
-        previous = path;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::format::encode_varint;
     use gix::index::entry::Stat;
 
     fn id(n: u8) -> ObjectId {

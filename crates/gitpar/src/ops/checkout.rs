@@ -85,8 +85,8 @@ pub(crate) fn cache_tree_of<'p>(
     plan: &'p Plan,
     tree: ObjectId,
     opts: &Options,
-) -> crate::record::CacheTree<'p> {
-    use crate::record::CacheTree;
+) -> crate::index::record::CacheTree<'p> {
+    use crate::index::record::CacheTree;
     match plan.walked(tree) {
         Some(walked) => CacheTree::Walked(walked),
         None if opts.prime_cache_tree && plan.odd => CacheTree::Primed(None),
@@ -95,7 +95,7 @@ pub(crate) fn cache_tree_of<'p>(
 }
 
 /// The largest full checkout whose index is encoded while its files are written
-/// ([`crate::record::Prepared`]): 20 MB of index beside the writers; a larger one's index is
+/// ([`crate::index::record::Prepared`]): 20 MB of index beside the writers; a larger one's index is
 /// made after them, when the plan's memory is given back.
 const PREPARE_MAX: usize = 200_000;
 
@@ -136,7 +136,7 @@ pub fn checkout_planned(
     })?;
     // The index is encoded while the files are written, all but their stat data.
     // (Not when it is to be split: `record::commit` writes a split index.)
-    let format = (!crate::split_index::wanted(repo, index_path))
+    let format = (!crate::index::split_index::wanted(repo, index_path))
         .then(|| crate::index::format::Format::of(repo, None));
     let (executed, prepared) = full.write_preparing(repo, &root, opts, ctx, tree, format);
     let executed = executed?;
@@ -161,7 +161,7 @@ pub fn checkout_planned(
     if let Some(prepared) = prepared {
         crate::sys::memory::drop_apart(full);
         crate::sys::phase::mark("files written");
-        crate::record::commit_prepared(lock, prepared, executed.stats)?;
+        crate::index::record::commit_prepared(lock, prepared, executed.stats)?;
         crate::sys::phase::mark("index written");
         crate::repo::hooks::index_changed(repo, true, false);
         return Ok(outcome);
@@ -179,11 +179,11 @@ pub fn checkout_planned(
     let cache_tree = cache_tree_of(&plan, tree, opts);
     // A new index: its version comes from the configuration, its cache-tree from `tree`.
     crate::sys::phase::mark("files written");
-    crate::record::commit(
+    crate::index::record::commit(
         lock,
         repo,
         index,
-        crate::record::Keep {
+        crate::index::record::Keep {
             tree: Some(tree),
             previous: None,
             cache_tree,
@@ -291,7 +291,7 @@ impl Full {
     }
 
     /// [`Full::write`], with the new index encoded on a thread of its own meanwhile in `format`
-    /// (all but its stat data: [`crate::record::Prepared`]) when `format` is given and the
+    /// (all but its stat data: [`crate::index::record::Prepared`]) when `format` is given and the
     /// checkout is not too large to hold it beside the writers' work ([`PREPARE_MAX`]).
     pub(crate) fn write_preparing(
         &self,
@@ -303,7 +303,7 @@ impl Full {
         format: Option<crate::index::format::Format>,
     ) -> (
         Result<crate::execute::Executed, Error>,
-        Option<crate::record::Prepared>,
+        Option<crate::index::record::Prepared>,
     ) {
         std::thread::scope(|scope| {
             let preparing = format
@@ -316,7 +316,7 @@ impl Full {
                             crate::sys::memory::yield_to_the_others();
                             let index = self.index(repo.object_hash(), &[]);
                             let how = cache_tree_of(&self.plan, tree, opts);
-                            crate::record::prepare(&repo, index, Some(tree), how, format)
+                            crate::index::record::prepare(&repo, index, Some(tree), how, format)
                         })
                         .ok()
                 });
@@ -337,7 +337,7 @@ impl Full {
         ctx: &Context<'_>,
     ) -> Result<crate::execute::Executed, Error> {
         let plan = &self.plan;
-        crate::prefetch::missing_blobs(
+        crate::objects::prefetch::missing_blobs(
             repo,
             self.jobs.iter().map(|j| &plan.entries[j.entry]),
             ctx,
