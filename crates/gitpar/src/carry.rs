@@ -29,8 +29,8 @@ use gix::glob::pattern::Case;
 use gix::index::entry::Mode;
 use rustix::fs::FileType;
 
+use crate::execute::error::Error;
 use crate::fs::{self, CloneError, CreateError, Dirs, Root};
-use crate::run::Error;
 
 /// The file at the donor's top that says what to carry.
 const INCLUDE_FILE: &str = ".worktreeinclude";

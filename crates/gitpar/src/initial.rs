@@ -21,10 +21,10 @@
 use gix::hash::ObjectId;
 use gix::index::entry::Flags;
 
+use crate::execute::options::Options;
 use crate::fs::lock::IndexLock;
 use crate::fs::Root;
 use crate::ops::checkout::{Context, Error as CheckoutError, Full};
-use crate::options::Options;
 use crate::plan::Kind;
 use crate::update::{Error, Outcome, Policy};
 

@@ -30,11 +30,9 @@ pub(crate) mod index;
 pub(crate) mod initial;
 pub(crate) mod objects;
 pub mod ops;
-pub mod options;
 pub mod plan;
 pub(crate) mod refresh;
 pub mod repo;
-pub(crate) mod run;
 pub mod status;
 pub(crate) mod submodule;
 pub mod sys;
@@ -44,8 +42,8 @@ pub use ops::checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned
 pub use ops::{checkout, fast_forward, merge, reset, restore, switch};
 
 pub use convert::filter::{finish_filters, Meta as FilterMeta};
+pub use execute::options::{self, Options};
 pub use fs::{lock, tune};
 pub use index::untracked_cache;
-pub use options::Options;
 pub use sys::context::{Context, Progress};
 pub use sys::git::{git_command, REAL_GIT};

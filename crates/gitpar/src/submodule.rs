@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
+use crate::execute::options::Options;
 use crate::fs::{Dirs, Root};
-use crate::options::Options;
 use crate::sys::context::{Context, Progress};
 use crate::update::{Error, Policy, SubmoduleRefusal, SubmoduleRefused};
 
@@ -248,8 +248,11 @@ fn has_dirty_index(repo: &gix::Repository) -> bool {
     let Some(tree) = head_tree(repo) else {
         return !index.entries().is_empty();
     };
-    let Ok(plan) = crate::plan::from_tree(&repo.objects, tree, crate::options::default_protect())
-    else {
+    let Ok(plan) = crate::plan::from_tree(
+        &repo.objects,
+        tree,
+        crate::execute::options::default_protect(),
+    ) else {
         return true;
     };
     let staged: Vec<_> = index

@@ -26,14 +26,14 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
 
+use crate::execute::error::{EntryError, Error as CheckoutError};
+use crate::execute::options::Options;
 use crate::execute::Job;
 use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{Dirs, Root};
-use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
 use crate::refresh::StatRules;
-use crate::run::{EntryError, Error as CheckoutError};
 use crate::sys::context::Context;
 
 /// How local changes are treated.
@@ -2342,8 +2342,12 @@ fn local_changes(
     let target = if tree.is_empty_tree() {
         Plan::default()
     } else {
-        plan::from_tree(&repo.objects, tree, crate::options::default_protect())
-            .map_err(CheckoutError::from)?
+        plan::from_tree(
+            &repo.objects,
+            tree,
+            crate::execute::options::default_protect(),
+        )
+        .map_err(CheckoutError::from)?
     };
     let mut out = Vec::new();
     let mut rules = None;

@@ -6,8 +6,8 @@
 use bstr::ByteSlice;
 
 use super::{Shared, Worker};
+use crate::execute::error::{repo_err, Error};
 use crate::plan::Plan;
-use crate::run::{repo_err, Error};
 
 /// The writers' content conversion for the entries of `index` (the new index): gix-filter's
 /// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them

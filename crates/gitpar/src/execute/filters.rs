@@ -12,10 +12,10 @@ use bstr::ByteSlice;
 use super::write::create_failure;
 use super::{Failure, Job, JobResult, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
+use crate::execute::error::EntryError;
+use crate::execute::options::Options;
 use crate::fs::{self, Dirs};
-use crate::options::Options;
 use crate::plan::{self, Kind, Plan};
-use crate::run::EntryError;
 
 /// The queue of the entries of long-running filters.
 pub(super) const PROCESS: usize = 0;

@@ -16,7 +16,9 @@
 //! git does.
 
 mod attributes;
+pub(crate) mod error;
 mod filters;
+pub mod options;
 mod pool;
 mod read;
 mod tail;
@@ -28,11 +30,11 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use bstr::ByteSlice;
 
 use crate::convert::filter::Fatal;
+use crate::execute::error::{EntryError, Error};
+use crate::execute::options::Options;
 use crate::fs::tune;
 use crate::fs::{Dirs, Root};
-use crate::options::Options;
 use crate::plan::{Kind, Plan};
-use crate::run::{EntryError, Error};
 use crate::sys::budget::Budget;
 use crate::sys::context::Progress;
 pub use attributes::attributes_present;
@@ -210,7 +212,7 @@ pub fn execute(
         })?,
         command_context: repo
             .command_context()
-            .map_err(crate::run::repo_err("setting up filters"))?,
+            .map_err(crate::execute::error::repo_err("setting up filters"))?,
         meta: opts.filter_meta.clone(),
         donor: donor.filter(|_| fresh),
         queues: [

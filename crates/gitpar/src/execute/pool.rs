@@ -10,9 +10,9 @@ use bstr::ByteSlice;
 use super::attributes::names_a_filter;
 use super::filters::{filter_threads, Delayed};
 use super::{Failure, Filters, Job, JobResult, Shared, Worker};
+use crate::execute::options::Options;
 use crate::fs::tune;
 use crate::fs::{self, Root};
-use crate::options::Options;
 use crate::plan::Plan;
 
 /// The writer pool: the regular files of `jobs` (and symlinks, when they are written as plain

@@ -13,9 +13,9 @@ use super::attributes::OwnAttributes;
 use super::filters::{queue_of, Landed};
 use super::{Failure, Job, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
+use crate::execute::error::EntryError;
 use crate::fs::{self, Dirs};
 use crate::plan::{self, Kind};
-use crate::run::EntryError;
 
 impl Worker<'_> {
     /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is

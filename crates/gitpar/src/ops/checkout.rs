@@ -9,11 +9,11 @@ use std::path::Path;
 use bstr::{BString, ByteSlice};
 use gix::hash::ObjectId;
 
+use crate::execute::options::Options;
 use crate::fs::lock::IndexLock;
-use crate::options::Options;
 use crate::plan::{self, Plan};
 // Every operation and the machinery share these (`run.rs`); callers name them here.
-pub use crate::run::{EntryError, Error};
+pub use crate::execute::error::{EntryError, Error};
 pub use crate::sys::context::{Context, Progress};
 
 /// What a successful checkout did.

@@ -17,8 +17,8 @@ use gix::hash::ObjectId;
 use gix::index::entry::Mode;
 use gix::merge::blob::builtin_driver::text::{Conflict, ConflictStyle, Labels};
 
+use crate::execute::error::Error as CheckoutError;
 use crate::fs::Root;
-use crate::run::Error as CheckoutError;
 
 /// How conflicts are marked in a merged file (`--conflict=<style>`, `merge.conflictStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -9,15 +9,15 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
+use crate::execute::error::Error as CheckoutError;
+use crate::execute::options::Options;
 use crate::execute::Job;
 use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{leading_dirs, Root};
 use crate::ops::checkout::skeleton_index;
-use crate::options::Options;
 use crate::plan::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
-use crate::run::Error as CheckoutError;
 use crate::sys::context::Context;
 
 /// Where the restored content comes from.
@@ -69,7 +69,7 @@ pub struct Outcome {
     pub removed: usize,
     /// Entries that could not be written, each naming its path and cause; the others were
     /// written and recorded, and the caller exits non-zero, as git does.
-    pub errors: Vec<crate::run::EntryError>,
+    pub errors: Vec<crate::execute::error::EntryError>,
     /// Unmerged paths left alone under [`Request::ignore_unmerged`] (git warns about each).
     pub unmerged: Vec<BString>,
     /// With [`Request::merge`]: the unmerged paths whose merge was written to the work tree
@@ -138,7 +138,7 @@ pub enum Error {
         source: std::io::Error,
         /// The entries before it that could not be written either (git reports each as it
         /// goes, before it dies).
-        failed: Vec<crate::run::EntryError>,
+        failed: Vec<crate::execute::error::EntryError>,
     },
 }
 
@@ -678,7 +678,7 @@ struct Written {
     /// Stat data per plan entry, as [`crate::execute::Executed::stats`].
     stats: Vec<Option<Stat>>,
     /// Entries that could not be written.
-    errors: Vec<crate::run::EntryError>,
+    errors: Vec<crate::execute::error::EntryError>,
     /// Vanished paths removed.
     removed: usize,
 }

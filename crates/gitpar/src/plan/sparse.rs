@@ -26,6 +26,21 @@ pub struct Error {
     pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
+/// Why a pattern file is not cone-shaped, in git's words (git then warns "disabling cone
+/// pattern matching" and reads the file as plain patterns).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotCone {
+    /// A pattern no cone can hold: `unrecognized pattern: '…'`.
+    #[error("unrecognized pattern: '{0}'")]
+    Pattern(String),
+    /// A negative pattern that does not undo a directory taken whole.
+    #[error("unrecognized negative pattern: '{0}'")]
+    Negative(String),
+    /// A directory named twice.
+    #[error("your sparse-checkout file may have issues: pattern '{0}' is repeated")]
+    Repeated(String),
+}
+
 /// The sparse-checkout selection of a work tree, loaded once per operation.
 #[derive(Debug, Clone)]
 pub struct Sparse {
@@ -277,7 +292,7 @@ impl Cone {
 
     /// [`Cone::parse`], or why not: git's warning about the first pattern that is not
     /// cone-shaped (git then warns "disabling cone pattern matching").
-    pub(crate) fn read(bytes: &[u8]) -> Result<Cone, String> {
+    pub(crate) fn read(bytes: &[u8]) -> Result<Cone, NotCone> {
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         let mut cone = Cone::default();
         for line in bytes.split(|&b| b == b'\n') {
@@ -297,7 +312,7 @@ impl Cone {
     }
 
     /// One pattern line (git's `parse_path_pattern`, then `add_pattern_to_hashsets`).
-    fn add(&mut self, line: &[u8]) -> Result<(), String> {
+    fn add(&mut self, line: &[u8]) -> Result<(), NotCone> {
         let (negative, p) = match line.strip_prefix(b"!") {
             Some(rest) => (true, rest),
             None => (false, line),
@@ -315,7 +330,7 @@ impl Cone {
             return Ok(());
         }
         let shown = || String::from_utf8_lossy(p).into_owned();
-        let unrecognized = || Err(format!("unrecognized pattern: '{}'", shown()));
+        let unrecognized = || Err(NotCone::Pattern(shown()));
         if p.len() < 2 || p[0] != b'/' || p.windows(2).any(|w| w == b"**") || !dir_only {
             return unrecognized();
         }
@@ -335,20 +350,17 @@ impl Cone {
             }
             let parent = unescaped(p);
             if !self.recursive.remove(&parent) {
-                return Err(format!("unrecognized negative pattern: '{}'", shown()));
+                return Err(NotCone::Negative(shown()));
             }
             self.parents.insert(parent);
             return Ok(());
         }
         if negative {
-            return Err(format!("unrecognized negative pattern: '{}'", shown()));
+            return Err(NotCone::Negative(shown()));
         }
         let dir = unescaped(p);
         if self.parents.contains(&dir) {
-            return Err(format!(
-                "your sparse-checkout file may have issues: pattern '{}' is repeated",
-                shown()
-            ));
+            return Err(NotCone::Repeated(shown()));
         }
         self.recursive.insert(dir);
         Ok(())
@@ -388,7 +400,7 @@ pub fn cone_warning(repo: &gix::Repository) -> Option<String> {
         return None;
     }
     let bytes = gix::worktree::sparse::read_patterns(repo.git_dir()).ok()??;
-    Cone::read(&bytes).err()
+    Cone::read(&bytes).err().map(|not| not.to_string())
 }
 
 /// A directory outside the cone that `clean_directories` left in the work tree.

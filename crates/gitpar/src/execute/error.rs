@@ -1,10 +1,7 @@
-//! The errors of writing entries ([`EntryError`], [`Error`]) that the operations and the
-//! machinery they drive share, and the `map_err` that names the step of a failed repository read.
-//!
-//! They live here, below both, so that the operations (`checkout`, `update`, `restore`,
-//! `merge`, `submodule`) and the machinery they drive (`execute`, `sparse`, `prefetch`) depend
-//! on this room rather than on one another: the machinery never reaches up into an operation.
-//! The public paths stay those of `checkout`, which re-exports them.
+//! The errors of writing entries ([`EntryError`], [`Error`]): the writers report them, and the
+//! operations above (`checkout`, `update`, `restore`, `merge`, `submodule`) return them. The
+//! machinery below has errors of its own (`plan::sparse::Error`, `objects::prefetch::Error`),
+//! taken here with `From`. The public paths stay those of `checkout`, which re-exports them.
 
 use bstr::BString;
 use gix::hash::ObjectId;
