@@ -260,7 +260,7 @@ impl<'d> Runner<'d> {
         let child = match oneshot::spawn(command, path, &self.context, input) {
             Ok(child) => child,
             Err(message) => {
-                self.messages.push(message);
+                self.messages.push(message.to_string());
                 return Err(());
             }
         };
@@ -325,7 +325,7 @@ impl<'d> Runner<'d> {
                 self.running.last_mut().map(|(_, p)| p)
             }
             Err((mut child, message)) => {
-                self.messages.push(message);
+                self.messages.push(message.to_string());
                 self.messages
                     .push(format!("initialization for subprocess '{command}' failed"));
                 let _ = child.kill();

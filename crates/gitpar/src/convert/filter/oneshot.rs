@@ -66,6 +66,11 @@ pub(crate) struct OneShot {
     pub(crate) messages: Vec<String>,
 }
 
+/// git's message when a filter's process cannot be started.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot fork to run external filter '{0}'")]
+pub(crate) struct CannotFork(BString);
+
 /// Start `template` (expanded for `path`) in `cwd` with `context`, feeding it `input`. The error
 /// is git's message when the process cannot be started.
 pub(crate) fn spawn(
@@ -73,8 +78,8 @@ pub(crate) fn spawn(
     path: &BStr,
     context: &gix::command::Context,
     input: &[u8],
-) -> Result<OneShot, String> {
-    let cannot = || format!("cannot fork to run external filter '{template}'");
+) -> Result<OneShot, CannotFork> {
+    let cannot = || CannotFork(template.to_owned());
     let expanded = expand(template, path);
     let program = gix::path::from_bstr(expanded.as_bstr())
         .map_err(|_| cannot())?

@@ -53,11 +53,40 @@ impl From<io::Error> for Broken {
     }
 }
 
+/// Why the handshake with a long-running filter failed, in git's words (`sub-process.c`,
+/// `pkt-line.c`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Handshake {
+    /// The client's greeting could not be written.
+    #[error("Could not write client identification")]
+    Identification,
+    /// The filter closed its output.
+    #[error("the remote end hung up unexpectedly")]
+    HungUp,
+    /// The filter said something else than the protocol's next line.
+    #[error("Unexpected line '{line}', expected {expected}")]
+    Unexpected {
+        /// What it said.
+        line: String,
+        /// What the protocol expects there.
+        expected: &'static str,
+    },
+    /// The filter speaks another version of the protocol.
+    #[error("Version {0} not supported")]
+    Version(i64),
+    /// The capabilities could not be written.
+    #[error("Could not write requested capability")]
+    Capabilities,
+    /// The filter asked for a capability git does not know.
+    #[error("subprocess requested unsupported capability '{0}'")]
+    Capability(BString),
+}
+
 impl Process {
     /// Perform git's handshake with the freshly spawned `child` (`git-filter-client`, version 2,
     /// capabilities clean, smudge and delay). The error is git's message for what went wrong,
     /// as `sub-process.c` words it.
-    pub(crate) fn handshake(mut child: Child) -> Result<Process, (Child, String)> {
+    pub(crate) fn handshake(mut child: Child) -> Result<Process, (Child, Handshake)> {
         let input = child.stdin.take().expect("spawned with a piped stdin");
         let output = child.stdout.take().expect("spawned with a piped stdout");
         let mut p = Process {
@@ -73,39 +102,42 @@ impl Process {
         }
     }
 
-    fn negotiate(&mut self) -> Result<(), String> {
+    fn negotiate(&mut self) -> Result<(), Handshake> {
         let wrote = (|| {
             self.text("git-filter-client")?;
             self.text("version=2")?;
             self.flush()
         })();
         if wrote.is_err() {
-            return Err("Could not write client identification".into());
+            return Err(Handshake::Identification);
         }
-        let line = self.read_text().map_err(|_| hung_up())?;
+        let line = self.read_text().map_err(|_| Handshake::HungUp)?;
         if line.as_ref().map(|l| l.as_bstr()) != Some(b"git-filter-server".as_bstr()) {
-            return Err(format!(
-                "Unexpected line '{}', expected git-filter-server",
-                shown(line.as_ref().map(|l| l.as_bstr()))
-            ));
+            return Err(Handshake::Unexpected {
+                line: shown(line.as_ref().map(|l| l.as_bstr())),
+                expected: "git-filter-server",
+            });
         }
-        let line = self.read_text().map_err(|_| hung_up())?;
+        let line = self.read_text().map_err(|_| Handshake::HungUp)?;
         let version = line
             .as_ref()
             .and_then(|l| l.strip_prefix(b"version="))
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<i64>().ok());
         let Some(version) = version else {
-            return Err(format!(
-                "Unexpected line '{}', expected version",
-                shown(line.as_ref().map(|l| l.as_bstr()))
-            ));
+            return Err(Handshake::Unexpected {
+                line: shown(line.as_ref().map(|l| l.as_bstr())),
+                expected: "version",
+            });
         };
-        if let Some(line) = self.read_text().map_err(|_| hung_up())? {
-            return Err(format!("Unexpected line '{line}', expected flush"));
+        if let Some(line) = self.read_text().map_err(|_| Handshake::HungUp)? {
+            return Err(Handshake::Unexpected {
+                line: line.to_string(),
+                expected: "flush",
+            });
         }
         if version != 2 {
-            return Err(format!("Version {version} not supported"));
+            return Err(Handshake::Version(version));
         }
         let wrote = (|| {
             for cap in ["clean", "smudge", "delay"] {
@@ -114,9 +146,9 @@ impl Process {
             self.flush()
         })();
         if wrote.is_err() {
-            return Err("Could not write requested capability".into());
+            return Err(Handshake::Capabilities);
         }
-        while let Some(line) = self.read_text().map_err(|_| hung_up())? {
+        while let Some(line) = self.read_text().map_err(|_| Handshake::HungUp)? {
             let Some(cap) = line.strip_prefix(b"capability=") else {
                 continue;
             };
@@ -125,12 +157,7 @@ impl Process {
                 b"smudge" => SMUDGE,
                 b"delay" => DELAY,
                 // git dies here; an unknown capability is not something to go on with.
-                other => {
-                    return Err(format!(
-                        "subprocess requested unsupported capability '{}'",
-                        other.as_bstr()
-                    ))
-                }
+                other => return Err(Handshake::Capability(other.as_bstr().to_owned())),
             };
         }
         Ok(())
@@ -295,10 +322,6 @@ impl Process {
 
 /// git's words when the filter closed its output in the middle of the handshake (it dies
 /// there, in `packet_read_line`).
-fn hung_up() -> String {
-    "the remote end hung up unexpectedly".into()
-}
-
 fn shown(line: Option<&BStr>) -> String {
     line.map_or_else(|| "<flush packet>".to_owned(), ToString::to_string)
 }
