@@ -752,7 +752,7 @@ pub(crate) struct SubmoduleRules {
     /// `--ignore-submodules` was given: no submodule's own setting counts.
     overridden: bool,
     /// The submodules `.gitmodules` names, with their `ignore` values.
-    modules: crate::submodule::Modules,
+    modules: crate::repo::submodules::Modules,
     /// `.gitmodules` has unmerged entries in the index.
     gitmodules_unmerged: bool,
 }
@@ -791,7 +791,7 @@ impl SubmoduleRules {
         Ok(SubmoduleRules {
             base,
             overridden,
-            modules: crate::submodule::Modules::load(root),
+            modules: crate::repo::submodules::Modules::load(root),
             gitmodules_unmerged,
         })
     }

@@ -1,6 +1,7 @@
 //! The repository around the work tree: branches and their remotes, the reference
-//! transactions and the hooks that watch them, the state files of a merge or cherry-pick, and
-//! what git says along the way. Nothing here reads the index or writes a work tree.
+//! transactions and the hooks that watch them, the state files of a merge or cherry-pick, what
+//! git says along the way, and the submodules `.gitmodules` names. Nothing here reads the index
+//! or writes a work tree.
 
 pub mod branch;
 pub mod create_branch;
@@ -9,3 +10,4 @@ pub mod hooks;
 pub mod notice;
 pub mod reftx;
 pub mod state;
+pub(crate) mod submodules;
