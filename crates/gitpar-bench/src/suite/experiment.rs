@@ -23,7 +23,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::filesystem::{self, FsKind};
 use crate::run::{
-    BoxError, Case, Contender, Event, Fixture, Plan, Prepared, Results, Round, Run, Runner, Vars,
+    BoxError, Case, Contender, Event, Fixture, Plan, Prepared, ProcessExecutor, Results, Round,
+    Run, Runner, Vars,
 };
 use anyhow::Context as _;
 
@@ -354,58 +355,17 @@ impl Experiment<'_> {
                 })
                 .collect::<Vec<_>>(),
         );
-        // One work tree for the status and refresh cases (`suite/status.rs`), made once.
-        let status_tree = if cases
-            .iter()
-            .any(|p| matches!(p.operation, Operation::Status | Operation::Refresh))
-        {
-            observer.setup(
-                "preparing the work tree of the status and refresh cases (untimed)",
-                1,
-            );
-            let tree = super::status::StatusTree::create(
-                self.source,
-                &self.checkouts.root,
-                &self.git_par,
-            )?;
-            observer.setup(
-                "waiting for the status tree to settle: lstat passes until they no longer get faster (untimed)",
-                0,
-            );
-            let settled = tree.settle()?;
-            results
-                .environment
-                .facts
-                .insert("status tree lstat floor".to_owned(), settled.describe());
-            Some(tree)
-        } else {
-            None
+        let status_tree = self.status_tree(&cases, results, observer)?;
+        let mut series = Series {
+            executor,
+            switch_trees: SwitchTrees::new(self.source, &self.checkouts.root),
+            donor: None,
+            deleted: 0,
         };
-        let mut switch_trees = SwitchTrees::new(self.source, &self.checkouts.root);
-        let mut donor: Option<PathBuf> = None;
-        let mut deleted = 0;
         for (index, planned) in cases.iter().enumerate() {
             let (specs, contenders): (Vec<&Spec>, Vec<Contender>) =
                 self.contenders_for(planned.operation).into_iter().unzip();
-            if donor.is_none() && specs.iter().any(|s| s.uses_donor()) {
-                observer.setup(
-                    "preparing the donor work tree of main, kept for every run (untimed)",
-                    1,
-                );
-                donor = Some(make_donor(self.source, &self.checkouts.root)?);
-            }
-            if planned.operation == Operation::Switch && switch_trees.is_empty() {
-                observer.setup(
-                    &format!(
-                        "preparing {} work trees of main for the switches, one per contender (untimed)",
-                        contenders.len()
-                    ),
-                    contenders.len(),
-                );
-                for k in 0..contenders.len() {
-                    switch_trees.ensure(k)?;
-                }
-            }
+            self.prepare_case(&mut series, planned, &specs, contenders.len(), observer)?;
             observer.case_started(index, cases.len(), &planned.case, contenders.len());
             if let (Operation::Status | Operation::Refresh, Some(tree)) =
                 (planned.operation, &status_tree)
@@ -414,7 +374,7 @@ impl Experiment<'_> {
                     tree,
                     git_par: &self.git_par,
                 };
-                let result = Runner::new(&mut executor, self.plan).run_observed(
+                let result = Runner::new(&mut series.executor, self.plan).run_observed(
                     &planned.case,
                     &contenders,
                     &mut fixture,
@@ -424,42 +384,131 @@ impl Experiment<'_> {
                 observer.case_done(results)?;
                 continue;
             }
-            let mut fixture = CheckoutFixture {
-                operation: planned.operation,
-                source: self.source,
-                target: planned.target,
-                root: &self.checkouts.root,
-                git_par: &self.git_par,
-                makes_git_work_tree: specs.iter().map(|s| s.makes_git_work_tree()).collect(),
-                switch_trees: &mut switch_trees,
-                donor: donor.clone(),
-                deleted: 0,
-            };
-            let result = Runner::new(&mut executor, self.plan).run_observed(
-                &planned.case,
-                &contenders,
-                &mut fixture,
-                &mut |event| observer.event(event),
-            );
-            deleted += fixture.deleted;
-            results.cases.push(result?);
-            observer.case_done(results)?;
+            self.run_checkout_case(&mut series, planned, &specs, &contenders, observer, results)?;
             let last_switch = planned.operation == Operation::Switch
                 && cases
                     .get(index + 1)
                     .is_none_or(|next| next.operation != Operation::Switch);
             if last_switch {
-                deleted += switch_trees.remove_all()?;
+                series.deleted += series.switch_trees.remove_all()?;
             }
         }
-        if let Some(donor) = donor {
+        if let Some(donor) = series.donor {
             std::fs::remove_dir_all(&donor)
                 .with_context(|| format!("could not remove {}", donor.display()))?;
             git::output(&self.source.path, &["worktree", "prune"])?;
-            deleted += self.source.files as u64;
+            series.deleted += self.source.files as u64;
         }
-        Ok(deleted)
+        Ok(series.deleted)
     }
+
+    /// The one work tree of the status and refresh cases (`suite/status.rs`), made and settled once
+    /// before the first case if any of `cases` needs it (its lstat floor goes into the results'
+    /// environment); `None` otherwise.
+    fn status_tree(
+        &self,
+        cases: &[Planned<'_>],
+        results: &mut Results,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<Option<super::status::StatusTree>> {
+        if !cases
+            .iter()
+            .any(|p| matches!(p.operation, Operation::Status | Operation::Refresh))
+        {
+            return Ok(None);
+        }
+        observer.setup(
+            "preparing the work tree of the status and refresh cases (untimed)",
+            1,
+        );
+        let tree =
+            super::status::StatusTree::create(self.source, &self.checkouts.root, &self.git_par)?;
+        observer.setup(
+            "waiting for the status tree to settle: lstat passes until they no longer get faster (untimed)",
+            0,
+        );
+        let settled = tree.settle()?;
+        results
+            .environment
+            .facts
+            .insert("status tree lstat floor".to_owned(), settled.describe());
+        Ok(Some(tree))
+    }
+
+    /// The untimed setup a case needs before its first run, made once for the series: the donor work
+    /// tree when one of its contenders (`specs`) uses it, and the switch work trees (one per
+    /// contender, `contenders` of them) before the first switch case.
+    fn prepare_case(
+        &self,
+        series: &mut Series<'_>,
+        planned: &Planned<'_>,
+        specs: &[&Spec],
+        contenders: usize,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<()> {
+        if series.donor.is_none() && specs.iter().any(|s| s.uses_donor()) {
+            observer.setup(
+                "preparing the donor work tree of main, kept for every run (untimed)",
+                1,
+            );
+            series.donor = Some(make_donor(self.source, &self.checkouts.root)?);
+        }
+        if planned.operation == Operation::Switch && series.switch_trees.is_empty() {
+            observer.setup(
+                &format!(
+                    "preparing {contenders} work trees of main for the switches, one per contender (untimed)"
+                ),
+                contenders,
+            );
+            for k in 0..contenders {
+                series.switch_trees.ensure(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one switch, worktree add or clone case through a [`CheckoutFixture`], adds its result to
+    /// `results` and counts the files its cleanup deleted.
+    fn run_checkout_case<'a>(
+        &'a self,
+        series: &mut Series<'a>,
+        planned: &Planned<'a>,
+        specs: &[&Spec],
+        contenders: &[Contender],
+        observer: &mut dyn Observer,
+        results: &mut Results,
+    ) -> anyhow::Result<()> {
+        let mut fixture = CheckoutFixture {
+            operation: planned.operation,
+            source: self.source,
+            target: planned.target,
+            root: &self.checkouts.root,
+            git_par: &self.git_par,
+            makes_git_work_tree: specs.iter().map(|s| s.makes_git_work_tree()).collect(),
+            switch_trees: &mut series.switch_trees,
+            donor: series.donor.clone(),
+            deleted: 0,
+        };
+        let result = Runner::new(&mut series.executor, self.plan).run_observed(
+            &planned.case,
+            contenders,
+            &mut fixture,
+            &mut |event| observer.event(event),
+        );
+        series.deleted += fixture.deleted;
+        results.cases.push(result?);
+        observer.case_done(results)?;
+        Ok(())
+    }
+}
+
+/// What a series carries from case to case: the executor of every run, the switch work trees and the
+/// donor work tree (each made once, when a case first needs it), and the files deleted so far.
+struct Series<'a> {
+    executor: ProcessExecutor,
+    switch_trees: SwitchTrees<'a>,
+    donor: Option<PathBuf>,
+    deleted: u64,
 }
 
 /// Makes the donor work tree: `main` checked out by git into `root` (the filesystem measured), its index
