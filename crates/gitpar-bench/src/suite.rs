@@ -14,6 +14,7 @@
 pub mod contenders;
 mod experiment;
 pub(crate) mod git;
+mod operation;
 mod output;
 mod settle;
 mod source;
@@ -30,8 +31,8 @@ use crate::synth::{self, SynthSpec};
 use crate::{pack_shape, report};
 
 use contenders::Spec;
-pub use experiment::Operation;
 use experiment::{Checkouts, Experiment};
+pub use operation::Operation;
 use output::{Console, ExportPaths, Exports};
 use source::Source;
 
