@@ -280,16 +280,7 @@ impl Experiment<'_> {
             .into_iter()
             .filter(|p| !self.contenders_for(p.operation).is_empty())
             .collect();
-        observer.series_started(
-            &cases
-                .iter()
-                .map(|p| PlannedCase {
-                    case: p.case.clone(),
-                    contenders: self.contenders_for(p.operation).len(),
-                    full_checkout: matches!(p.operation, Operation::WorktreeAdd | Operation::Clone),
-                })
-                .collect::<Vec<_>>(),
-        );
+        observer.series_started(&self.for_progress(&cases));
         let status_tree = self.status_tree(&cases, results, observer)?;
         let mut series = Series {
             executor,
@@ -309,14 +300,14 @@ impl Experiment<'_> {
                     tree,
                     git_par: &self.git_par,
                 };
-                let result = Runner::new(&mut series.executor, self.plan).run_observed(
-                    &planned.case,
+                self.run_case(
+                    &mut series.executor,
+                    planned,
                     &contenders,
                     &mut fixture,
-                    &mut |event| observer.event(event),
-                );
-                results.cases.push(result?);
-                observer.case_done(results)?;
+                    observer,
+                    results,
+                )?;
                 continue;
             }
             self.run_checkout_case(&mut series, planned, &specs, &contenders, observer, results)?;
@@ -335,6 +326,18 @@ impl Experiment<'_> {
             series.deleted += self.source.files as u64;
         }
         Ok(series.deleted)
+    }
+
+    /// `cases` as progress needs to know them before the series starts.
+    fn for_progress(&self, cases: &[Planned<'_>]) -> Vec<PlannedCase> {
+        cases
+            .iter()
+            .map(|p| PlannedCase {
+                case: p.case.clone(),
+                contenders: self.contenders_for(p.operation).len(),
+                full_checkout: matches!(p.operation, Operation::WorktreeAdd | Operation::Clone),
+            })
+            .collect()
     }
 
     /// The one work tree of the status and refresh cases (`suite/status.rs`), made and settled once
@@ -424,13 +427,36 @@ impl Experiment<'_> {
             donor: series.donor.clone(),
             deleted: 0,
         };
-        let result = Runner::new(&mut series.executor, self.plan).run_observed(
-            &planned.case,
+        let result = self.run_case(
+            &mut series.executor,
+            planned,
             contenders,
             &mut fixture,
-            &mut |event| observer.event(event),
+            observer,
+            results,
         );
         series.deleted += fixture.deleted;
+        result
+    }
+
+    /// Runs one case with `fixture` through the harness's [`Runner`], telling `observer` of every
+    /// run, then adds its result to `results` and tells `observer` the case is done (so that the
+    /// result files are written after every case).
+    fn run_case(
+        &self,
+        executor: &mut ProcessExecutor,
+        planned: &Planned<'_>,
+        contenders: &[Contender],
+        fixture: &mut dyn Fixture,
+        observer: &mut dyn Observer,
+        results: &mut Results,
+    ) -> anyhow::Result<()> {
+        let result = Runner::new(executor, self.plan).run_observed(
+            &planned.case,
+            contenders,
+            fixture,
+            &mut |event| observer.event(event),
+        );
         results.cases.push(result?);
         observer.case_done(results)?;
         Ok(())
