@@ -36,6 +36,25 @@ const ATTRIBUTES: &[&str] = &[
 /// Lines of a random `.gitignore`.
 const IGNORES: &[&str] = &["*.log", "ign/", "*.o", "/f", "tmp*", "E"];
 
+/// The weights of the kinds of change to the work tree, by the number [`Generator::dirty_once`]
+/// matches on: edits (0, 1) most, new untracked files (3) next.
+const DIRTY_WEIGHTS: [usize; 16] = [20, 8, 8, 16, 5, 6, 4, 6, 4, 4, 3, 4, 3, 3, 3, 2];
+
+/// The weights of the kinds of command, by the number [`Generator::command`] matches on.
+const COMMAND_WEIGHTS: [usize; 11] = [
+    20, // switch
+    18, // checkout of a branch
+    10, // checkout of paths
+    10, // restore
+    8,  // reset --hard
+    12, // status
+    4,  // update-index --refresh
+    5,  // sparse-checkout
+    4,  // merge --ff-only
+    3,  // clone
+    4,  // worktree add
+];
+
 /// The ways `switch` is asked to switch (`-m` twice as often: it merges, where losses hide).
 const SWITCH_MODES: &[&[&str]] = &[
     &[],
@@ -430,6 +449,9 @@ impl Generator {
             .collect()
     }
 
+    /// One change to the work tree or the index, of a kind drawn with [`DIRTY_WEIGHTS`]; each kind
+    /// is one method below. A kind that has nothing to change (no tracked file, no directory)
+    /// falls back to a new untracked file, as the last arm says.
     fn dirty_once(&mut self) {
         let files = self.tracked_files();
         let tracked: Vec<String> = self
@@ -444,148 +466,178 @@ impl Generator {
             .into_iter()
             .filter(|d| d != "m" && !d.starts_with(".git"))
             .collect();
-        let weights = [20, 8, 8, 16, 5, 6, 4, 6, 4, 4, 3, 4, 3, 3, 3, 2];
-        match self.rng.weighted(&weights) {
-            0 if !files.is_empty() => {
-                let p = self.rng.pick(&files).clone();
-                self.edit(&p);
-            }
-            1 if !files.is_empty() => {
-                let p = self.rng.pick(&files).clone();
-                self.edit(&p);
-                self.emit(format!("git add --sparse -f {}", quote(&p)));
-            }
-            2 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                self.emit(format!("rm -rf {}", quote(&p)));
-                self.wt.remove_all(&p);
-            }
-            3 => {
-                if let Some(p) = self.untracked_place() {
-                    self.write_untracked(&p);
-                }
-            }
+        match self.rng.weighted(&DIRTY_WEIGHTS) {
+            0 if !files.is_empty() => self.edit_tracked(&files, false),
+            1 if !files.is_empty() => self.edit_tracked(&files, true),
+            2 if !tracked.is_empty() => self.delete_tracked(&tracked),
+            3 => self.new_untracked(None),
             4 => {
                 if let Some(p) = self.ignored_place() {
                     self.write_untracked(&p);
                 }
             }
-            5 => {
-                if let Some(p) = self.untracked_place() {
-                    self.write_untracked(&p);
-                    self.emit(format!("git add --sparse -f {}", quote(&p)));
-                    self.tracked.insert(p);
-                }
-            }
-            6 => {
-                if let Some(p) = self.untracked_place() {
-                    self.write_untracked(&p);
-                    self.emit(format!("git add --sparse -f -N {}", quote(&p)));
-                    self.tracked.insert(p);
-                }
-            }
-            7 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                if leading(&p).any(|d| self.wt.nodes.contains_key(d)) {
-                    return;
-                }
-                let q = quote(&p);
-                self.wt.remove_all(&p);
-                if self.rng.chance(60) {
-                    let inside = format!("{p}/inside");
-                    self.emit(format!("rm -rf {q} && mkdir {q}"));
-                    self.write_untracked(&inside);
-                } else {
-                    let target = self.link_target(&self.a.clone(), &p);
-                    self.emit(format!("rm -rf {q}"));
-                    self.ensure_parent(&p);
-                    self.emit(format!("ln -s {} {q}", quote(&target)));
-                    self.wt.nodes.insert(p, Node::Link(target));
-                }
-            }
-            8 if !files.is_empty() => {
-                let p = self.rng.pick(&files).clone();
-                let flip = match self.wt.nodes.get_mut(&p) {
-                    Some(Node::File { exec, .. }) => {
-                        *exec = !*exec;
-                        if *exec {
-                            "+x"
-                        } else {
-                            "-x"
-                        }
-                    }
-                    _ => "+x",
-                };
-                self.emit(format!("chmod {flip} {}", quote(&p)));
-            }
-            9 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                // A time in the past, not "now": whether "now" falls in the second the file
-                // was written decides what git (which counts whole seconds) sees, and that
-                // would differ between the two copies.
-                self.emit(format!(
-                    "touch -h -d '2001-02-03 04:05:06' {} 2>/dev/null",
-                    quote(&p)
-                ));
-            }
-            10 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                self.emit(format!(
-                    "git rm --sparse -q -r --cached {} 2>/dev/null",
-                    quote(&p)
-                ));
-                self.tracked.remove(&p);
-            }
-            11 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                self.emit(format!(
-                    "git update-index --skip-worktree {} 2>/dev/null",
-                    quote(&p)
-                ));
-                if self.rng.chance(50) {
-                    self.emit(format!("rm -rf {}", quote(&p)));
-                    self.wt.remove_all(&p);
-                } else if files.contains(&p) {
-                    self.edit(&p);
-                }
-            }
-            12 if !dirs.is_empty() => {
-                let d = self.rng.pick(&dirs).clone();
-                self.wt.remove_all(&d);
-                self.emit(format!("rm -rf {}", quote(&d)));
-                self.write_untracked(&d);
-            }
-            13 if !dirs.is_empty() => {
-                let d = self.rng.pick(&dirs).clone();
-                self.wt.remove_all(&d);
-                let target = self.rng.pick(&["..", "../outside", "nowhere"]).to_string();
-                self.emit(format!("rm -rf {}", quote(&d)));
-                self.ensure_parent(&d);
-                self.emit(format!("ln -s {} {}", quote(&target), quote(&d)));
-                self.wt.nodes.insert(d, Node::Link(target));
-            }
-            15 if !dirs.is_empty() => {
-                // A directory the user may not write: the command then runs without root's
-                // permission bypass, so that git and git-par both meet the refusal.
-                let d = self.rng.pick(&dirs).clone();
-                self.emit(format!("chmod 555 {}", quote(&d)));
-                self.unprivileged = true;
-            }
-            14 if !tracked.is_empty() => {
-                let p = self.rng.pick(&tracked).clone();
-                self.emit(format!(
-                    "git rm --sparse -q -r -f {} 2>/dev/null",
-                    quote(&p)
-                ));
-                self.tracked.remove(&p);
-                self.wt.remove_all(&p);
-            }
-            _ => {
-                if let Some(p) = self.untracked_place() {
-                    self.write_untracked(&p);
-                }
+            5 => self.new_untracked(Some("git add --sparse -f")),
+            6 => self.new_untracked(Some("git add --sparse -f -N")),
+            7 if !tracked.is_empty() => self.retype_tracked(&tracked),
+            8 if !files.is_empty() => self.flip_exec(&files),
+            9 if !tracked.is_empty() => self.touch_in_the_past(&tracked),
+            10 if !tracked.is_empty() => self.untrack(&tracked),
+            11 if !tracked.is_empty() => self.skip_worktree(&tracked, &files),
+            12 if !dirs.is_empty() => self.dir_to_file(&dirs),
+            13 if !dirs.is_empty() => self.dir_to_link(&dirs),
+            15 if !dirs.is_empty() => self.read_only_dir(&dirs),
+            14 if !tracked.is_empty() => self.git_rm(&tracked),
+            _ => self.new_untracked(None),
+        }
+    }
+
+    /// Edits a tracked file (kinds 0 and 1), and stages the edit when `stage`: an unstaged edit
+    /// is what a checkout must keep or refuse over, a staged one what it must compare with the
+    /// index.
+    fn edit_tracked(&mut self, files: &[String], stage: bool) {
+        let p = self.rng.pick(files).clone();
+        self.edit(&p);
+        if stage {
+            self.emit(format!("git add --sparse -f {}", quote(&p)));
+        }
+    }
+
+    /// Deletes a tracked path from the disk only (kind 2): the index still has it.
+    fn delete_tracked(&mut self, tracked: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        self.emit(format!("rm -rf {}", quote(&p)));
+        self.wt.remove_all(&p);
+    }
+
+    /// Writes a new file where the target most likely needs the path (kinds 3, 5, 6 and the
+    /// fallback), then runs `add` on it when given (`git add`, with `-N` an intent to add), so
+    /// that the index tracks it too.
+    fn new_untracked(&mut self, add: Option<&str>) {
+        if let Some(p) = self.untracked_place() {
+            self.write_untracked(&p);
+            if let Some(add) = add {
+                self.emit(format!("{add} {}", quote(&p)));
+                self.tracked.insert(p);
             }
         }
+    }
+
+    /// Replaces a tracked path by a directory holding an untracked file, or by a symbolic link
+    /// (kind 7): a change of type the index does not know, under or at a tracked path. Left out
+    /// where a leading directory of the path is no longer a directory on the disk.
+    fn retype_tracked(&mut self, tracked: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        if leading(&p).any(|d| self.wt.nodes.contains_key(d)) {
+            return;
+        }
+        let q = quote(&p);
+        self.wt.remove_all(&p);
+        if self.rng.chance(60) {
+            let inside = format!("{p}/inside");
+            self.emit(format!("rm -rf {q} && mkdir {q}"));
+            self.write_untracked(&inside);
+        } else {
+            let target = self.link_target(&self.a.clone(), &p);
+            self.emit(format!("rm -rf {q}"));
+            self.ensure_parent(&p);
+            self.emit(format!("ln -s {} {q}", quote(&target)));
+            self.wt.nodes.insert(p, Node::Link(target));
+        }
+    }
+
+    /// Flips the executable bit of a tracked file (kind 8): a change of mode alone.
+    fn flip_exec(&mut self, files: &[String]) {
+        let p = self.rng.pick(files).clone();
+        let flip = match self.wt.nodes.get_mut(&p) {
+            Some(Node::File { exec, .. }) => {
+                *exec = !*exec;
+                if *exec {
+                    "+x"
+                } else {
+                    "-x"
+                }
+            }
+            _ => "+x",
+        };
+        self.emit(format!("chmod {flip} {}", quote(&p)));
+    }
+
+    /// Changes the modification time of a tracked path, not its content (kind 9): the index's
+    /// stat data no longer matches, and the content must be compared.
+    fn touch_in_the_past(&mut self, tracked: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        // A time in the past, not "now": whether "now" falls in the second the file
+        // was written decides what git (which counts whole seconds) sees, and that
+        // would differ between the two copies.
+        self.emit(format!(
+            "touch -h -d '2001-02-03 04:05:06' {} 2>/dev/null",
+            quote(&p)
+        ));
+    }
+
+    /// Removes a path from the index and keeps it on the disk (kind 10): it becomes untracked.
+    fn untrack(&mut self, tracked: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        self.emit(format!(
+            "git rm --sparse -q -r --cached {} 2>/dev/null",
+            quote(&p)
+        ));
+        self.tracked.remove(&p);
+    }
+
+    /// Marks a tracked path skip-worktree (kind 11), then deletes or edits it half the time:
+    /// what a checkout must do with a path the index says not to look at.
+    fn skip_worktree(&mut self, tracked: &[String], files: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        self.emit(format!(
+            "git update-index --skip-worktree {} 2>/dev/null",
+            quote(&p)
+        ));
+        if self.rng.chance(50) {
+            self.emit(format!("rm -rf {}", quote(&p)));
+            self.wt.remove_all(&p);
+        } else if files.contains(&p) {
+            self.edit(&p);
+        }
+    }
+
+    /// Replaces a directory by an untracked file of the same name (kind 12).
+    fn dir_to_file(&mut self, dirs: &[String]) {
+        let d = self.rng.pick(dirs).clone();
+        self.wt.remove_all(&d);
+        self.emit(format!("rm -rf {}", quote(&d)));
+        self.write_untracked(&d);
+    }
+
+    /// Replaces a directory by a symbolic link that leads out of it, out of the work tree or
+    /// nowhere (kind 13): a checkout must not write through it.
+    fn dir_to_link(&mut self, dirs: &[String]) {
+        let d = self.rng.pick(dirs).clone();
+        self.wt.remove_all(&d);
+        let target = self.rng.pick(&["..", "../outside", "nowhere"]).to_string();
+        self.emit(format!("rm -rf {}", quote(&d)));
+        self.ensure_parent(&d);
+        self.emit(format!("ln -s {} {}", quote(&target), quote(&d)));
+        self.wt.nodes.insert(d, Node::Link(target));
+    }
+
+    /// Makes a directory read-only (kind 15): the command then runs without root's permission
+    /// bypass, so that git and git-par both meet the refusal.
+    fn read_only_dir(&mut self, dirs: &[String]) {
+        let d = self.rng.pick(dirs).clone();
+        self.emit(format!("chmod 555 {}", quote(&d)));
+        self.unprivileged = true;
+    }
+
+    /// Removes a tracked path from the index and the disk with `git rm` (kind 14).
+    fn git_rm(&mut self, tracked: &[String]) {
+        let p = self.rng.pick(tracked).clone();
+        self.emit(format!(
+            "git rm --sparse -q -r -f {} 2>/dev/null",
+            quote(&p)
+        ));
+        self.tracked.remove(&p);
+        self.wt.remove_all(&p);
     }
 
     fn edit(&mut self, path: &str) {
@@ -710,76 +762,25 @@ impl Generator {
         (0..n).map(|_| self.pathspec()).collect()
     }
 
+    /// The command under test, the directory it runs in and the directories compared after it.
+    /// The target (`t`) is drawn first, whether the command uses it or not, then the kind of
+    /// command; each kind's arguments are one method below.
     fn command(&mut self) -> (Vec<String>, String, Vec<String>) {
-        let repo = || ("repo".to_owned(), vec!["repo".to_owned()]);
-        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
-        let weights = [
-            20, // switch
-            18, // checkout of a branch
-            10, // checkout of paths
-            10, // restore
-            8,  // reset --hard
-            12, // status
-            4,  // update-index --refresh
-            5,  // sparse-checkout
-            4,  // merge --ff-only
-            3,  // clone
-            4,  // worktree add
-        ];
         let t = self.target();
-        let (cwd, observe) = repo();
         // In the middle of a conflicted merge, the commands that resolve paths come more often.
         let pick = if self.merging && self.rng.chance(40) {
             *self.rng.pick(&[2, 3])
         } else {
-            self.rng.weighted(&weights)
+            self.rng.weighted(&COMMAND_WEIGHTS)
         };
         let args = match pick {
-            0 => {
-                let mode = self.rng.pick(SWITCH_MODES);
-                let mut args = s(&["switch"]);
-                args.extend(s(mode));
-                args.push(t);
-                args
-            }
-            1 => {
-                let mode = self.rng.pick(CHECKOUT_MODES);
-                let mut args = s(&["checkout"]);
-                args.extend(s(mode));
-                args.push(t);
-                args
-            }
-            2 => {
-                let mut args = s(&["checkout"]);
-                match self.rng.weighted(&[30, 25, 15, 10, 10, 10]) {
-                    0 => args.extend([t, "--".into()]),
-                    1 => args.push("--".into()),
-                    2 => {}
-                    3 => args.extend(s(&["--ours", "--"])),
-                    4 => args.extend(s(&["--theirs", "--"])),
-                    _ => args.extend(s(&["-m", "--"])),
-                }
-                args.extend(self.pathspecs());
-                args
-            }
-            3 => {
-                let mut args = s(&["restore"]);
-                match self.rng.weighted(&[25, 25, 20, 15, 10, 5]) {
-                    0 => {}
-                    1 => args.extend(["--source".into(), t]),
-                    2 => args.push("--staged".into()),
-                    3 => {
-                        args.extend(["--staged".into(), "--worktree".into(), "--source".into(), t])
-                    }
-                    4 => args.push("--ours".into()),
-                    _ => args.push("--merge".into()),
-                }
-                args.extend(self.pathspecs());
-                args
-            }
+            0 => self.switch_args(t),
+            1 => self.checkout_args(t),
+            2 => self.checkout_paths_args(t),
+            3 => self.restore_args(t),
             4 => {
                 if self.rng.chance(30) {
-                    s(&["reset", "--hard"])
+                    strings(&["reset", "--hard"])
                 } else {
                     vec!["reset".into(), "--hard".into(), t]
                 }
@@ -787,47 +788,107 @@ impl Generator {
             5 => self.status_args(),
             6 => {
                 if self.rng.chance(60) {
-                    s(&["update-index", "--refresh"])
+                    strings(&["update-index", "--refresh"])
                 } else {
-                    s(&["update-index", "-q", "--refresh"])
+                    strings(&["update-index", "-q", "--refresh"])
                 }
             }
-            7 => {
-                let mut dirs: Vec<String> = self.b.dirs().into_iter().collect();
-                dirs.extend(self.a.dirs());
-                dirs.retain(|d| d != "m");
-                let dir = if dirs.is_empty() {
-                    "d".to_owned()
-                } else {
-                    self.rng.pick(&dirs).clone()
-                };
-                match self.rng.weighted(&[40, 20, 25, 15]) {
-                    0 => vec!["sparse-checkout".into(), "set".into(), dir],
-                    1 => vec!["sparse-checkout".into(), "add".into(), dir],
-                    2 => s(&["sparse-checkout", "disable"]),
-                    _ => s(&["sparse-checkout", "set", "--no-cone", "/*.txt"]),
-                }
-            }
+            7 => self.sparse_checkout_args(),
             8 => vec!["merge".into(), "--ff-only".into(), t],
             9 => {
-                let mut args = s(&["clone", "-q"]);
+                let mut args = strings(&["clone", "-q"]);
                 if self.rng.chance(40) {
                     args.extend(["-b".into(), "b".into()]);
                 }
-                args.extend(s(&["repo", "copy"]));
-                return (args, ".".into(), s(&["repo", "copy"]));
+                args.extend(strings(&["repo", "copy"]));
+                return (args, ".".into(), strings(&["repo", "copy"]));
             }
             _ => {
-                let mut args = s(&["worktree", "add"]);
-                match self.rng.weighted(&[50, 25, 25]) {
-                    0 => args.extend(s(&["../wt", "b"])),
-                    1 => args.extend(s(&["--detach", "../wt"]).into_iter().chain([t])),
-                    _ => args.extend(s(&["-b", "new", "../wt"]).into_iter().chain([t])),
-                }
-                return (args, "repo".into(), s(&["repo", "wt"]));
+                let args = self.worktree_add_args(t);
+                return (args, "repo".into(), strings(&["repo", "wt"]));
             }
         };
-        (args, cwd, observe)
+        (args, "repo".to_owned(), vec!["repo".to_owned()])
+    }
+
+    /// `switch` to the target, in one of [`SWITCH_MODES`].
+    fn switch_args(&mut self, t: String) -> Vec<String> {
+        let mode = self.rng.pick(SWITCH_MODES);
+        let mut args = strings(&["switch"]);
+        args.extend(strings(mode));
+        args.push(t);
+        args
+    }
+
+    /// `checkout` of the target as a branch, in one of [`CHECKOUT_MODES`].
+    fn checkout_args(&mut self, t: String) -> Vec<String> {
+        let mode = self.rng.pick(CHECKOUT_MODES);
+        let mut args = strings(&["checkout"]);
+        args.extend(strings(mode));
+        args.push(t);
+        args
+    }
+
+    /// `checkout` of paths: from the target, from the index, or one side of a conflict.
+    fn checkout_paths_args(&mut self, t: String) -> Vec<String> {
+        let mut args = strings(&["checkout"]);
+        match self.rng.weighted(&[30, 25, 15, 10, 10, 10]) {
+            0 => args.extend([t, "--".into()]),
+            1 => args.push("--".into()),
+            2 => {}
+            3 => args.extend(strings(&["--ours", "--"])),
+            4 => args.extend(strings(&["--theirs", "--"])),
+            _ => args.extend(strings(&["-m", "--"])),
+        }
+        args.extend(self.pathspecs());
+        args
+    }
+
+    /// `restore` of paths: the work tree, the index or both, from the index, the target or one
+    /// side of a conflict.
+    fn restore_args(&mut self, t: String) -> Vec<String> {
+        let mut args = strings(&["restore"]);
+        match self.rng.weighted(&[25, 25, 20, 15, 10, 5]) {
+            0 => {}
+            1 => args.extend(["--source".into(), t]),
+            2 => args.push("--staged".into()),
+            3 => args.extend(["--staged".into(), "--worktree".into(), "--source".into(), t]),
+            4 => args.push("--ours".into()),
+            _ => args.push("--merge".into()),
+        }
+        args.extend(self.pathspecs());
+        args
+    }
+
+    /// `sparse-checkout` of a directory of either commit (cone mode), or out of sparse mode, or
+    /// a non-cone pattern.
+    fn sparse_checkout_args(&mut self) -> Vec<String> {
+        let mut dirs: Vec<String> = self.b.dirs().into_iter().collect();
+        dirs.extend(self.a.dirs());
+        dirs.retain(|d| d != "m");
+        let dir = if dirs.is_empty() {
+            "d".to_owned()
+        } else {
+            self.rng.pick(&dirs).clone()
+        };
+        match self.rng.weighted(&[40, 20, 25, 15]) {
+            0 => vec!["sparse-checkout".into(), "set".into(), dir],
+            1 => vec!["sparse-checkout".into(), "add".into(), dir],
+            2 => strings(&["sparse-checkout", "disable"]),
+            _ => strings(&["sparse-checkout", "set", "--no-cone", "/*.txt"]),
+        }
+    }
+
+    /// `worktree add` of a new work tree beside the repository: of `b`, or of the target
+    /// detached or on a new branch.
+    fn worktree_add_args(&mut self, t: String) -> Vec<String> {
+        let mut args = strings(&["worktree", "add"]);
+        match self.rng.weighted(&[50, 25, 25]) {
+            0 => args.extend(strings(&["../wt", "b"])),
+            1 => args.extend(strings(&["--detach", "../wt"]).into_iter().chain([t])),
+            _ => args.extend(strings(&["-b", "new", "../wt"]).into_iter().chain([t])),
+        }
+        args
     }
 
     fn status_args(&mut self) -> Vec<String> {
@@ -856,6 +917,11 @@ impl Generator {
         }
         args
     }
+}
+
+/// Owned copies of `words`, for an argument list.
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
 }
 
 /// The command line of a scenario, for reports: `git switch -m b`.

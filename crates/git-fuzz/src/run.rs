@@ -1,6 +1,7 @@
 //! One scenario, run twice: built in two directories by the same script, the command run by
 //! git in one and by git-par in the other, then both read and compared.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -176,52 +177,19 @@ pub fn run(setup: &Setup, scenario: &Scenario, name: &str) -> Report {
     report
 }
 
+/// The steps of [`run`]: build both sides, check that git built them alike, run the command on
+/// each, compare, and judge a difference. An `Err` is a scenario that could not be built or
+/// read, reported invalid.
 fn run_in(
     setup: &Setup,
     scenario: &Scenario,
     dir: &Path,
     report: &mut Report,
 ) -> Result<(), String> {
-    if dir.exists() {
-        fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()))?;
-    }
-    let (git_side, par_side) = sides(dir);
-    for side in [&git_side, &par_side] {
-        fs::create_dir_all(side).map_err(|e| format!("creating {}: {e}", side.display()))?;
-    }
-    let script = dir.join("scenario.sh");
-    fs::write(&script, scenario.render()).map_err(|e| format!("writing the script: {e}"))?;
-    for side in [&git_side, &par_side] {
-        let mut sh = process::command(Path::new("/bin/sh"), side, side, &setup.path_var);
-        sh.arg(&script);
-        let out = process::run(&mut sh)?;
-        if !out.ok() {
-            // git's warnings about line endings say nothing about why the script stopped.
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let why: Vec<&str> = stderr
-                .lines()
-                .filter(|l| !l.starts_with("warning: in the working copy of"))
-                .collect();
-            return Err(format!("the script failed: {}", why.join("\n")));
-        }
-    }
+    let (git_side, par_side) = build(setup, scenario, dir)?;
     let before = Before::read(&reader(setup, &par_side), &par_side.join(&scenario.cwd))?;
     let git_rechecked = same_builds(setup, scenario, (&git_side, &par_side), &before)?;
-
-    let git_out = {
-        let mut cmd = process::command(
-            &setup.git,
-            &git_side.join(&scenario.cwd),
-            &git_side,
-            &setup.path_var,
-        );
-        cmd.args(&scenario.command);
-        process::run(&mut unprivileged(cmd, scenario))?
-    };
-    let par_out = process::run(&mut unprivileged(
-        par_command(setup, scenario, &par_side),
-        scenario,
-    ))?;
+    let (git_out, par_out) = run_command(setup, scenario, (&git_side, &par_side))?;
     if git_out.code.is_none() {
         let stderr = String::from_utf8_lossy(&git_out.stderr);
         report.verdict = Verdict::GitCrashed(stderr.lines().last().unwrap_or("").to_owned());
@@ -230,62 +198,10 @@ fn run_in(
         return Ok(());
     }
 
-    // Each side's own directory is named in some values (a clone's `remote.origin.url`, a
-    // reflog's `clone: from`): said the same way on both sides, it is no difference.
-    let (git_name, par_name) = (
-        git_side.display().to_string(),
-        par_side.display().to_string(),
-    );
-    let mut differences = Vec::new();
-    let mut differ = |aspect: &str, git: String, par: String| {
-        let git = git.replace(&git_name, "$SIDE");
-        let par = par.replace(&par_name, "$SIDE");
-        if git != par {
-            differences.push(Difference {
-                aspect: aspect.to_owned(),
-                git,
-                par,
-            });
-        }
-    };
-    differ(
-        "exit code",
-        format!("{:?}", git_out.code),
-        format!("{:?}", par_out.code),
-    );
-    differ("stdout", git_out.text(), par_out.text());
-    if !git_out.ok() || !par_out.ok() {
-        differ(
-            "stderr's first line",
-            git_out.first_error_line(),
-            par_out.first_error_line(),
-        );
-    }
-    let mut trees = (Vec::new(), Vec::new());
-    for observed in &scenario.observe {
-        let g = observe::aspects(&reader(setup, &git_side), &git_side.join(observed))?;
-        let p = observe::aspects(&reader(setup, &par_side), &par_side.join(observed))?;
-        for ((aspect, gv), (_, pv)) in g.into_iter().zip(p) {
-            // Dangling objects git leaves and git-par does not are no difference: only those
-            // git-par alone leaves are.
-            let pv = if aspect == "fsck" {
-                let extra: Vec<&str> = pv
-                    .lines()
-                    .filter(|l| !gv.lines().any(|g| g == *l))
-                    .collect();
-                if extra.is_empty() {
-                    gv.clone()
-                } else {
-                    pv
-                }
-            } else {
-                pv
-            };
-            differ(&format!("{observed}: {aspect}"), gv, pv);
-        }
-        trees.0.push(observe::work_tree(&git_side.join(observed))?);
-        trees.1.push(observe::work_tree(&par_side.join(observed))?);
-    }
+    let mut differ = Differ::new(&git_side, &par_side);
+    differ.outputs(&git_out, &par_out);
+    let trees = differ.observed(setup, scenario, (&git_side, &par_side))?;
+    let differences = differ.found;
     let lost = compare::lost(
         &before.tree,
         &trees.0.iter().collect::<Vec<_>>(),
@@ -317,6 +233,154 @@ fn run_in(
     report.git = Some(git_out);
     report.par = Some(par_out);
     Ok(())
+}
+
+/// Builds both sides in `dir` (emptied first) by running the scenario's script in each, and
+/// returns their directories ([`sides`]). The script is written to `dir/scenario.sh`, where a
+/// kept scenario can be run again by hand.
+fn build(setup: &Setup, scenario: &Scenario, dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()))?;
+    }
+    let (git_side, par_side) = sides(dir);
+    for side in [&git_side, &par_side] {
+        fs::create_dir_all(side).map_err(|e| format!("creating {}: {e}", side.display()))?;
+    }
+    let script = dir.join("scenario.sh");
+    fs::write(&script, scenario.render()).map_err(|e| format!("writing the script: {e}"))?;
+    for side in [&git_side, &par_side] {
+        let mut sh = process::command(Path::new("/bin/sh"), side, side, &setup.path_var);
+        sh.arg(&script);
+        let out = process::run(&mut sh)?;
+        if !out.ok() {
+            // git's warnings about line endings say nothing about why the script stopped.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why: Vec<&str> = stderr
+                .lines()
+                .filter(|l| !l.starts_with("warning: in the working copy of"))
+                .collect();
+            return Err(format!("the script failed: {}", why.join("\n")));
+        }
+    }
+    Ok((git_side, par_side))
+}
+
+/// Runs the scenario's command, by git on git's side, then by git-par on its side
+/// ([`par_command`]); each unprivileged where the scenario says so.
+fn run_command(
+    setup: &Setup,
+    scenario: &Scenario,
+    (git_side, par_side): (&Path, &Path),
+) -> Result<(Output, Output), String> {
+    let git_out = {
+        let mut cmd = process::command(
+            &setup.git,
+            &git_side.join(&scenario.cwd),
+            git_side,
+            &setup.path_var,
+        );
+        cmd.args(&scenario.command);
+        process::run(&mut unprivileged(cmd, scenario))?
+    };
+    let par_out = process::run(&mut unprivileged(
+        par_command(setup, scenario, par_side),
+        scenario,
+    ))?;
+    Ok((git_out, par_out))
+}
+
+/// The differences found between the two sides so far, in the order they were compared.
+struct Differ {
+    /// git's side's directory, as values name it.
+    git_name: String,
+    /// git-par's side's directory, as values name it.
+    par_name: String,
+    /// The differences.
+    found: Vec<Difference>,
+}
+
+impl Differ {
+    fn new(git_side: &Path, par_side: &Path) -> Differ {
+        Differ {
+            git_name: git_side.display().to_string(),
+            par_name: par_side.display().to_string(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Records `aspect` as a difference if the two values differ. Each side's own directory is
+    /// named in some values (a clone's `remote.origin.url`, a reflog's `clone: from`): said the
+    /// same way on both sides, it is no difference.
+    fn check(&mut self, aspect: &str, git: String, par: String) {
+        let git = git.replace(&self.git_name, "$SIDE");
+        let par = par.replace(&self.par_name, "$SIDE");
+        if git != par {
+            self.found.push(Difference {
+                aspect: aspect.to_owned(),
+                git,
+                par,
+            });
+        }
+    }
+
+    /// Compares what the two commands returned and printed (the first line of stderr only
+    /// when one failed: messages are not git-par's to copy word for word).
+    fn outputs(&mut self, git_out: &Output, par_out: &Output) {
+        self.check(
+            "exit code",
+            format!("{:?}", git_out.code),
+            format!("{:?}", par_out.code),
+        );
+        self.check("stdout", git_out.text(), par_out.text());
+        if !git_out.ok() || !par_out.ok() {
+            self.check(
+                "stderr's first line",
+                git_out.first_error_line(),
+                par_out.first_error_line(),
+            );
+        }
+    }
+
+    /// Compares every aspect of each directory the scenario observes, and returns the work
+    /// trees read on each side (git's, git-par's), for [`compare::lost`].
+    fn observed(
+        &mut self,
+        setup: &Setup,
+        scenario: &Scenario,
+        (git_side, par_side): (&Path, &Path),
+    ) -> Result<(Vec<WorkTree>, Vec<WorkTree>), String> {
+        let mut trees = (Vec::new(), Vec::new());
+        for observed in &scenario.observe {
+            let g = observe::aspects(&reader(setup, git_side), &git_side.join(observed))?;
+            let p = observe::aspects(&reader(setup, par_side), &par_side.join(observed))?;
+            for ((aspect, gv), (_, pv)) in g.into_iter().zip(p) {
+                let pv = if aspect == "fsck" {
+                    beyond_git(&gv, pv)
+                } else {
+                    pv
+                };
+                self.check(&format!("{observed}: {aspect}"), gv, pv);
+            }
+            trees.0.push(observe::work_tree(&git_side.join(observed))?);
+            trees.1.push(observe::work_tree(&par_side.join(observed))?);
+        }
+        Ok(trees)
+    }
+}
+
+/// git-par's `fsck` report as compared with git's `git_fsck`: dangling objects git leaves and
+/// git-par does not are no difference, only those git-par alone leaves are. Returns git's
+/// report when git-par's has no line of its own, else git-par's.
+fn beyond_git(git_fsck: &str, par_fsck: String) -> String {
+    let extra: Vec<&str> = par_fsck
+        .lines()
+        .filter(|l| !git_fsck.lines().any(|g| g == *l))
+        .collect();
+    if extra.is_empty() {
+        git_fsck.to_owned()
+    } else {
+        par_fsck
+    }
 }
 
 /// The two copies git built must be the same before the command runs: where they are not (a
@@ -511,6 +575,11 @@ fn symlink_kept(
 /// merging local changes) that git makes by dropping a change staged in the index, and that git-par refuses as it refuses to lose
 /// local changes ("would be overwritten"), having changed nothing. Returns the reason when
 /// that is what happened.
+///
+/// The cases are tried in turn, each a function below: `--discard-changes` over untracked
+/// files, untracked files git deletes in a sparse checkout, then a refusal over staged changes
+/// (git died on a permission, git refused for something else, or git dropped the change), and
+/// last a directory/file conflict git leaves out of its index.
 fn safer_refusal(
     scenario: &Scenario,
     before: &Before,
@@ -526,64 +595,105 @@ fn safer_refusal(
             && observe::index(par, par_dir)? == before.index
             && observe::head(par, par_dir)? == before.head)
     };
-    // `--discard-changes` (a reset that protects untracked files): git names the untracked
-    // files in the way, then goes on and removes them; git-par stops at that same error.
+    if let Some(why) = untracked_named(command, (git_out, par_out)) {
+        if unchanged()? {
+            return Ok(Some(why));
+        }
+    }
+    let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+    if let Some(why) = lost_by_git(before, (git, git_dir), (git_out, &par_err))? {
+        if unchanged()? {
+            return Ok(Some(why));
+        }
+    }
+    let both_refused = both_refused(git_out, par_out);
+    // git set out to remove what is staged and died on a permission.
+    let git_died = git_out.code == Some(128);
+    if !refused_over_local_changes(command, (git_out, par_out), both_refused || git_died) {
+        return Ok(None);
+    }
+    if !unchanged()? {
+        return Ok(None);
+    }
+    let in_head = head_entries(before);
+    let git_index = observe::index(git, git_dir)?;
+    let git_tree = git
+        .run(git_dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
+        .text();
+    let staged_paths = staged_paths(before, &in_head);
+    if git_died && !both_refused {
+        return Ok(died_over_staged((git_out, par_out), &staged_paths));
+    }
+    if both_refused {
+        return Ok(also_staged((git_out, par_out), &staged_paths));
+    }
+    if let Some(why) = dropped_by_git(before, &in_head, &git_index, &git_tree) {
+        return Ok(Some(why));
+    }
+    Ok(left_out(&git_index, &git_tree, &par_out.stderr))
+}
+
+/// `--discard-changes` (a reset that protects untracked files): git names the untracked files
+/// in the way, then goes on and removes them; git-par stops at that same error. Returns the
+/// reason when both said so (whether git-par changed nothing is the caller's to check).
+fn untracked_named(command: &[String], (git_out, par_out): (&Output, &Output)) -> Option<String> {
     let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
     let first = par_err.lines().next().unwrap_or_default();
-    if command.iter().any(|a| a == "--discard-changes")
+    (command.iter().any(|a| a == "--discard-changes")
         && git_out.ok()
         && par_out.code == Some(128)
         && first.starts_with("error: ")
         && first.contains("untracked")
         && String::from_utf8_lossy(&git_out.stderr)
             .lines()
-            .any(|l| l == first)
-        && unchanged()?
-    {
-        return Ok(Some(format!(
-            "git reports \"{first}\" and removes them all the same; git-par stops there"
-        )));
-    }
-    if let Some(why) = lost_by_git(before, (git, git_dir), (git_out, &par_err))? {
-        if unchanged()? {
-            return Ok(Some(why));
-        }
-    }
-    let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
-    // git refused too (for something else), and git-par names what git names and more.
-    let both_refused = !git_out.ok()
+            .any(|l| l == first))
+    .then(|| format!("git reports \"{first}\" and removes them all the same; git-par stops there"))
+}
+
+/// Whether git refused too (for something else), with the same exit code, and git-par names
+/// every line git names, and more.
+fn both_refused(git_out: &Output, par_out: &Output) -> bool {
+    !git_out.ok()
         && git_out.code == par_out.code
         && String::from_utf8_lossy(&git_out.stderr).lines().all(|l| {
             String::from_utf8_lossy(&par_out.stderr)
                 .lines()
                 .any(|p| p == l)
-        });
-    // git set out to remove what is staged and died on a permission.
-    let git_died = git_out.code == Some(128);
-    if !matches!(command[0].as_str(), "switch" | "checkout" | "merge")
-        || command.iter().any(|a| forcing.contains(&a.as_str()))
-        || !(git_out.ok() || both_refused || git_died)
-        || par_out.ok()
-        || !String::from_utf8_lossy(&par_out.stderr).contains("would be overwritten")
-    {
-        return Ok(None);
-    }
-    if !unchanged()? {
-        return Ok(None);
-    }
-    let in_head: std::collections::HashSet<(String, String)> = before
+        })
+}
+
+/// Whether this can be the refusal over a staged change at all: a switch, checkout or merge,
+/// not forced nor merging local changes, that git made (or failed for a reason the caller
+/// weighs, `git_excused`) and git-par refused as "would be overwritten".
+fn refused_over_local_changes(
+    command: &[String],
+    (git_out, par_out): (&Output, &Output),
+    git_excused: bool,
+) -> bool {
+    let forcing = ["-f", "--force", "--discard-changes", "-m", "--merge", "--"];
+    matches!(command[0].as_str(), "switch" | "checkout" | "merge")
+        && !command.iter().any(|a| forcing.contains(&a.as_str()))
+        && (git_out.ok() || git_excused)
+        && !par_out.ok()
+        && String::from_utf8_lossy(&par_out.stderr).contains("would be overwritten")
+}
+
+/// `HEAD`'s entries before the command, as (path, object id) pairs.
+fn head_entries(before: &Before) -> HashSet<(String, String)> {
+    before
         .head_tree
         .lines()
         .filter_map(|l| {
             let (meta, path) = l.split_once('\t')?;
             Some((path.to_owned(), meta.split(' ').nth(2)?.to_owned()))
         })
-        .collect();
-    let git_index = observe::index(git, git_dir)?;
-    let git_tree = git
-        .run(git_dir, &["ls-tree", "-r", "--full-tree", "HEAD"])?
-        .text();
-    let staged_paths: Vec<&str> = before
+        .collect()
+}
+
+/// The paths of the index before the command whose object `HEAD` does not have there: the
+/// staged changes.
+fn staged_paths<'a>(before: &'a Before, in_head: &HashSet<(String, String)>) -> Vec<&'a str> {
+    before
         .index
         .lines()
         .filter_map(|l| {
@@ -592,48 +702,65 @@ fn safer_refusal(
             let path = path.split(" flags=").next().unwrap_or(path);
             (!in_head.contains(&(path.to_owned(), id.to_owned()))).then_some(path)
         })
+        .collect()
+}
+
+/// git died (on a permission) while removing paths: the reason when every path git-par refuses
+/// over is a staged change git failed to unlink.
+fn died_over_staged(
+    (git_out, par_out): (&Output, &Output),
+    staged_paths: &[&str],
+) -> Option<String> {
+    let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
+    let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+    let removing = |path: &str| {
+        git_err
+            .lines()
+            .any(|l| l.starts_with(&format!("warning: unable to unlink '{path}': ")))
+    };
+    let refused: Vec<&str> = par_err
+        .lines()
+        .filter_map(|l| l.strip_prefix('\t'))
         .collect();
-    if git_died && !both_refused {
-        let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
-        let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
-        let removing = |path: &str| {
-            git_err
-                .lines()
-                .any(|l| l.starts_with(&format!("warning: unable to unlink '{path}': ")))
-        };
-        let refused: Vec<&str> = par_err
-            .lines()
-            .filter_map(|l| l.strip_prefix('\t'))
-            .collect();
-        let all_staged = !refused.is_empty()
-            && refused
-                .iter()
-                .all(|p| staged_paths.contains(p) && removing(p));
-        return Ok(all_staged.then(|| {
-            format!(
-                "git sets out to drop the change staged to {} (and dies on a permission); git-par refuses",
-                refused.join(", ")
-            )
-        }));
-    }
-    if both_refused {
-        // The paths git-par lists beyond git's are all changes staged under a directory git
-        // would drop (git's refusal is for something else).
-        let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
-        let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
-        let extra: Vec<&str> = par_err
-            .lines()
-            .filter(|l| !git_err.lines().any(|g| g == *l))
-            .filter_map(|l| l.strip_prefix('\t'))
-            .collect();
-        let all_staged = !extra.is_empty() && extra.iter().all(|p| staged_paths.contains(p));
-        return Ok(all_staged.then(|| {
-            format!(
-                "git refuses for something else; git-par also names the staged {}",
-                extra.join(", ")
-            )
-        }));
-    }
+    let all_staged = !refused.is_empty()
+        && refused
+            .iter()
+            .all(|p| staged_paths.contains(p) && removing(p));
+    all_staged.then(|| {
+        format!(
+            "git sets out to drop the change staged to {} (and dies on a permission); git-par refuses",
+            refused.join(", ")
+        )
+    })
+}
+
+/// Both refused: the reason when the paths git-par lists beyond git's are all changes staged
+/// under a directory git would drop (git's refusal is for something else).
+fn also_staged((git_out, par_out): (&Output, &Output), staged_paths: &[&str]) -> Option<String> {
+    let git_err = String::from_utf8_lossy(&git_out.stderr).into_owned();
+    let par_err = String::from_utf8_lossy(&par_out.stderr).into_owned();
+    let extra: Vec<&str> = par_err
+        .lines()
+        .filter(|l| !git_err.lines().any(|g| g == *l))
+        .filter_map(|l| l.strip_prefix('\t'))
+        .collect();
+    let all_staged = !extra.is_empty() && extra.iter().all(|p| staged_paths.contains(p));
+    all_staged.then(|| {
+        format!(
+            "git refuses for something else; git-par also names the staged {}",
+            extra.join(", ")
+        )
+    })
+}
+
+/// git made the switch: the reason when a change staged before (an object of stage 0 that
+/// `HEAD` did not have there) is in neither git's index nor git's `HEAD` after it.
+fn dropped_by_git(
+    before: &Before,
+    in_head: &HashSet<(String, String)>,
+    git_index: &str,
+    git_tree: &str,
+) -> Option<String> {
     for line in before.index.lines() {
         let Some((meta, path)) = line.split_once('\t') else {
             continue;
@@ -646,12 +773,12 @@ fn safer_refusal(
         let path = path.split(" flags=").next().unwrap_or(path);
         let staged = !in_head.contains(&(path.to_owned(), id.to_owned()));
         if staged && !git_index.contains(id) && !git_tree.contains(id) {
-            return Ok(Some(format!(
+            return Some(format!(
                 "git drops the change staged to {path}; git-par refuses the switch and changes nothing"
-            )));
+            ));
         }
     }
-    Ok(left_out(&git_index, &git_tree, &par_out.stderr))
+    None
 }
 
 /// git-par refuses to replace directories holding untracked files ("would lose untracked files

@@ -259,7 +259,8 @@ fn nice_step(max: f64) -> f64 {
 }
 
 impl SvgExporter {
-    /// Draws one operation's panel in a `width`-wide image whose right `legend` pixels hold the legend.
+    /// Draws one operation's panel in a `width`-wide image whose right `legend` pixels hold the legend:
+    /// its frame (title, axes, grid and ticks), then one series per contender, in first-seen order.
     fn panel(
         &self,
         out: &mut String,
@@ -269,27 +270,63 @@ impl SvgExporter {
         width: f64,
         legend: f64,
     ) {
-        let (w, h) = (width, f64::from(self.panel_height));
-        let (left, right, head, foot) = (70.0, legend, 40.0, 50.0);
-        let (x0, x1, y0, y1) = (left, w - right, top + h - foot, top + head);
-
         let mut ns: Vec<usize> = cases.iter().map(|c| c.n).collect();
         ns.sort_unstable();
         ns.dedup();
+        let frame = Frame::new(cases, &ns, f64::from(self.panel_height), top, width, legend);
+        frame.draw(out, operation, &ns);
+        let mut names: Vec<&str> = Vec::new();
+        for c in cases.iter().flat_map(|c| &c.contenders) {
+            if !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+        for (k, name) in names.iter().enumerate() {
+            frame.series(out, cases, name, k, names.len());
+        }
+    }
+}
+
+/// Where one panel's figures land: the plot area in image pixels and the scales that map a case's N
+/// (x, logarithmic when the sizes span a factor of 4 or more) and a time in seconds (y, from 0 to a
+/// round `ytop`) into it.
+struct Frame {
+    /// The top of the panel, above its title.
+    top: f64,
+    /// Left and right of the plot area.
+    x0: f64,
+    x1: f64,
+    /// Bottom (the time axis's 0) and top of the plot area: SVG's y grows downwards.
+    y0: f64,
+    y1: f64,
+    /// The smallest and largest N of the cases.
+    nmin: f64,
+    nmax: f64,
+    /// Whether N is on a logarithmic scale.
+    log: bool,
+    /// The time at the top of the y axis, and the grid's step.
+    ytop: f64,
+    step: f64,
+    /// How times are written on the y axis and in the points' titles.
+    scale: report::Scale,
+}
+
+impl Frame {
+    /// The frame of a panel `height` pixels high from `top` in a `width`-wide image, for `cases`
+    /// of sizes `ns` (sorted, distinct): the y axis reaches the largest median or interval bound.
+    fn new(
+        cases: &[&CaseResult],
+        ns: &[usize],
+        height: f64,
+        top: f64,
+        width: f64,
+        legend: f64,
+    ) -> Self {
+        let (w, h) = (width, height);
+        let (left, right, head, foot) = (70.0, legend, 40.0, 50.0);
+        let (x0, x1, y0, y1) = (left, w - right, top + h - foot, top + head);
         let (nmin, nmax) = (ns[0] as f64, ns[ns.len() - 1] as f64);
         let log = nmin > 0.0 && nmax / nmin >= 4.0;
-        let tx = |n: f64| -> f64 {
-            if nmax == nmin {
-                return (x0 + x1) / 2.0;
-            }
-            let t = if log {
-                (n.ln() - nmin.ln()) / (nmax.ln() - nmin.ln())
-            } else {
-                (n - nmin) / (nmax - nmin)
-            };
-            x0 + 20.0 + t * (x1 - x0 - 40.0)
-        };
-
         let mut ymax: f64 = 0.0;
         for c in cases.iter().flat_map(|c| &c.contenders) {
             if let Some(s) = c.summary {
@@ -301,9 +338,43 @@ impl SvgExporter {
         }
         let step = nice_step(ymax);
         let ytop = (ymax / step).ceil().max(1.0) * step;
-        let ty = |s: f64| y0 - (s / ytop) * (y0 - y1);
-        let scale = report::Scale::for_seconds(ytop);
+        Self {
+            top,
+            x0,
+            x1,
+            y0,
+            y1,
+            nmin,
+            nmax,
+            log,
+            ytop,
+            step,
+            scale: report::Scale::for_seconds(ytop),
+        }
+    }
 
+    /// The x of size `n`: centred when every case has one size, else 20 pixels in from each side.
+    fn tx(&self, n: f64) -> f64 {
+        let (x0, x1, nmin, nmax) = (self.x0, self.x1, self.nmin, self.nmax);
+        if nmax == nmin {
+            return (x0 + x1) / 2.0;
+        }
+        let t = if self.log {
+            (n.ln() - nmin.ln()) / (nmax.ln() - nmin.ln())
+        } else {
+            (n - nmin) / (nmax - nmin)
+        };
+        x0 + 20.0 + t * (x1 - x0 - 40.0)
+    }
+
+    /// The y of `s` seconds.
+    fn ty(&self, s: f64) -> f64 {
+        self.y0 - (s / self.ytop) * (self.y0 - self.y1)
+    }
+
+    /// Draws the panel's title (`operation`), its axes, the time grid and the ticks of the sizes `ns`.
+    fn draw(&self, out: &mut String, operation: &str, ns: &[usize]) {
+        let (top, x0, x1, y0, y1) = (self.top, self.x0, self.x1, self.y0, self.y1);
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{}" font-size="15" font-weight="bold">{}</text>"#,
@@ -317,19 +388,19 @@ impl SvgExporter {
             r##"<path d="M{x0},{y1} V{y0} H{x1}" fill="none" stroke="#333"/>"##
         );
         let mut v = 0.0;
-        while v <= ytop + step / 2.0 {
-            let y = ty(v);
+        while v <= self.ytop + self.step / 2.0 {
+            let y = self.ty(v);
             let _ = writeln!(
                 out,
                 r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
                 x0 - 6.0,
                 y + 4.0,
-                scale.duration(v)
+                self.scale.duration(v)
             );
-            v += step;
+            v += self.step;
         }
-        for &n in &ns {
-            let x = tx(n as f64);
+        for &n in ns {
+            let x = self.tx(n as f64);
             let _ = writeln!(
                 out,
                 r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="#333"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{n}</text>"##,
@@ -343,72 +414,68 @@ impl SvgExporter {
             (x0 + x1) / 2.0,
             y0 + 38.0
         );
+    }
 
-        // One series per contender, in first-seen order.
-        let mut names: Vec<&str> = Vec::new();
-        for c in cases.iter().flat_map(|c| &c.contenders) {
-            if !names.contains(&c.name.as_str()) {
-                names.push(&c.name);
-            }
-        }
-        for (k, name) in names.iter().enumerate() {
-            let colour = PALETTE[k % PALETTE.len()];
-            // (N, median, interval of the median), in order of N.
-            let mut points: Vec<(f64, f64, Option<Interval>)> = cases
+    /// Draws contender `name`'s series, the `k`th of `count`: its medians joined by a line, each
+    /// with the bar of its interval (set apart from the other contenders' by a few pixels), and its
+    /// entry in the legend.
+    fn series(&self, out: &mut String, cases: &[&CaseResult], name: &str, k: usize, count: usize) {
+        let colour = PALETTE[k % PALETTE.len()];
+        // (N, median, interval of the median), in order of N.
+        let mut points: Vec<(f64, f64, Option<Interval>)> = cases
+            .iter()
+            .filter_map(|case| {
+                let c = case.contenders.iter().find(|c| c.name == name)?;
+                let s = c.summary?;
+                Some((case.n as f64, s.median, c.median_interval))
+            })
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if points.len() > 1 {
+            let d: Vec<String> = points
                 .iter()
-                .filter_map(|case| {
-                    let c = case.contenders.iter().find(|c| &c.name == name)?;
-                    let s = c.summary?;
-                    Some((case.n as f64, s.median, c.median_interval))
-                })
+                .map(|&(n, m, _)| format!("{:.1},{:.1}", self.tx(n), self.ty(m)))
                 .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            if points.len() > 1 {
-                let d: Vec<String> = points
-                    .iter()
-                    .map(|&(n, m, _)| format!("{:.1},{:.1}", tx(n), ty(m)))
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"#,
-                    d.join(" ")
-                );
-            }
-            for &(n, m, interval) in &points {
-                let x = tx(n) + (k as f64 - (names.len() as f64 - 1.0) / 2.0) * 3.0; // keep bars apart
-                if let Some(Interval { lo, hi }) = interval {
-                    let _ = writeln!(
-                        out,
-                        r#"<path d="M{:.1},{:.1} H{:.1} M{x:.1},{:.1} V{:.1} M{:.1},{:.1} H{:.1}" stroke="{colour}" fill="none"/>"#,
-                        x - 4.0,
-                        ty(lo),
-                        x + 4.0,
-                        ty(lo),
-                        ty(hi),
-                        x - 4.0,
-                        ty(hi),
-                        x + 4.0
-                    );
-                }
-                let _ = writeln!(
-                    out,
-                    r#"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="{colour}"><title>{}: N = {n}, median {}</title></circle>"#,
-                    ty(m),
-                    xml_escape(name),
-                    scale.duration(m)
-                );
-            }
-            let ly = y1 + 18.0 * k as f64;
             let _ = writeln!(
                 out,
-                r#"<rect x="{}" y="{:.1}" width="12" height="12" fill="{colour}"/><text x="{}" y="{:.1}" font-size="12">{}</text>"#,
-                x1 + 16.0,
-                ly - 10.0,
-                x1 + 34.0,
-                ly,
-                xml_escape(name)
+                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"#,
+                d.join(" ")
             );
         }
+        for &(n, m, interval) in &points {
+            let x = self.tx(n) + (k as f64 - (count as f64 - 1.0) / 2.0) * 3.0; // keep bars apart
+            if let Some(Interval { lo, hi }) = interval {
+                let _ = writeln!(
+                    out,
+                    r#"<path d="M{:.1},{:.1} H{:.1} M{x:.1},{:.1} V{:.1} M{:.1},{:.1} H{:.1}" stroke="{colour}" fill="none"/>"#,
+                    x - 4.0,
+                    self.ty(lo),
+                    x + 4.0,
+                    self.ty(lo),
+                    self.ty(hi),
+                    x - 4.0,
+                    self.ty(hi),
+                    x + 4.0
+                );
+            }
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{x:.1}" cy="{:.1}" r="3" fill="{colour}"><title>{}: N = {n}, median {}</title></circle>"#,
+                self.ty(m),
+                xml_escape(name),
+                self.scale.duration(m)
+            );
+        }
+        let ly = self.y1 + 18.0 * k as f64;
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{:.1}" width="12" height="12" fill="{colour}"/><text x="{}" y="{:.1}" font-size="12">{}</text>"#,
+            self.x1 + 16.0,
+            ly - 10.0,
+            self.x1 + 34.0,
+            ly,
+            xml_escape(name)
+        );
     }
 }
 

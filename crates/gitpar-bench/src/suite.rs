@@ -14,6 +14,7 @@
 pub mod contenders;
 mod experiment;
 pub(crate) mod git;
+mod operation;
 mod output;
 mod settle;
 mod source;
@@ -30,9 +31,10 @@ use crate::synth::{self, SynthSpec};
 use crate::{pack_shape, report};
 
 use contenders::Spec;
-pub use experiment::Operation;
 use experiment::{Checkouts, Experiment};
+pub use operation::Operation;
 use output::{Console, ExportPaths, Exports};
+use source::Source;
 
 /// What `git par bench` was asked, as plain values: the binary's command line (clap) fills it, and
 /// everything from here on is this library's, so that the binary keeps only its argument parser.
@@ -149,88 +151,28 @@ struct Settings {
 }
 
 impl Settings {
+    /// Checks the options in the order a user reads them, each step a function below: the
+    /// threads sweep, the contenders, the operations, the synthetic repository, the runs, the
+    /// big-files repository, then where the result files go.
     fn from_options(args: Options) -> anyhow::Result<Self> {
-        let sweep = match &args.threads_sweep {
-            Some(counts) => {
-                if !args.contenders.is_empty() {
-                    bail!(
-                        "--threads-sweep chooses the contenders (git-par -j K): drop --contenders"
-                    );
-                }
-                let counts = if counts.is_empty() {
-                    sweep::DEFAULT_COUNTS.to_vec()
-                } else {
-                    counts.clone()
-                };
-                if counts.contains(&0) {
-                    bail!("--threads-sweep: a writer count is at least 1");
-                }
-                let op = sweep::operation(&args.operations).map_err(anyhow::Error::msg)?;
-                Some((sweep::contenders(&counts), op))
-            }
-            None => None,
-        };
-        let mut contenders = match &sweep {
-            Some((specs, _)) => specs.clone(),
-            None if args.contenders.is_empty() => {
-                contenders::parse(&[contenders::DEFAULT.to_owned()]).context("--contenders")?
-            }
-            None => contenders::parse(&args.contenders).context("--contenders")?,
-        };
-        let notes = contenders::resolve_gix(&mut contenders);
-        if contenders.is_empty() {
-            bail!("--contenders: no contender is left to measure");
-        }
+        let sweep = Self::sweep(&args)?;
+        let (contenders, notes) = Self::contenders(&args, sweep.as_ref())?;
         let mut operations = Vec::new();
         for op in match &sweep {
             Some((_, op)) => vec![*op],
             None if args.operations.is_empty() => Operation::ALL.to_vec(),
-            None => args.operations,
+            None => args.operations.clone(),
         } {
             if !operations.contains(&op) {
                 operations.push(op);
             }
         }
-        let default = SynthSpec::default();
-        let spec = SynthSpec {
-            files: args
-                .files
-                .unwrap_or(if args.quick { 2_000 } else { default.files }),
-            diffs: if !args.diffs.is_empty() {
-                args.diffs
-            } else if args.quick {
-                vec![25, 50]
-            } else {
-                default.diffs
-            },
-            ..default
-        };
-        if spec.diffs.contains(&0) {
-            bail!("--diffs: a switch changes at least one file");
-        }
-        spec.validate()?;
+        let spec = Self::synth_spec(&args)?;
         let runs = args.runs.unwrap_or(if args.quick { 3 } else { 12 });
         if runs == 0 {
             bail!("--runs: at least one run is measured");
         }
-        let big = match (args.big_files, args.big_size) {
-            (Some(files), size) => Some(synth::BigSpec {
-                files,
-                size: size.unwrap_or(synth::BigSpec::DEFAULT_SIZE),
-            }),
-            (None, Some(_)) => {
-                bail!("--big-size sizes the files of --big-files, which is not given")
-            }
-            (None, None) => None,
-        };
-        if let Some(big) = big {
-            if args.repo.is_some() {
-                bail!("--big-files makes the repository to bench: drop --repo");
-            }
-            if big.files == 0 || big.size == 0 {
-                bail!("--big-files and --big-size: at least one file of at least one byte");
-            }
-        }
+        let big = Self::big(&args)?;
         let cache = synth::cache_dir();
         let results_dir = args.results_dir.unwrap_or_else(|| cache.join("results"));
         let stem = format!(
@@ -268,6 +210,97 @@ impl Settings {
             prepare_only: args.prepare_only,
         })
     }
+
+    /// `--threads-sweep`: the git-par contenders of its writer counts and the one operation it
+    /// measures, or `None` without it. It chooses the contenders itself, so `--contenders` is
+    /// refused with it.
+    fn sweep(args: &Options) -> anyhow::Result<Option<(Vec<Spec>, Operation)>> {
+        let Some(counts) = &args.threads_sweep else {
+            return Ok(None);
+        };
+        if !args.contenders.is_empty() {
+            bail!("--threads-sweep chooses the contenders (git-par -j K): drop --contenders");
+        }
+        let counts = if counts.is_empty() {
+            sweep::DEFAULT_COUNTS.to_vec()
+        } else {
+            counts.clone()
+        };
+        if counts.contains(&0) {
+            bail!("--threads-sweep: a writer count is at least 1");
+        }
+        let op = sweep::operation(&args.operations).map_err(anyhow::Error::msg)?;
+        Ok(Some((sweep::contenders(&counts), op)))
+    }
+
+    /// The contenders to measure (the sweep's, `--contenders`, or [`contenders::DEFAULT`]), with
+    /// gitoxide found or left out, and the notes that say what was left out and why. At least
+    /// one must be left.
+    fn contenders(
+        args: &Options,
+        sweep: Option<&(Vec<Spec>, Operation)>,
+    ) -> anyhow::Result<(Vec<Spec>, Vec<String>)> {
+        let mut contenders = match sweep {
+            Some((specs, _)) => specs.clone(),
+            None if args.contenders.is_empty() => {
+                contenders::parse(&[contenders::DEFAULT.to_owned()]).context("--contenders")?
+            }
+            None => contenders::parse(&args.contenders).context("--contenders")?,
+        };
+        let notes = contenders::resolve_gix(&mut contenders);
+        if contenders.is_empty() {
+            bail!("--contenders: no contender is left to measure");
+        }
+        Ok((contenders, notes))
+    }
+
+    /// The synthetic repository: `--files` and `--diffs`, else the `--quick` sizes, else the
+    /// defaults; checked before minutes go into generating it.
+    fn synth_spec(args: &Options) -> anyhow::Result<SynthSpec> {
+        let default = SynthSpec::default();
+        let spec = SynthSpec {
+            files: args
+                .files
+                .unwrap_or(if args.quick { 2_000 } else { default.files }),
+            diffs: if !args.diffs.is_empty() {
+                args.diffs.clone()
+            } else if args.quick {
+                vec![25, 50]
+            } else {
+                default.diffs
+            },
+            ..default
+        };
+        if spec.diffs.contains(&0) {
+            bail!("--diffs: a switch changes at least one file");
+        }
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// `--big-files` and `--big-size`: the big-files repository to bench instead, if any. It is
+    /// made by the bench, so it excludes `--repo`.
+    fn big(args: &Options) -> anyhow::Result<Option<synth::BigSpec>> {
+        let big = match (args.big_files, args.big_size) {
+            (Some(files), size) => Some(synth::BigSpec {
+                files,
+                size: size.unwrap_or(synth::BigSpec::DEFAULT_SIZE),
+            }),
+            (None, Some(_)) => {
+                bail!("--big-size sizes the files of --big-files, which is not given")
+            }
+            (None, None) => None,
+        };
+        if let Some(big) = big {
+            if args.repo.is_some() {
+                bail!("--big-files makes the repository to bench: drop --repo");
+            }
+            if big.files == 0 || big.size == 0 {
+                bail!("--big-files and --big-size: at least one file of at least one byte");
+            }
+        }
+        Ok(big)
+    }
 }
 
 /// Runs the benchmark: progress on stderr, the report on stdout, the result files. A contender that
@@ -278,35 +311,7 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
     let git_par = program.path.clone();
     let mut console = Console::new(&settings.exports, settings.plan, settings.quiet);
 
-    let started = Instant::now();
-    let source = match (&settings.repo, settings.big) {
-        (_, Some(big)) => {
-            console.say(&format!(
-                "preparing the big-files repository ({} files of {} bytes) under {} ...",
-                big.files,
-                big.size,
-                settings.cache.display()
-            ));
-            source::big(&settings.cache, big)?
-        }
-        (Some(repo), None) => {
-            console.say(&format!("preparing a clone of {} ...", repo.display()));
-            source::real(repo, &settings.cache, &settings.spec.diffs)?
-        }
-        (None, None) => {
-            console.say(&format!(
-                "preparing the synthetic repository ({} files) under {} ...",
-                settings.spec.files,
-                settings.cache.display()
-            ));
-            source::synthetic(&settings.cache, &settings.spec)?
-        }
-    };
-    console.say(&format!(
-        "repository ready in {:.1} s: {}",
-        started.elapsed().as_secs_f64(),
-        source.path.display()
-    ));
+    let source = prepare_source(&settings, &console)?;
     // What the checkouts decode: without it, a synthetic and a real repository's figures do not compare.
     let chains = pack_shape::of_commit(&source.path, &source.main)
         .map(|shape| shape.to_string())
@@ -316,25 +321,7 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         println!("{}", source.path.display());
         return Ok(());
     }
-    let checkouts = Checkouts::create(settings.dir.as_deref())?;
-    for stale in &checkouts.removed_stale {
-        console.say(&format!(
-            "removed {}, left by a bench that was killed",
-            stale.display()
-        ));
-    }
-    console.say(&format!(
-        "checkouts in {} ({}{})",
-        checkouts.root.display(),
-        checkouts.filesystem,
-        if checkouts.is_default && checkouts.filesystem.is_memory() {
-            ", the default: the CPU floor of a checkout; --dir PATH measures a disk or a mount"
-        } else if checkouts.is_default {
-            ", the default"
-        } else {
-            ""
-        }
-    ));
+    let checkouts = create_checkouts(&settings, &console)?;
 
     let experiment = Experiment {
         source: &source,
@@ -375,20 +362,92 @@ pub fn run(options: Options, program: &Program) -> anyhow::Result<()> {
         stdout.push_str(&format!("note: {note}\n"));
     }
     stdout.push_str(&report::render(&results, &warnings));
+    stdout.push_str(&written(&settings, &results, &writers)?);
+    print!("{stdout}");
+    Ok(())
+}
+
+/// Makes (or finds cached) the repository to check out: the big-files one, a clone of `--repo`, or
+/// the synthetic one, saying which on the console and how long it took.
+fn prepare_source(settings: &Settings, console: &Console<'_>) -> anyhow::Result<Source> {
+    let started = Instant::now();
+    let source = match (&settings.repo, settings.big) {
+        (_, Some(big)) => {
+            console.say(&format!(
+                "preparing the big-files repository ({} files of {} bytes) under {} ...",
+                big.files,
+                big.size,
+                settings.cache.display()
+            ));
+            source::big(&settings.cache, big)?
+        }
+        (Some(repo), None) => {
+            console.say(&format!("preparing a clone of {} ...", repo.display()));
+            source::real(repo, &settings.cache, &settings.spec.diffs)?
+        }
+        (None, None) => {
+            console.say(&format!(
+                "preparing the synthetic repository ({} files) under {} ...",
+                settings.spec.files,
+                settings.cache.display()
+            ));
+            source::synthetic(&settings.cache, &settings.spec)?
+        }
+    };
+    console.say(&format!(
+        "repository ready in {:.1} s: {}",
+        started.elapsed().as_secs_f64(),
+        source.path.display()
+    ));
+    Ok(source)
+}
+
+/// Creates the checkouts directory and says where it is and on which filesystem: a tmpfs default
+/// measures the CPU floor only, which the reader of the progress must know.
+fn create_checkouts(settings: &Settings, console: &Console<'_>) -> anyhow::Result<Checkouts> {
+    let checkouts = Checkouts::create(settings.dir.as_deref())?;
+    for stale in &checkouts.removed_stale {
+        console.say(&format!(
+            "removed {}, left by a bench that was killed",
+            stale.display()
+        ));
+    }
+    console.say(&format!(
+        "checkouts in {} ({}{})",
+        checkouts.root.display(),
+        checkouts.filesystem,
+        if checkouts.is_default && checkouts.filesystem.is_memory() {
+            ", the default: the CPU floor of a checkout; --dir PATH measures a disk or a mount"
+        } else if checkouts.is_default {
+            ", the default"
+        } else {
+            ""
+        }
+    ));
+    Ok(checkouts)
+}
+
+/// The end of the report: a threads sweep's table (whose CSV it writes here), then the list of
+/// the result files written.
+fn written(
+    settings: &Settings,
+    results: &Results,
+    writers: &sweep::Writers,
+) -> anyhow::Result<String> {
+    let mut stdout = String::new();
     let mut paths: Vec<PathBuf> = settings.exports.paths().map(Path::to_owned).collect();
     if let Some(csv) = &settings.sweep {
-        if let Some(table) = sweep::table(&results, &writers) {
+        if let Some(table) = sweep::table(results, writers) {
             stdout.push_str(&format!("\n{}\n{}", table.title, table.to_text()));
         }
-        crate::export::write_atomically(csv, sweep::csv(&results, &writers).as_bytes())?;
+        crate::export::write_atomically(csv, sweep::csv(results, writers).as_bytes())?;
         paths.push(csv.clone());
     }
     stdout.push_str("\nresults written to:\n");
     for path in paths {
         stdout.push_str(&format!("  {}\n", path.display()));
     }
-    print!("{stdout}");
-    Ok(())
+    Ok(stdout)
 }
 
 /// What the results are meaningless without: the filesystem, the repository and the delta chains of its

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::run::Contender;
 
-use super::experiment::Operation;
+use super::operation::Operation;
 
 /// What `--contenders` means when it is not given: the three of the parallel-checkout proposal, and
 /// gitoxide where it is installed (see [`resolve_gix`]).

@@ -23,79 +23,15 @@ use std::time::{Duration, SystemTime};
 
 use crate::filesystem::{self, FsKind};
 use crate::run::{
-    BoxError, Case, Contender, Event, Fixture, Plan, Prepared, Results, Round, Run, Runner, Vars,
+    BoxError, Case, Contender, Event, Fixture, Plan, Prepared, ProcessExecutor, Results, Round,
+    Run, Runner, Vars,
 };
 use anyhow::Context as _;
 
 use super::contenders::Spec;
 use super::git;
+use super::operation::Operation;
 use super::source::{Source, Target};
-
-/// What is measured, as `--operations` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    /// Switch a work tree of `main` to each `diff-N` branch: only the N changed files are written.
-    Switch,
-    /// Create a linked work tree of `main`: every file is written.
-    WorktreeAdd,
-    /// Clone the repository locally and check out `main`: objects are linked or copied, every file written.
-    Clone,
-    /// `status --porcelain` in a work tree of `main` with 2,000 files touched and 200 edited.
-    Status,
-    /// `update-index -q --refresh` (git) / `refresh -q` (git-par) in that work tree.
-    Refresh,
-}
-
-impl Operation {
-    /// Every operation, in the order a default run measures them.
-    pub const ALL: [Self; 3] = [Self::Switch, Self::WorktreeAdd, Self::Clone];
-
-    /// Returns the name in tables and result files, as git spells the command.
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Switch => "switch",
-            Self::WorktreeAdd => "worktree add",
-            Self::Clone => "clone",
-            Self::Status => "status",
-            Self::Refresh => "refresh",
-        }
-    }
-
-    /// Every operation `--operations` accepts.
-    pub const NAMED: [Self; 5] = [
-        Self::Switch,
-        Self::WorktreeAdd,
-        Self::Clone,
-        Self::Status,
-        Self::Refresh,
-    ];
-
-    /// Returns the name on the command line and in the `{op}` placeholder, without blanks.
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            Self::Switch => "switch",
-            Self::WorktreeAdd => "worktree-add",
-            Self::Clone => "clone",
-            Self::Status => "status",
-            Self::Refresh => "refresh",
-        }
-    }
-}
-
-impl std::str::FromStr for Operation {
-    type Err = String;
-
-    /// Parses a name of `--operations` ([`Operation::cli_name`]).
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::NAMED
-            .into_iter()
-            .find(|op| op.cli_name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::NAMED.iter().map(|op| op.cli_name()).collect();
-                format!("unknown operation `{s}`: choose among {}", names.join(", "))
-            })
-    }
-}
 
 /// The directory where every run's checkout lands: a fresh `git-par-bench-<pid>` inside the directory the
 /// user chose (by default tmpfs, see [`default_parent`]), removed with everything in it when the bench ends.
@@ -344,68 +280,18 @@ impl Experiment<'_> {
             .into_iter()
             .filter(|p| !self.contenders_for(p.operation).is_empty())
             .collect();
-        observer.series_started(
-            &cases
-                .iter()
-                .map(|p| PlannedCase {
-                    case: p.case.clone(),
-                    contenders: self.contenders_for(p.operation).len(),
-                    full_checkout: matches!(p.operation, Operation::WorktreeAdd | Operation::Clone),
-                })
-                .collect::<Vec<_>>(),
-        );
-        // One work tree for the status and refresh cases (`suite/status.rs`), made once.
-        let status_tree = if cases
-            .iter()
-            .any(|p| matches!(p.operation, Operation::Status | Operation::Refresh))
-        {
-            observer.setup(
-                "preparing the work tree of the status and refresh cases (untimed)",
-                1,
-            );
-            let tree = super::status::StatusTree::create(
-                self.source,
-                &self.checkouts.root,
-                &self.git_par,
-            )?;
-            observer.setup(
-                "waiting for the status tree to settle: lstat passes until they no longer get faster (untimed)",
-                0,
-            );
-            let settled = tree.settle()?;
-            results
-                .environment
-                .facts
-                .insert("status tree lstat floor".to_owned(), settled.describe());
-            Some(tree)
-        } else {
-            None
+        observer.series_started(&self.for_progress(&cases));
+        let status_tree = self.status_tree(&cases, results, observer)?;
+        let mut series = Series {
+            executor,
+            switch_trees: SwitchTrees::new(self.source, &self.checkouts.root),
+            donor: None,
+            deleted: 0,
         };
-        let mut switch_trees = SwitchTrees::new(self.source, &self.checkouts.root);
-        let mut donor: Option<PathBuf> = None;
-        let mut deleted = 0;
         for (index, planned) in cases.iter().enumerate() {
             let (specs, contenders): (Vec<&Spec>, Vec<Contender>) =
                 self.contenders_for(planned.operation).into_iter().unzip();
-            if donor.is_none() && specs.iter().any(|s| s.uses_donor()) {
-                observer.setup(
-                    "preparing the donor work tree of main, kept for every run (untimed)",
-                    1,
-                );
-                donor = Some(make_donor(self.source, &self.checkouts.root)?);
-            }
-            if planned.operation == Operation::Switch && switch_trees.is_empty() {
-                observer.setup(
-                    &format!(
-                        "preparing {} work trees of main for the switches, one per contender (untimed)",
-                        contenders.len()
-                    ),
-                    contenders.len(),
-                );
-                for k in 0..contenders.len() {
-                    switch_trees.ensure(k)?;
-                }
-            }
+            self.prepare_case(&mut series, planned, &specs, contenders.len(), observer)?;
             observer.case_started(index, cases.len(), &planned.case, contenders.len());
             if let (Operation::Status | Operation::Refresh, Some(tree)) =
                 (planned.operation, &status_tree)
@@ -414,52 +300,176 @@ impl Experiment<'_> {
                     tree,
                     git_par: &self.git_par,
                 };
-                let result = Runner::new(&mut executor, self.plan).run_observed(
-                    &planned.case,
+                self.run_case(
+                    &mut series.executor,
+                    planned,
                     &contenders,
                     &mut fixture,
-                    &mut |event| observer.event(event),
-                );
-                results.cases.push(result?);
-                observer.case_done(results)?;
+                    observer,
+                    results,
+                )?;
                 continue;
             }
-            let mut fixture = CheckoutFixture {
-                operation: planned.operation,
-                source: self.source,
-                target: planned.target,
-                root: &self.checkouts.root,
-                git_par: &self.git_par,
-                makes_git_work_tree: specs.iter().map(|s| s.makes_git_work_tree()).collect(),
-                switch_trees: &mut switch_trees,
-                donor: donor.clone(),
-                deleted: 0,
-            };
-            let result = Runner::new(&mut executor, self.plan).run_observed(
-                &planned.case,
-                &contenders,
-                &mut fixture,
-                &mut |event| observer.event(event),
-            );
-            deleted += fixture.deleted;
-            results.cases.push(result?);
-            observer.case_done(results)?;
+            self.run_checkout_case(&mut series, planned, &specs, &contenders, observer, results)?;
             let last_switch = planned.operation == Operation::Switch
                 && cases
                     .get(index + 1)
                     .is_none_or(|next| next.operation != Operation::Switch);
             if last_switch {
-                deleted += switch_trees.remove_all()?;
+                series.deleted += series.switch_trees.remove_all()?;
             }
         }
-        if let Some(donor) = donor {
+        if let Some(donor) = series.donor {
             std::fs::remove_dir_all(&donor)
                 .with_context(|| format!("could not remove {}", donor.display()))?;
             git::output(&self.source.path, &["worktree", "prune"])?;
-            deleted += self.source.files as u64;
+            series.deleted += self.source.files as u64;
         }
-        Ok(deleted)
+        Ok(series.deleted)
     }
+
+    /// `cases` as progress needs to know them before the series starts.
+    fn for_progress(&self, cases: &[Planned<'_>]) -> Vec<PlannedCase> {
+        cases
+            .iter()
+            .map(|p| PlannedCase {
+                case: p.case.clone(),
+                contenders: self.contenders_for(p.operation).len(),
+                full_checkout: matches!(p.operation, Operation::WorktreeAdd | Operation::Clone),
+            })
+            .collect()
+    }
+
+    /// The one work tree of the status and refresh cases (`suite/status.rs`), made and settled once
+    /// before the first case if any of `cases` needs it (its lstat floor goes into the results'
+    /// environment); `None` otherwise.
+    fn status_tree(
+        &self,
+        cases: &[Planned<'_>],
+        results: &mut Results,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<Option<super::status::StatusTree>> {
+        if !cases
+            .iter()
+            .any(|p| matches!(p.operation, Operation::Status | Operation::Refresh))
+        {
+            return Ok(None);
+        }
+        observer.setup(
+            "preparing the work tree of the status and refresh cases (untimed)",
+            1,
+        );
+        let tree =
+            super::status::StatusTree::create(self.source, &self.checkouts.root, &self.git_par)?;
+        observer.setup(
+            "waiting for the status tree to settle: lstat passes until they no longer get faster (untimed)",
+            0,
+        );
+        let settled = tree.settle()?;
+        results
+            .environment
+            .facts
+            .insert("status tree lstat floor".to_owned(), settled.describe());
+        Ok(Some(tree))
+    }
+
+    /// The untimed setup a case needs before its first run, made once for the series: the donor work
+    /// tree when one of its contenders (`specs`) uses it, and the switch work trees (one per
+    /// contender, `contenders` of them) before the first switch case.
+    fn prepare_case(
+        &self,
+        series: &mut Series<'_>,
+        planned: &Planned<'_>,
+        specs: &[&Spec],
+        contenders: usize,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<()> {
+        if series.donor.is_none() && specs.iter().any(|s| s.uses_donor()) {
+            observer.setup(
+                "preparing the donor work tree of main, kept for every run (untimed)",
+                1,
+            );
+            series.donor = Some(make_donor(self.source, &self.checkouts.root)?);
+        }
+        if planned.operation == Operation::Switch && series.switch_trees.is_empty() {
+            observer.setup(
+                &format!(
+                    "preparing {contenders} work trees of main for the switches, one per contender (untimed)"
+                ),
+                contenders,
+            );
+            for k in 0..contenders {
+                series.switch_trees.ensure(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one switch, worktree add or clone case through a [`CheckoutFixture`], adds its result to
+    /// `results` and counts the files its cleanup deleted.
+    fn run_checkout_case<'a>(
+        &'a self,
+        series: &mut Series<'a>,
+        planned: &Planned<'a>,
+        specs: &[&Spec],
+        contenders: &[Contender],
+        observer: &mut dyn Observer,
+        results: &mut Results,
+    ) -> anyhow::Result<()> {
+        let mut fixture = CheckoutFixture {
+            operation: planned.operation,
+            source: self.source,
+            target: planned.target,
+            root: &self.checkouts.root,
+            git_par: &self.git_par,
+            makes_git_work_tree: specs.iter().map(|s| s.makes_git_work_tree()).collect(),
+            switch_trees: &mut series.switch_trees,
+            donor: series.donor.clone(),
+            deleted: 0,
+        };
+        let result = self.run_case(
+            &mut series.executor,
+            planned,
+            contenders,
+            &mut fixture,
+            observer,
+            results,
+        );
+        series.deleted += fixture.deleted;
+        result
+    }
+
+    /// Runs one case with `fixture` through the harness's [`Runner`], telling `observer` of every
+    /// run, then adds its result to `results` and tells `observer` the case is done (so that the
+    /// result files are written after every case).
+    fn run_case(
+        &self,
+        executor: &mut ProcessExecutor,
+        planned: &Planned<'_>,
+        contenders: &[Contender],
+        fixture: &mut dyn Fixture,
+        observer: &mut dyn Observer,
+        results: &mut Results,
+    ) -> anyhow::Result<()> {
+        let result = Runner::new(executor, self.plan).run_observed(
+            &planned.case,
+            contenders,
+            fixture,
+            &mut |event| observer.event(event),
+        );
+        results.cases.push(result?);
+        observer.case_done(results)?;
+        Ok(())
+    }
+}
+
+/// What a series carries from case to case: the executor of every run, the switch work trees and the
+/// donor work tree (each made once, when a case first needs it), and the files deleted so far.
+struct Series<'a> {
+    executor: ProcessExecutor,
+    switch_trees: SwitchTrees<'a>,
+    donor: Option<PathBuf>,
+    deleted: u64,
 }
 
 /// Makes the donor work tree: `main` checked out by git into `root` (the filesystem measured), its index

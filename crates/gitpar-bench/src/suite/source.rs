@@ -125,85 +125,9 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
         &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
     )
     .with_context(|| format!("{} has no commit to check out", repo.display()))?;
-    let dest = cache.join("repos").join(format!(
-        "{}-{:016x}",
-        repo.file_name()
-            .map_or_else(|| "repo".into(), |n| n.to_string_lossy()),
-        fnv1a(repo.as_os_str().as_encoded_bytes())
-    ));
-    if dest.exists() {
-        std::fs::remove_dir_all(&dest)
-            .with_context(|| format!("could not remove the old clone {}", dest.display()))?;
-    }
-    std::fs::create_dir_all(cache.join("repos"))
-        .with_context(|| format!("could not create {}", cache.display()))?;
-    git::output(
-        cache,
-        &[
-            "clone".as_ref(),
-            "-q".as_ref(),
-            "--no-checkout".as_ref(),
-            repo.as_os_str(),
-            dest.as_os_str(),
-        ],
-    )?;
-    for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
-        git::output(&dest, &["config", key, value])?;
-    }
-    git::output(&dest, &["update-ref", "refs/heads/main", &tip])?;
-    git::output(&dest, &["symbolic-ref", "HEAD", "refs/heads/main"])?;
-
-    let history: Vec<String> = git::output(
-        &dest,
-        &[
-            "rev-list",
-            "--first-parent",
-            &format!("--max-count={MAX_HISTORY}"),
-            &tip,
-        ],
-    )?
-    .lines()
-    .map(str::to_owned)
-    .collect();
-    let mut picker = Picker {
-        dir: &dest,
-        tip: &tip,
-        history: &history,
-        counts: HashMap::new(),
-    };
-    let mut targets: Vec<Target> = Vec::new();
+    let dest = private_clone(&repo, &tip, cache)?;
     let mut notes = Vec::new();
-    let mut sizes = sizes.to_vec();
-    sizes.sort_unstable();
-    for &size in &sizes {
-        let Some((commit, changed)) = picker.closest(size)? else {
-            notes.push(format!(
-                "HEAD of {} has no parent: there is no switch to measure",
-                repo.display()
-            ));
-            break;
-        };
-        if (changed as f64 - size as f64).abs() > MATCH_TOLERANCE * size as f64 {
-            notes.push(format!(
-                "no commit in the last {} of HEAD's first-parent history changes about {size} files; the \
-                 closest changes {changed}",
-                history.len()
-            ));
-        }
-        if changed == 0 || targets.iter().any(|t| t.commit == commit) {
-            continue;
-        }
-        let branch = unique_branch(changed, |b| targets.iter().any(|t| t.branch == b));
-        git::output(
-            &dest,
-            &["update-ref", &format!("refs/heads/{branch}"), &commit],
-        )?;
-        targets.push(Target {
-            branch,
-            commit,
-            changed,
-        });
-    }
+    let mut targets = switch_targets(&repo, &dest, &tip, sizes, &mut notes)?;
     let dropped = without_missing_blobs(&dest, &tip, &mut targets)?;
     let main = if dropped.paths > 0 {
         notes.push(format!(
@@ -243,6 +167,104 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
         targets,
         notes,
     })
+}
+
+/// Clones `repo` (canonical) afresh into the cache, named after it and a hash of its path, without a
+/// checkout and without automatic gc or maintenance (which would run during timed runs), with `main`
+/// at `tip` and `HEAD` on it. Returns the clone's path.
+fn private_clone(repo: &Path, tip: &str, cache: &Path) -> anyhow::Result<PathBuf> {
+    let dest = cache.join("repos").join(format!(
+        "{}-{:016x}",
+        repo.file_name()
+            .map_or_else(|| "repo".into(), |n| n.to_string_lossy()),
+        fnv1a(repo.as_os_str().as_encoded_bytes())
+    ));
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest)
+            .with_context(|| format!("could not remove the old clone {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(cache.join("repos"))
+        .with_context(|| format!("could not create {}", cache.display()))?;
+    git::output(
+        cache,
+        &[
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--no-checkout".as_ref(),
+            repo.as_os_str(),
+            dest.as_os_str(),
+        ],
+    )?;
+    for (key, value) in [("gc.auto", "0"), ("maintenance.auto", "false")] {
+        git::output(&dest, &["config", key, value])?;
+    }
+    git::output(&dest, &["update-ref", "refs/heads/main", tip])?;
+    git::output(&dest, &["symbolic-ref", "HEAD", "refs/heads/main"])?;
+    Ok(dest)
+}
+
+/// Picks, for each of `sizes` (smallest first), the commit of `tip`'s first-parent history whose diff
+/// with `tip` is closest, and names it `diff-<n>` in the clone `dest`. A size no commit comes near,
+/// and a history too short for any switch, are said in `notes`; a commit already picked is not picked
+/// twice.
+fn switch_targets(
+    repo: &Path,
+    dest: &Path,
+    tip: &str,
+    sizes: &[usize],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<Target>> {
+    let history: Vec<String> = git::output(
+        dest,
+        &[
+            "rev-list",
+            "--first-parent",
+            &format!("--max-count={MAX_HISTORY}"),
+            tip,
+        ],
+    )?
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    let mut picker = Picker {
+        dir: dest,
+        tip,
+        history: &history,
+        counts: HashMap::new(),
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    let mut sizes = sizes.to_vec();
+    sizes.sort_unstable();
+    for &size in &sizes {
+        let Some((commit, changed)) = picker.closest(size)? else {
+            notes.push(format!(
+                "HEAD of {} has no parent: there is no switch to measure",
+                repo.display()
+            ));
+            break;
+        };
+        if (changed as f64 - size as f64).abs() > MATCH_TOLERANCE * size as f64 {
+            notes.push(format!(
+                "no commit in the last {} of HEAD's first-parent history changes about {size} files; the \
+                 closest changes {changed}",
+                history.len()
+            ));
+        }
+        if changed == 0 || targets.iter().any(|t| t.commit == commit) {
+            continue;
+        }
+        let branch = unique_branch(changed, |b| targets.iter().any(|t| t.branch == b));
+        git::output(
+            dest,
+            &["update-ref", &format!("refs/heads/{branch}"), &commit],
+        )?;
+        targets.push(Target {
+            branch,
+            commit,
+            changed,
+        });
+    }
+    Ok(targets)
 }
 
 /// `diff-<changed>`, or `diff-<changed>-<k>` for the first `k` from 2 that is not `taken`: two commits
@@ -297,6 +319,44 @@ fn without_missing_blobs(
     for commit in std::iter::once(tip).chain(targets.iter().map(|t| t.commit.as_str())) {
         commits.push((commit.to_owned(), blobs_of(dir, commit)?));
     }
+    let dropped = missing_paths(dir, &commits)?;
+    if dropped.is_empty() {
+        return Ok(Dropped::default());
+    }
+    let index = dir.join(".git").join("gitpar-bench-drop.index");
+    let mut replaced = Vec::with_capacity(commits.len());
+    for (commit, blobs) in &commits {
+        let gone: Vec<&str> = blobs
+            .iter()
+            .map(|(_, path)| path.as_str())
+            .filter(|p| dropped.contains(p))
+            .collect();
+        if gone.is_empty() {
+            replaced.push(commit.clone());
+            continue;
+        }
+        replaced.push(commit_without(dir, &index, commit, &gone)?);
+    }
+    let _ = std::fs::remove_file(&index);
+    let on_main = commits[0]
+        .1
+        .iter()
+        .filter(|(_, path)| dropped.contains(path.as_str()))
+        .count();
+    git::output(dir, &["update-ref", "refs/heads/main", &replaced[0]])?;
+    move_targets(dir, &replaced, targets)?;
+    Ok(Dropped {
+        paths: dropped.len(),
+        on_main,
+    })
+}
+
+/// The paths of any of `commits` (each with its [`blobs_of`]) whose blob the repository lacks,
+/// asked of git in one `cat-file --batch-check` for all the blobs.
+fn missing_paths<'a>(
+    dir: &Path,
+    commits: &'a [(String, Vec<(String, String)>)],
+) -> anyhow::Result<BTreeSet<&'a str>> {
     let mut ids: Vec<&str> = commits
         .iter()
         .flat_map(|(_, blobs)| blobs.iter().map(|(id, _)| id.as_str()))
@@ -314,56 +374,44 @@ fn without_missing_blobs(
         .lines()
         .filter_map(|l| l.strip_suffix(" missing"))
         .collect();
-    let dropped: BTreeSet<&str> = commits
+    Ok(commits
         .iter()
         .flat_map(|(_, blobs)| blobs.iter())
         .filter(|(id, _)| missing.contains(id.as_str()))
         .map(|(_, path)| path.as_str())
-        .collect();
-    if dropped.is_empty() {
-        return Ok(Dropped::default());
-    }
-    let index = dir.join(".git").join("gitpar-bench-drop.index");
-    let mut replaced = Vec::with_capacity(commits.len());
-    for (commit, blobs) in &commits {
-        let gone: Vec<&str> = blobs
-            .iter()
-            .map(|(_, path)| path.as_str())
-            .filter(|p| dropped.contains(p))
-            .collect();
-        if gone.is_empty() {
-            replaced.push(commit.clone());
-            continue;
-        }
-        let _ = std::fs::remove_file(&index);
-        let env = [("GIT_INDEX_FILE", index.as_os_str())];
-        git::output_with(dir, &["read-tree", commit], None, &env)?;
-        // Mode 0 removes an entry; -z lets paths hold any byte but NUL.
-        let zeros = "0".repeat(commit.len());
-        let input: String = gone.iter().map(|p| format!("0 {zeros}\t{p}\0")).collect();
-        git::output_with(
-            dir,
-            &["update-index", "-z", "--index-info"],
-            Some(input.as_bytes()),
-            &env,
-        )?;
-        let tree = git::output_with(dir, &["write-tree"], None, &env)?;
-        let message = format!(
-            "{commit} without the {} paths whose blobs this clone lacks",
-            gone.len()
-        );
-        replaced.push(git::line(
-            dir,
-            &["commit-tree", tree.trim(), "-p", commit, "-m", &message],
-        )?);
-    }
-    let _ = std::fs::remove_file(&index);
-    let on_main = commits[0]
-        .1
-        .iter()
-        .filter(|(_, path)| dropped.contains(path.as_str()))
-        .count();
-    git::output(dir, &["update-ref", "refs/heads/main", &replaced[0]])?;
+        .collect())
+}
+
+/// A new commit on top of `commit` whose tree is `commit`'s without the paths `gone`, built in
+/// the scratch index file `index` (the clone's own index is left alone).
+fn commit_without(dir: &Path, index: &Path, commit: &str, gone: &[&str]) -> anyhow::Result<String> {
+    let _ = std::fs::remove_file(index);
+    let env = [("GIT_INDEX_FILE", index.as_os_str())];
+    git::output_with(dir, &["read-tree", commit], None, &env)?;
+    // Mode 0 removes an entry; -z lets paths hold any byte but NUL.
+    let zeros = "0".repeat(commit.len());
+    let input: String = gone.iter().map(|p| format!("0 {zeros}\t{p}\0")).collect();
+    git::output_with(
+        dir,
+        &["update-index", "-z", "--index-info"],
+        Some(input.as_bytes()),
+        &env,
+    )?;
+    let tree = git::output_with(dir, &["write-tree"], None, &env)?;
+    let message = format!(
+        "{commit} without the {} paths whose blobs this clone lacks",
+        gone.len()
+    );
+    git::line(
+        dir,
+        &["commit-tree", tree.trim(), "-p", commit, "-m", &message],
+    )
+}
+
+/// Moves the targets to their `replaced` commits (`replaced[0]` is the new `main`, then one per
+/// target, in order): recounts what each changes from the new `main`, drops those left without a
+/// difference, and names the branches again after their new sizes.
+fn move_targets(dir: &Path, replaced: &[String], targets: &mut Vec<Target>) -> anyhow::Result<()> {
     for (target, commit) in targets.iter_mut().zip(&replaced[1..]) {
         git::output(
             dir,
@@ -387,10 +435,7 @@ fn without_missing_blobs(
             ],
         )?;
     }
-    Ok(Dropped {
-        paths: dropped.len(),
-        on_main,
-    })
+    Ok(())
 }
 
 /// Finds commits by the size of their diff with the tip, remembering every diff it computed.

@@ -13,7 +13,8 @@ use crate::report::Table;
 use crate::run::{Case, Event, Results};
 
 use super::contenders::Spec;
-use super::experiment::{Observer, Operation, PlannedCase};
+use super::experiment::{Observer, PlannedCase};
+use super::operation::Operation;
 
 /// The writer counts swept when `--threads-sweep` is given no list.
 pub const DEFAULT_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
