@@ -524,7 +524,8 @@ impl Generator {
 
     /// Replaces a tracked path by a directory holding an untracked file, or by a symbolic link
     /// (kind 7): a change of type the index does not know, under or at a tracked path. Left out
-    /// where a leading directory of the path is no longer a directory on the disk.
+    /// where the work tree (as the generator models it) holds a file, link or submodule in the
+    /// place of a leading directory of the path.
     fn retype_tracked(&mut self, tracked: &[String]) {
         let p = self.rng.pick(tracked).clone();
         if leading(&p).any(|d| self.wt.nodes.contains_key(d)) {
@@ -585,8 +586,8 @@ impl Generator {
         self.tracked.remove(&p);
     }
 
-    /// Marks a tracked path skip-worktree (kind 11), then deletes or edits it half the time:
-    /// what a checkout must do with a path the index says not to look at.
+    /// Marks a tracked path skip-worktree (kind 11), then deletes it half the time, else edits
+    /// it if it is a file: what a checkout must do with a path the index says not to look at.
     fn skip_worktree(&mut self, tracked: &[String], files: &[String]) {
         let p = self.rng.pick(tracked).clone();
         self.emit(format!(
