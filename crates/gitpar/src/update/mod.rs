@@ -889,62 +889,10 @@ fn verify(
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
-        // A submodule that moves to another commit keeps its directory (git leaves it alone).
-        let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
-            && row.new.is_some_and(|(_, kind)| kind == Kind::Gitlink);
-        if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, &mut row.action) {
-            *replace = false;
-        }
-        if row.action == Action::Reject {
-            local.push(row.path.to_owned());
-        }
-        let Some(state) = row.state else { continue };
-        let missing = state == crate::refresh::State::Missing;
-        let changed = state.is_changed();
-        // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
-        // they would be overwritten or removed; then a changed file stops even a forced update
-        // ("Entry '...' not uptodate. Cannot merge."). A missing one is fine.
-        let protected = row.cur.is_some_and(|c| {
-            c.flags
-                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
-        });
-        if protected
-            && changed
-            && !missing
-            && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
-            && row.new.map(side_of) != row.cur.map(side_of_entry)
-        {
-            match mode {
-                Policy::Safe => local.push(row.path.to_owned()),
-                Policy::Force => not_uptodate.push(row.path.to_owned()),
-            }
-            continue;
-        }
-        // A forced update rewrites a file whose stat data changed even when its content did
-        // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
-        // in a directory that cannot be written then fails as with git.
-        let touched = match (state, row.cur) {
-            (crate::refresh::State::Refreshed(fresh), Some(c)) => {
-                !rules.same_as_git(&c.stat, &fresh)
-            }
-            _ => false,
-        };
-        match (&mut row.action, mode) {
-            (Action::Keep, Policy::Force) if changed || touched => {
-                row.action = Action::Write {
-                    verify: false,
-                    replace: !missing,
-                };
-            }
-            (Action::Remove { .. }, _) if missing => row.action = Action::Drop,
-            (Action::Write { replace, .. }, _) if missing => *replace = false,
-            (
-                Action::Write { verify: true, .. } | Action::Remove { verify: true },
-                Policy::Safe,
-            ) if changed => {
-                local.push(row.path.to_owned());
-            }
-            _ => {}
+        match settle(row, mode, rules) {
+            Some(Lost::Local) => local.push(row.path.to_owned()),
+            Some(Lost::NotUptodate) => not_uptodate.push(row.path.to_owned()),
+            None => {}
         }
     }
     if !not_uptodate.is_empty() {
@@ -955,8 +903,87 @@ fn verify(
             not_uptodate,
         )?);
     }
-    // git's `verify_absent` and `verify_clean_subdirectory`: the current directory is never
-    // removed to make room for an entry.
+    refuse_cwd(rows, opts)?;
+    keep_needed_dirs(rows, new_dirs);
+    let mut found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+    if rows.iter().any(|r| r.skip.is_some()) {
+        sparse_orphans(rows, &mut found, &mut sparse_warnings);
+    }
+    Ok((refusal(local, found)?, sparse_warnings))
+}
+
+/// What a row's local change would lose, when the update may not go on over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// A local change (or a staged one that conflicts) that refuses a safe update.
+    Local,
+    /// A changed skip-worktree or assume-unchanged entry, which stops even a forced update.
+    NotUptodate,
+}
+
+/// Settle one row once the refresh gave its verdict on the work tree entry: a forced update
+/// rewrites a changed file it would keep, a missing file needs no removal and no replacing, and
+/// what the update would lose is returned ([`verify`] refuses over it).
+fn settle(row: &mut Row<'_>, mode: Policy, rules: StatRules) -> Option<Lost> {
+    // A submodule that moves to another commit keeps its directory (git leaves it alone).
+    let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
+        && row.new.is_some_and(|(_, kind)| kind == Kind::Gitlink);
+    if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, &mut row.action) {
+        *replace = false;
+    }
+    if row.action == Action::Reject {
+        return Some(Lost::Local);
+    }
+    let state = row.state?;
+    let missing = state == crate::refresh::State::Missing;
+    let changed = state.is_changed();
+    // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
+    // they would be overwritten or removed; then a changed file stops even a forced update
+    // ("Entry '...' not uptodate. Cannot merge."). A missing one is fine.
+    let protected = row.cur.is_some_and(|c| {
+        c.flags
+            .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+    });
+    if protected
+        && changed
+        && !missing
+        && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
+        && row.new.map(side_of) != row.cur.map(side_of_entry)
+    {
+        return Some(match mode {
+            Policy::Safe => Lost::Local,
+            Policy::Force => Lost::NotUptodate,
+        });
+    }
+    // A forced update rewrites a file whose stat data changed even when its content did
+    // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
+    // in a directory that cannot be written then fails as with git.
+    let touched = match (state, row.cur) {
+        (crate::refresh::State::Refreshed(fresh), Some(c)) => !rules.same_as_git(&c.stat, &fresh),
+        _ => false,
+    };
+    match (&mut row.action, mode) {
+        (Action::Keep, Policy::Force) if changed || touched => {
+            row.action = Action::Write {
+                verify: false,
+                replace: !missing,
+            };
+        }
+        (Action::Remove { .. }, _) if missing => row.action = Action::Drop,
+        (Action::Write { replace, .. }, _) if missing => *replace = false,
+        (Action::Write { verify: true, .. } | Action::Remove { verify: true }, Policy::Safe)
+            if changed =>
+        {
+            return Some(Lost::Local);
+        }
+        _ => {}
+    }
+    None
+}
+
+/// git's `verify_absent` and `verify_clean_subdirectory`: the current directory
+/// ([`Options::cwd`]) is never removed to make room for an entry.
+fn refuse_cwd(rows: &[Row<'_>], opts: &Options) -> Result<(), Error> {
     if let Some(cwd) = &opts.cwd {
         let in_the_way = rows
             .iter()
@@ -965,9 +992,13 @@ fn verify(
             return Err(Error::CwdInTheWay(cwd.clone()));
         }
     }
-    // Only the directories of entries that are written need to exist: a directory the target
-    // keeps but writes nothing into is left as it is (a symlink in its place included, as git
-    // leaves it).
+    Ok(())
+}
+
+/// Only the directories of entries that are written need to exist: a directory the target
+/// keeps but writes nothing into is left as it is (a symlink in its place included, as git
+/// leaves it).
+fn keep_needed_dirs(rows: &[Row<'_>], new_dirs: &mut Vec<BString>) {
     let needed: HashSet<&BStr> = crate::fs::leading_dirs_of(
         rows.iter()
             .filter(|r| matches!(r.action, Action::Write { .. }))
@@ -975,28 +1006,27 @@ fn verify(
     )
     .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
-    let mut found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
-    // With sparse checkout, an untracked file where a new entry goes is only a warning, and
-    // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
-    // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
-    // an error, but just a warning").
-    if rows.iter().any(|r| r.skip.is_some()) {
-        let added: HashSet<&BStr> = rows
-            .iter()
-            .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
-            .map(|r| r.path)
-            .collect();
-        let (orphaned, rest): (Vec<BString>, Vec<BString>) = std::mem::take(&mut found.untracked)
-            .into_iter()
-            .partition(|p| added.contains(p.as_bstr()));
-        found.untracked = rest;
-        found.blockers.files.extend(orphaned.iter().cloned());
-        found.blockers.files.sort();
-        sparse_warnings.orphaned.extend(orphaned);
-        sparse_warnings.orphaned.sort();
-        sparse_warnings.orphaned.dedup();
-    }
-    Ok((refusal(local, found)?, sparse_warnings))
+}
+
+/// With sparse checkout, an untracked file where a new entry goes is only a warning, and the
+/// file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
+/// `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not an
+/// error, but just a warning"): move those of `found` to the blockers and the warnings.
+fn sparse_orphans(rows: &[Row<'_>], found: &mut InTheWay, sparse_warnings: &mut SparseWarnings) {
+    let added: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
+        .map(|r| r.path)
+        .collect();
+    let (orphaned, rest): (Vec<BString>, Vec<BString>) = std::mem::take(&mut found.untracked)
+        .into_iter()
+        .partition(|p| added.contains(p.as_bstr()));
+    found.untracked = rest;
+    found.blockers.files.extend(orphaned.iter().cloned());
+    found.blockers.files.sort();
+    sparse_warnings.orphaned.extend(orphaned);
+    sparse_warnings.orphaned.sort();
+    sparse_warnings.orphaned.dedup();
 }
 
 /// git's plumbing messages (a forced update that protects untracked files) name the first
