@@ -556,12 +556,7 @@ impl<'a> Worker<'a> {
 
     /// Copy the regular file `path` (stat-ed as `st` by the caller) into a file created
     /// exclusively; a donor that changes meanwhile leaves no copy behind.
-    fn copy(
-        &mut self,
-        path: &BStr,
-        st: &rustix::fs::Stat,
-        executable: bool,
-    ) -> Result<How, Skip> {
+    fn copy(&mut self, path: &BStr, st: &rustix::fs::Stat, executable: bool) -> Result<How, Skip> {
         let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
             (a.st_dev, a.st_ino, a.st_size) == (b.st_dev, b.st_ino, b.st_size)
                 && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)

@@ -116,8 +116,14 @@ impl Initial<'_, '_> {
         let format = (self.previous.is_none_or(|p| p.untracked().is_none())
             && !crate::split_index::wanted(self.repo, lock.index_path()))
         .then(|| crate::index::format::Format::of(self.repo, self.previous));
-        let (executed, prepared) =
-            full.write_preparing(self.repo, self.root, self.opts, self.ctx, self.new_tree, format);
+        let (executed, prepared) = full.write_preparing(
+            self.repo,
+            self.root,
+            self.opts,
+            self.ctx,
+            self.new_tree,
+            format,
+        );
         let executed = executed?;
         let interrupted = executed.interrupted;
         let mut outcome = Outcome {

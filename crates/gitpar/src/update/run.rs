@@ -543,7 +543,8 @@ impl<'c> Update<'_, 'c> {
         outcome: &mut Outcome,
     ) -> Result<(), Error> {
         if !interrupted && moves.iter().any(|m| m.new.is_some()) {
-            let failed = bring_submodules(self.repo, self.root, moves, self.mode, self.opts, self.ctx);
+            let failed =
+                bring_submodules(self.repo, self.root, moves, self.mode, self.opts, self.ctx);
             outcome.errors.extend(failed);
         }
         let new_tree = self.trees().map(|(_, new)| new);
@@ -631,7 +632,14 @@ impl<'c> Update<'_, 'c> {
             changed_paths: Some(&changed_paths),
             fsmonitor: self.fsmonitor,
         };
-        record(held.lock, self.repo, state, updated_workdir, keep, &mut outcome)?;
+        record(
+            held.lock,
+            self.repo,
+            state,
+            updated_workdir,
+            keep,
+            &mut outcome,
+        )?;
         mark("update: index written");
         if interrupted {
             return Err(CheckoutError::Interrupted.into());
