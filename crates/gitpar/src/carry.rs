@@ -393,17 +393,17 @@ fn make_dirs(root: &Root, plan: Plan, carried: &mut Carried) -> Vec<Item> {
         }
         let made = match dirs.file_type(dir.as_bstr()) {
             Ok(Some(FileType::Directory)) => Ok(false),
-            Ok(Some(_)) => Err("already exists in the new work tree".to_owned()),
+            Ok(Some(_)) => Err(Skip::InTheWay),
             Ok(None) => dirs
                 .mkdir(dir.as_bstr(), false)
                 .map(|()| true)
-                .map_err(|e| in_the_way(&e)),
-            Err(err) => Err(fs::strerror(&err)),
+                .map_err(in_the_way),
+            Err(err) => Err(Skip::Io(err)),
         };
         match made {
             Ok(made) => carried.dirs += usize::from(made),
             Err(why) => {
-                carried.skipped.push((dir.clone(), why));
+                carried.skipped.push((dir.clone(), why.to_string()));
                 failed.insert(dir);
             }
         }
@@ -415,12 +415,26 @@ fn make_dirs(root: &Root, plan: Plan, carried: &mut Carried) -> Vec<Item> {
     items
 }
 
+/// Why a path was not carried, as [`Carried::skipped`] gives it.
+#[derive(Debug, thiserror::Error)]
+enum Skip {
+    /// The donor's file changed between the walk and its carrying.
+    #[error("{}", CHANGED)]
+    Changed,
+    /// Something is already at the path in the new work tree.
+    #[error("already exists in the new work tree")]
+    InTheWay,
+    /// A system error, in `strerror`'s words.
+    #[error("{}", fs::strerror(.0))]
+    Io(#[from] io::Error),
+}
+
 /// Why a path of the new work tree could not be created.
-fn in_the_way(err: &io::Error) -> String {
-    if fs::is_collision(err) {
-        "already exists in the new work tree".into()
+fn in_the_way(err: io::Error) -> Skip {
+    if fs::is_collision(&err) {
+        Skip::InTheWay
     } else {
-        fs::strerror(err)
+        Skip::Io(err)
     }
 }
 
@@ -497,46 +511,44 @@ impl<'a> Worker<'a> {
                 Ok(How::Cloned) => done.cloned += 1,
                 Ok(How::Copied) => done.copied += 1,
                 Ok(How::Symlink) => done.symlinks += 1,
-                Err(why) => done.skipped.push((item.path.clone(), why)),
+                Err(why) => done.skipped.push((item.path.clone(), why.to_string())),
             }
         }
         done
     }
 
     /// Make the symlink `path` again with the donor's target; the target is never followed.
-    fn symlink(&mut self, path: &BStr) -> Result<How, String> {
+    fn symlink(&mut self, path: &BStr) -> Result<How, Skip> {
         let link = self
             .donor
             .read_link(path)
             .map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) => CHANGED.to_owned(),
-                _ => fs::strerror(&e),
+                Some(libc::EINVAL) => Skip::Changed,
+                _ => Skip::Io(e),
             })?;
-        self.target
-            .symlink(&link, path)
-            .map_err(|e| in_the_way(&e))?;
+        self.target.symlink(&link, path).map_err(in_the_way)?;
         Ok(How::Symlink)
     }
 
     /// Clone or copy the regular file `path`, with the donor's executable bit.
-    fn file(&mut self, path: &BStr) -> Result<How, String> {
+    fn file(&mut self, path: &BStr) -> Result<How, Skip> {
         let st = match self.donor.lstat(path) {
             Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => st,
-            Ok(_) => return Err(CHANGED.into()),
-            Err(err) => return Err(fs::strerror(&err)),
+            Ok(_) => return Err(Skip::Changed),
+            Err(err) => return Err(Skip::Io(err)),
         };
         let executable = st.st_mode & 0o100 != 0;
         let (dir, name) = fs::split_path(path);
         if self.reflink {
-            let donor_dir = self.donor.dir(dir).map_err(|e| fs::strerror(&e))?;
-            let target_dir = self.target.dir(dir).map_err(|e| fs::strerror(&e))?;
+            let donor_dir = self.donor.dir(dir)?;
+            let target_dir = self.target.dir(dir)?;
             let same = |s: &rustix::fs::Stat| (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino);
             match fs::clone_file_at(donor_dir, name, same, target_dir, name, executable) {
                 Ok(_) => return Ok(How::Cloned),
                 Err(CloneError::Unsupported(_)) => self.reflink = false,
-                Err(CloneError::Changed) => return Err(CHANGED.into()),
-                Err(CloneError::Create(e)) => return Err(in_the_way(&e)),
-                Err(CloneError::Io(e)) => return Err(fs::strerror(&e)),
+                Err(CloneError::Changed) => return Err(Skip::Changed),
+                Err(CloneError::Create(e)) => return Err(in_the_way(e)),
+                Err(CloneError::Io(e)) => return Err(Skip::Io(e)),
             }
         }
         self.copy(path, &st, executable)
@@ -544,23 +556,18 @@ impl<'a> Worker<'a> {
 
     /// Copy the regular file `path` (stat-ed as `st` by the caller) into a file created
     /// exclusively; a donor that changes meanwhile leaves no copy behind.
-    fn copy(
-        &mut self,
-        path: &BStr,
-        st: &rustix::fs::Stat,
-        executable: bool,
-    ) -> Result<How, String> {
+    fn copy(&mut self, path: &BStr, st: &rustix::fs::Stat, executable: bool) -> Result<How, Skip> {
         let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
             (a.st_dev, a.st_ino, a.st_size) == (b.st_dev, b.st_ino, b.st_size)
                 && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
         };
         let (mut from, opened) = match self.donor.open_regular(path) {
             Ok(Some((file, opened))) if same(&opened, st) => (file, opened),
-            Ok(_) => return Err(CHANGED.into()),
-            Err(err) => return Err(fs::strerror(&err)),
+            Ok(_) => return Err(Skip::Changed),
+            Err(err) => return Err(Skip::Io(err)),
         };
         let (dir, name) = fs::split_path(path);
-        let target_dir = self.target.dir(dir).map_err(|e| fs::strerror(&e))?;
+        let target_dir = self.target.dir(dir)?;
         let written = fs::create_file_with(target_dir, name, executable, |to| {
             io::copy(&mut from, to)?;
             let after = rustix::fs::fstat(&from)?;
@@ -572,8 +579,8 @@ impl<'a> Worker<'a> {
         });
         match written {
             Ok(_) => Ok(How::Copied),
-            Err(CreateError::Create(e)) => Err(in_the_way(&e)),
-            Err(e) => Err(fs::strerror(e.io())),
+            Err(CreateError::Create(e)) => Err(in_the_way(e)),
+            Err(CreateError::Unlink(e) | CreateError::Write(e)) => Err(Skip::Io(e)),
         }
     }
 }

@@ -19,7 +19,7 @@
 //! update reads anyway, has no entries.
 
 use gix::hash::ObjectId;
-use gix::index::entry::Flags;
+use gix::index::entry::{Flags, Stat};
 
 use crate::execute::options::Options;
 use crate::fs::lock::IndexLock;
@@ -71,9 +71,98 @@ pub(crate) fn update(
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Result<Outcome, Error> {
-    let full = Full::plan(repo, new_tree, opts, None)?;
-    // Submodules that appear (nothing is there to check before: every submodule is new).
-    let moves: Vec<crate::submodule::Move> = if opts.recurse_submodules {
+    Initial {
+        repo,
+        previous,
+        new_tree,
+        root,
+        mode,
+        opts,
+        ctx,
+    }
+    .run(lock)
+}
+
+/// What the steps of one full checkout standing in for an update share.
+struct Initial<'a, 'c> {
+    repo: &'a gix::Repository,
+    /// The existing (empty) index; `None` when there was no index file.
+    previous: Option<&'a gix::index::State>,
+    new_tree: ObjectId,
+    root: &'a Root,
+    mode: Policy,
+    opts: &'a Options,
+    ctx: &'a Context<'c>,
+}
+
+/// The index a full checkout records, with the stat data of what was written.
+// One value per checkout, moved once: boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+enum Recorded {
+    /// Encoded while the files were written, and their stat data to fill in.
+    Prepared(crate::index::record::Prepared, Vec<Option<Stat>>),
+    /// Made once the files were written: after an interruption, or when none was prepared.
+    Made(gix::index::State),
+}
+
+impl Initial<'_, '_> {
+    /// Plan, write, bring the submodules that appear, record: [`update`]'s steps.
+    fn run(&self, lock: IndexLock) -> Result<Outcome, Error> {
+        let full = Full::plan(self.repo, self.new_tree, self.opts, None)?;
+        let moves = self.submodules(&full);
+        if self.ctx.interrupted() {
+            return Err(CheckoutError::Interrupted.into());
+        }
+        // The new index is encoded while the files are written unless the previous one has an
+        // untracked cache to carry over or it is to be split (`record::commit` does those).
+        let format = (self.previous.is_none_or(|p| p.untracked().is_none())
+            && !crate::index::split_index::wanted(self.repo, lock.index_path()))
+        .then(|| crate::index::format::Format::of(self.repo, self.previous));
+        let (executed, prepared) = full.write_preparing(
+            self.repo,
+            self.root,
+            self.opts,
+            self.ctx,
+            self.new_tree,
+            format,
+        );
+        let executed = executed?;
+        let interrupted = executed.interrupted;
+        let mut outcome = Outcome {
+            written: executed.stats.iter().filter(|s| s.is_some()).count(),
+            workers: executed.workers,
+            collisions: executed.collisions,
+            errors: executed.errors,
+            full_checkout: true,
+            ..Outcome::default()
+        };
+        // What is recorded: the prepared index, or (interrupted, or none prepared) one made now.
+        let recorded = match prepared.filter(|_| !interrupted) {
+            Some(prepared) => Recorded::Prepared(prepared, executed.stats),
+            None => Recorded::Made(on_disk(&full, self.repo, &executed.stats, interrupted)),
+        };
+        if !interrupted && !moves.is_empty() {
+            outcome.errors.extend(crate::update::bring_submodules(
+                self.repo, self.root, &moves, self.mode, self.opts, self.ctx,
+            ));
+        }
+        crate::sys::phase::mark("files written");
+        self.record(lock, full, recorded, interrupted, &mut outcome)?;
+        crate::sys::phase::mark("index written");
+        if interrupted {
+            return Err(CheckoutError::Interrupted.into());
+        }
+        // No local changes to list (a safe update's report): every entry is the target's,
+        // written.
+        Ok(outcome)
+    }
+
+    /// The submodules that appear, with [`Options::recurse_submodules`]: nothing is there to
+    /// check before, every submodule is new.
+    fn submodules(&self, full: &Full) -> Vec<crate::submodule::Move> {
+        if !self.opts.recurse_submodules {
+            return Vec::new();
+        }
         full.jobs
             .iter()
             .map(|j| &full.plan.entries[j.entry])
@@ -84,84 +173,65 @@ pub(crate) fn update(
                 new: Some(e.id),
             })
             .collect()
-    } else {
-        Vec::new()
-    };
-    if ctx.interrupted() {
-        return Err(CheckoutError::Interrupted.into());
     }
-    // The new index is encoded while the files are written unless the previous one has an
-    // untracked cache to carry over or it is to be split (`record::commit` does those).
-    let format = (previous.is_none_or(|p| p.untracked().is_none())
-        && !crate::index::split_index::wanted(repo, lock.index_path()))
-    .then(|| crate::index::format::Format::of(repo, previous));
-    let (executed, prepared) = full.write_preparing(repo, root, opts, ctx, new_tree, format);
-    let executed = executed?;
-    let interrupted = executed.interrupted;
-    // What is recorded: the prepared index, or (interrupted, or none prepared) one made now.
-    let recorded = match prepared.filter(|_| !interrupted) {
-        Some(prepared) => Ok(prepared),
-        None => {
-            let mut index = full.index(repo.object_hash(), &executed.stats);
-            if interrupted {
-                // The index of what is on disk: the entries written, and those sparse checkout
-                // leaves out (they are not written in any case).
-                let stats = &executed.stats;
-                index.remove_entries(|k, _, entry| {
-                    stats[k].is_none() && !entry.flags.contains(Flags::SKIP_WORKTREE)
-                });
+
+    /// Record the index under `lock` with the update's rules; the checkout's plan is dropped
+    /// (apart, see [`crate::sys::memory::drop_apart`]) once nothing needs it.
+    fn record(
+        &self,
+        lock: IndexLock,
+        full: Full,
+        recorded: Recorded,
+        interrupted: bool,
+        outcome: &mut Outcome,
+    ) -> Result<(), Error> {
+        let index = match recorded {
+            Recorded::Prepared(prepared, stats) => {
+                crate::sys::memory::drop_apart(full);
+                return crate::update::record_prepared(lock, self.repo, prepared, stats, outcome);
             }
-            Err(index)
-        }
-    };
-    let mut outcome = Outcome {
-        written: executed.stats.iter().filter(|s| s.is_some()).count(),
-        workers: executed.workers,
-        collisions: executed.collisions,
-        errors: executed.errors,
-        full_checkout: true,
-        ..Outcome::default()
-    };
-    if !interrupted && !moves.is_empty() {
-        outcome.errors.extend(crate::update::bring_submodules(
-            repo, root, &moves, mode, opts, ctx,
-        ));
+            Recorded::Made(index) => index,
+        };
+        // As the prepared index's (not after an interruption, which leaves entries out).
+        let cache_tree = if interrupted {
+            crate::index::record::CacheTree::Rebuild
+        } else {
+            crate::ops::checkout::cache_tree_of(&full.plan, self.new_tree, self.opts)
+        };
+        crate::update::record(
+            lock,
+            self.repo,
+            index,
+            true,
+            crate::index::record::Keep {
+                tree: (!interrupted).then_some(self.new_tree),
+                previous: self.previous,
+                cache_tree,
+                resolve_undo: None,
+                changed_paths: None,
+                fsmonitor: None,
+            },
+            outcome,
+        )?;
+        crate::sys::memory::drop_apart(full);
+        Ok(())
     }
-    crate::sys::phase::mark("files written");
-    match recorded {
-        Ok(prepared) => {
-            crate::sys::memory::drop_apart(full);
-            crate::update::record_prepared(lock, repo, prepared, executed.stats, &mut outcome)?;
-        }
-        Err(index) => {
-            // As the prepared index's (not after an interruption, which leaves entries out).
-            let cache_tree = if interrupted {
-                crate::index::record::CacheTree::Rebuild
-            } else {
-                crate::ops::checkout::cache_tree_of(&full.plan, new_tree, opts)
-            };
-            crate::update::record(
-                lock,
-                repo,
-                index,
-                true,
-                crate::index::record::Keep {
-                    tree: (!interrupted).then_some(new_tree),
-                    previous,
-                    cache_tree,
-                    resolve_undo: None,
-                    changed_paths: None,
-                    fsmonitor: None,
-                },
-                &mut outcome,
-            )?;
-            crate::sys::memory::drop_apart(full);
-        }
-    }
-    crate::sys::phase::mark("index written");
+}
+
+/// The index of the checkout made now, with the writers' `stats`; after an interruption, that
+/// of what is on disk: the entries written, and those sparse checkout leaves out (they are not
+/// written in any case).
+fn on_disk(
+    full: &Full,
+    repo: &gix::Repository,
+    stats: &[Option<Stat>],
+    interrupted: bool,
+) -> gix::index::State {
+    let mut index = full.index(repo.object_hash(), stats);
     if interrupted {
-        return Err(CheckoutError::Interrupted.into());
+        index.remove_entries(|k, _, entry| {
+            stats[k].is_none() && !entry.flags.contains(Flags::SKIP_WORKTREE)
+        });
     }
-    // No local changes to list (a safe update's report): every entry is the target's, written.
-    Ok(outcome)
+    index
 }

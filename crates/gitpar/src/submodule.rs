@@ -20,7 +20,105 @@ use gix::hash::ObjectId;
 use crate::execute::options::Options;
 use crate::fs::{Dirs, Root};
 use crate::sys::context::{Context, Progress};
-use crate::update::{Error, Policy, SubmoduleRefusal, SubmoduleRefused};
+use crate::update::{Error as UpdateError, Policy, SubmoduleRefusal, SubmoduleRefused};
+
+/// Why a submodule could not be taken down or brought to its commit, in git's words as the
+/// superproject prints them (after its own "error: ", which the messages that carry one of
+/// their own lose, see [`crate::update`]'s `bring_submodules`).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The submodule's own update failed.
+    #[error("error: {0}")]
+    Update(#[from] Box<UpdateError>),
+    /// An entry of the submodule's own update could not be written.
+    #[error("error: {0}")]
+    Entry(crate::execute::error::EntryError),
+    /// The submodule lacks the commit the superproject records (git's read-tree message).
+    #[error("fatal: failed to unpack tree object {0}")]
+    MissingCommit(ObjectId),
+    /// git's `validate_submodule_path`: a leading directory of the submodule's path is a
+    /// symbolic link.
+    #[error("expected '{prefix}' in submodule path '{path}' not to be a symbolic link")]
+    LinkInPath {
+        /// The leading directory.
+        prefix: BString,
+        /// The submodule's path.
+        path: BString,
+    },
+    /// git's `validate_submodule_path`: the submodule's path is a symbolic link.
+    #[error("expected submodule path '{0}' not to be a symbolic link")]
+    Link(BString),
+    /// git's `validate_submodule_git_dir`: the submodule's git directory would lie inside
+    /// another submodule's.
+    #[error(
+        "error: submodule git dir '{}' is inside git dir '{}'\n\
+         fatal: refusing to create/use '{}' in another submodule's git dir",
+        .git_dir.display(),
+        .outer.display(),
+        .git_dir.display()
+    )]
+    Nested {
+        /// The submodule's git directory.
+        git_dir: PathBuf,
+        /// The outermost git directory above it.
+        outer: PathBuf,
+    },
+    /// The submodule's `.git` directory cannot be absorbed: its place in `.git/modules` is
+    /// taken.
+    #[error("fatal: refusing to move '{0}/.git' into an existing git dir")]
+    ExistingGitDir(BString),
+    /// The submodule's `.git` directory could not be moved into `.git/modules`.
+    #[error("could not migrate git directory from '{path}/.git': {source}")]
+    Migrate {
+        /// The submodule's path.
+        path: BString,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// The submodule's directory could not be made.
+    #[error("unable to create directory '{path}': {source}")]
+    Mkdir {
+        /// The submodule's path.
+        path: BString,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// The submodule's `.git` file could not be written.
+    #[error("could not write {path}/.git: {source}")]
+    WriteGitFile {
+        /// The submodule's path.
+        path: BString,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// The submodule's `.git` file could not be removed.
+    #[error("unable to unlink '{path}': {source}")]
+    Unlink {
+        /// The `.git` file's path.
+        path: BString,
+        /// The system error.
+        source: std::io::Error,
+    },
+    /// The submodule's directory was connected, and is no repository all the same.
+    #[error("fatal: not a git repository: {}", .0.display())]
+    NotARepository(PathBuf),
+    /// The submodule's path is no file name on this system.
+    #[error(transparent)]
+    Path(#[from] bstr::Utf8Error),
+    /// A path of the connection could not be resolved.
+    #[error(transparent)]
+    Realpath(#[from] gix::Error),
+    /// The submodule's `HEAD` could not be detached.
+    #[error(transparent)]
+    Head(#[from] Box<dyn std::error::Error + Send + Sync>),
+    /// The submodule's `HEAD` reflog could not be written.
+    #[error(transparent)]
+    Reflog(#[from] crate::repo::branch::ReflogError),
+    /// git's words from [`crate::repo::branch`] (the submodule's configuration or its git
+    /// directory's leading directories).
+    #[error("{0}")]
+    Repo(String),
+}
 
 /// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`
 /// (`None`: it goes). A forced update also lists unchanged gitlinks (`old == new`): their work
@@ -39,10 +137,10 @@ pub use crate::repo::submodules::Modules;
 
 /// git's `validate_submodule_git_dir`: the git directory of submodule `name` must not lie
 /// inside another submodule's (a submodule `hippo/hooks` would put its repository in the hooks
-/// directory of submodule `hippo`'s, t7450). `Some` with git's messages when a directory of
-/// `modules/` above it is a git directory: the submodule is then neither connected nor
-/// checked out.
-fn nesting(repo: &gix::Repository, name: &str) -> Option<String> {
+/// directory of submodule `hippo`'s, t7450). `Some` with the outermost directory of `modules/`
+/// above it that is a git directory ([`Error::Nested`] in git's words): the submodule is then
+/// neither connected nor checked out.
+fn nesting(repo: &gix::Repository, name: &str) -> Option<PathBuf> {
     let git_dir = module_git_dir(repo, name);
     let modules = repo.common_dir().join("modules");
     let mut above = git_dir.parent();
@@ -53,15 +151,8 @@ fn nesting(repo: &gix::Repository, name: &str) -> Option<String> {
         }
         above = dir.parent();
     }
-    // git reports the outermost first.
-    let outer = found?;
-    Some(format!(
-        "error: submodule git dir '{}' is inside git dir '{}'\n\
-         fatal: refusing to create/use '{}' in another submodule's git dir",
-        git_dir.display(),
-        outer.display(),
-        git_dir.display()
-    ))
+    // git reports the outermost.
+    found
 }
 
 /// The submodule's git directory in the superproject: `<common dir>/modules/<name>`.
@@ -107,18 +198,22 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 
 /// git's `connect_work_tree_and_git_dir`: the submodule directory's `.git` file names its git
 /// directory, and the git directory's `core.worktree` names the directory, both relative.
-fn connect(root: &Root, path: &BStr, git_dir: &Path) -> Result<(), String> {
-    let workdir = root.path().join(path.to_path().map_err(|e| e.to_string())?);
-    let git_dir = gix::path::realpath(git_dir).map_err(|e| e.to_string())?;
-    let workdir_real = gix::path::realpath(&workdir).map_err(|e| e.to_string())?;
+fn connect(root: &Root, path: &BStr, git_dir: &Path) -> Result<(), Error> {
+    let workdir = root.path().join(path.to_path()?);
+    let git_dir = gix::path::realpath(git_dir)?;
+    let workdir_real = gix::path::realpath(&workdir)?;
     let link = format!(
         "gitdir: {}\n",
         relative(&workdir_real, &git_dir).to_string_lossy()
     );
     root.dirs()
         .write_file(join(path, ".git").as_bstr(), link.as_bytes())
-        .map_err(|e| format!("could not write {path}/.git: {e}"))?;
+        .map_err(|source| Error::WriteGitFile {
+            path: path.to_owned(),
+            source,
+        })?;
     crate::repo::branch::set_core_worktree(&git_dir, Some(&relative(&git_dir, &workdir_real)))
+        .map_err(Error::Repo)
 }
 
 /// The tree of `HEAD` in `repo`, if it has one.
@@ -130,21 +225,21 @@ fn head_tree(repo: &gix::Repository) -> Option<ObjectId> {
 }
 
 /// The tree of `commit` in the submodule, or git's read-tree message when it has no such commit.
-fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, String> {
+fn tree_of(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId, Error> {
     repo.find_commit(commit)
         .ok()
         .and_then(|c| c.tree_id().ok())
         .map(gix::Id::detach)
-        .ok_or_else(|| format!("fatal: failed to unpack tree object {commit}"))
+        .ok_or(Error::MissingCommit(commit))
 }
 
 /// `git update-ref --no-deref HEAD <new>` in the submodule: a detached `HEAD`, with the
 /// message-less reflog line git writes for it.
-fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), String> {
+fn detach_head(repo: &gix::Repository, new: ObjectId) -> Result<(), Error> {
     let old = repo.head_id().ok().map(gix::Id::detach);
-    crate::repo::branch::set_head_without_reflog(repo, gix::refs::Target::Object(new), false)
-        .map_err(|e| e.to_string())?;
-    crate::repo::branch::append_reflog(repo, "HEAD", old, new, "").map_err(|e| e.to_string())
+    crate::repo::branch::set_head_without_reflog(repo, gix::refs::Target::Object(new), false)?;
+    crate::repo::branch::append_reflog(repo, "HEAD", old, new, "")?;
+    Ok(())
 }
 
 /// Whether the submodule's index differs from its `HEAD` tree (git's `submodule_has_dirty_index`,
@@ -189,7 +284,7 @@ pub fn check(
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
-) -> Result<(), Error> {
+) -> Result<(), UpdateError> {
     if moves.is_empty() {
         return Ok(());
     }
@@ -197,7 +292,8 @@ pub fn check(
     let mut dirs = root.dirs();
     for m in moves {
         if modules.active(repo, m.path.as_bstr()).is_some() {
-            validate_path(&mut dirs, m.path.as_bstr()).map_err(Error::SubmodulePathSymlink)?;
+            validate_path(&mut dirs, m.path.as_bstr())
+                .map_err(|e| UpdateError::SubmodulePathSymlink(e.to_string()))?;
         }
     }
     let mut refused = Vec::new();
@@ -221,13 +317,13 @@ pub fn check(
     if refused.is_empty() {
         Ok(())
     } else {
-        Err(Error::Submodules(refused))
+        Err(UpdateError::Submodules(refused))
     }
 }
 
 /// git's `validate_submodule_path`: no leading directory of the submodule's `path`, nor the
 /// path itself, may be a symbolic link (missing ones are fine); `Err` with git's message.
-fn validate_path(dirs: &mut crate::fs::Dirs<'_>, path: &BStr) -> Result<(), String> {
+fn validate_path(dirs: &mut crate::fs::Dirs<'_>, path: &BStr) -> Result<(), Error> {
     let is_link = |dirs: &mut crate::fs::Dirs<'_>, p: &BStr| {
         dirs.lstat(p).ok().flatten().is_some_and(|st| {
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
@@ -236,15 +332,14 @@ fn validate_path(dirs: &mut crate::fs::Dirs<'_>, path: &BStr) -> Result<(), Stri
     for (i, _) in path.iter().enumerate().filter(|(_, &b)| b == b'/') {
         let prefix = path[..i].as_bstr();
         if is_link(dirs, prefix) {
-            return Err(format!(
-                "expected '{prefix}' in submodule path '{path}' not to be a symbolic link"
-            ));
+            return Err(Error::LinkInPath {
+                prefix: prefix.to_owned(),
+                path: path.to_owned(),
+            });
         }
     }
     if is_link(dirs, path) {
-        return Err(format!(
-            "expected submodule path '{path}' not to be a symbolic link"
-        ));
+        return Err(Error::Link(path.to_owned()));
     }
     Ok(())
 }
@@ -297,7 +392,7 @@ pub fn take_down(
     path: &BStr,
     opts: &Options,
     ctx: &Context<'_>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let Some(name) = modules.active(repo, path) else {
         return Ok(());
     };
@@ -324,12 +419,15 @@ pub fn take_down(
             interrupt: ctx.interrupt,
         },
     )
-    .map_err(|e| format!("error: {e}"))?;
+    .map_err(Box::new)?;
     let git_dir = sub.git_dir().to_owned();
     let expendable = only_ignored_left(&sub, root, path);
     drop(sub);
     dirs.unlink(dot_git.as_bstr())
-        .map_err(|e| format!("unable to unlink '{dot_git}': {e}"))?;
+        .map_err(|source| Error::Unlink {
+            path: dot_git.clone(),
+            source,
+        })?;
     // What the submodule's ignore rules call expendable goes with it; anything else stays, and
     // so does the directory.
     if expendable {
@@ -337,7 +435,7 @@ pub fn take_down(
     } else {
         let _ = dirs.rmdir(path);
     }
-    crate::repo::branch::set_core_worktree(&git_dir, None)
+    crate::repo::branch::set_core_worktree(&git_dir, None).map_err(Error::Repo)
 }
 
 /// Whether every file left in the submodule's directory (its `.git` aside) is ignored by the
@@ -402,18 +500,19 @@ fn absorb(
     dirs: &mut Dirs<'_>,
     path: &BStr,
     name: &str,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let target = module_git_dir(repo, name);
     if target.exists() {
-        return Err(format!(
-            "fatal: refusing to move '{path}/.git' into an existing git dir"
-        ));
+        return Err(Error::ExistingGitDir(path.to_owned()));
     }
     if let Some(parent) = target.parent() {
-        crate::repo::branch::create_git_dirs(parent)?;
+        crate::repo::branch::create_git_dirs(parent).map_err(Error::Repo)?;
     }
     dirs.rename_out(join(path, ".git").as_bstr(), &target)
-        .map_err(|e| format!("could not migrate git directory from '{path}/.git': {e}"))?;
+        .map_err(|source| Error::Migrate {
+            path: path.to_owned(),
+            source,
+        })?;
     connect(root, path, &target)
 }
 
@@ -433,7 +532,7 @@ pub fn bring_all(
     let modules = Modules::load(root);
     // What each submodule needs from the superproject, resolved here: the threads below share
     // nothing but the work tree's root.
-    let work: Vec<(&Move, PathBuf, Option<String>)> = moves
+    let work: Vec<(&Move, PathBuf, Option<PathBuf>)> = moves
         .iter()
         .filter(|m| m.new.is_some())
         .filter_map(|m| {
@@ -452,7 +551,7 @@ pub fn bring_all(
         ..opts.clone()
     };
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<String>>> =
+    let results: Vec<std::sync::Mutex<Option<Error>>> =
         work.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..at_once {
@@ -462,11 +561,14 @@ pub fn bring_all(
                     break;
                 };
                 let brought = match nested {
-                    Some(message) => Err(message.clone()),
+                    Some(outer) => Err(Error::Nested {
+                        git_dir: git_dir.clone(),
+                        outer: outer.clone(),
+                    }),
                     None => bring(root, git_dir, m, mode, &share, ctx),
                 };
-                if let Err(message) = brought {
-                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+                if let Err(err) = brought {
+                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
                 }
             });
         }
@@ -474,8 +576,8 @@ pub fn bring_all(
     work.iter()
         .zip(results)
         .filter_map(|((m, _, _), r)| {
-            let message = r.into_inner().unwrap_or_else(|e| e.into_inner())?;
-            Some((m.path.clone(), message))
+            let err = r.into_inner().unwrap_or_else(|e| e.into_inner())?;
+            Some((m.path.clone(), err.to_string()))
         })
         .collect()
 }
@@ -492,7 +594,7 @@ fn bring(
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let Some(new) = m.new else { return Ok(()) };
     let progress = Progress::default();
     let ctx = Context {
@@ -511,9 +613,9 @@ fn bring(
             opts,
             &ctx,
         )
-        .map_err(|e| format!("error: {e}"))
-        .and_then(|outcome| match outcome.errors.first() {
-            Some(e) => Err(format!("error: {e}")),
+        .map_err(|e| Error::Update(Box::new(e)))
+        .and_then(|outcome| match outcome.errors.into_iter().next() {
+            Some(e) => Err(Error::Entry(e)),
             None => Ok(()),
         })
     };
@@ -534,10 +636,13 @@ fn bring(
                 }
             }
             dirs.mkdir_all(m.path.as_bstr(), false)
-                .map_err(|e| format!("unable to create directory '{}': {e}", m.path))?;
+                .map_err(|source| Error::Mkdir {
+                    path: m.path.clone(),
+                    source,
+                })?;
             connect(root, m.path.as_bstr(), git_dir)?;
             let sub = open_populated(root, m.path.as_bstr())
-                .ok_or_else(|| format!("fatal: not a git repository: {}", git_dir.display()))?;
+                .ok_or_else(|| Error::NotARepository(git_dir.to_owned()))?;
             let empty = ObjectId::empty_tree(sub.object_hash());
             // git's `submodule_reset_index`, then `read-tree -u -m <empty> <new>`.
             run(&sub, None, empty, Policy::Force)?;

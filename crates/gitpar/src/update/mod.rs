@@ -36,6 +36,10 @@ use crate::plan::{self, Kind, Plan};
 use crate::refresh::StatRules;
 use crate::sys::context::Context;
 
+mod run;
+
+use self::run::run;
+
 /// How local changes are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -375,386 +379,6 @@ enum Target {
     Trees(Option<ObjectId>, ObjectId),
     /// The index itself, under [`Selection`]'s patterns ([`sparsity`]).
     Sparsity(Selection),
-}
-
-/// The update's phases; `dry_run` stops after the checks, before anything changes.
-fn run(
-    repo: &gix::Repository,
-    target: Target,
-    (worktree, index_path): (&Path, &Path),
-    mode: Policy,
-    opts: &Options,
-    ctx: &Context<'_>,
-    dry_run: bool,
-) -> Result<Outcome, Error> {
-    let lock = IndexLock::acquire(index_path).map_err(CheckoutError::from)?;
-    let (mut index, unborn) = read_index(index_path, repo.object_hash())?;
-    let fsmonitor = crate::index::fsmonitor::Previous::of(repo, index_path, &index);
-    let expanded = crate::plan::sparse::expand(&repo.objects, &mut index).map_err(Error::Index)?;
-    crate::sys::phase::mark("update: index read");
-    let root = Root::open(worktree).map_err(|source| Error::Io {
-        action: "open the work tree",
-        path: BString::from(worktree.as_os_str().as_encoded_bytes()),
-        source,
-    })?;
-    let trees = match target {
-        Target::Trees(old, new) => Some((old, new)),
-        Target::Sparsity(_) => None,
-    };
-    if let Some((old_tree, new_tree)) = trees.filter(|_| !dry_run) {
-        if crate::initial::applies(&index, unborn, (old_tree, new_tree), mode, &root) {
-            let previous = (!unborn).then_some(&*index);
-            return crate::initial::update(lock, repo, previous, new_tree, &root, mode, opts, ctx);
-        }
-    }
-    let sparse = match target {
-        Target::Sparsity(Selection::Everything) => None,
-        _ => crate::plan::sparse::Sparse::load(repo).map_err(CheckoutError::from)?,
-    };
-    let just_enabled = matches!(target, Target::Sparsity(Selection::Enabled));
-    if crate::plan::sparse::clears_present_files(repo) && !just_enabled {
-        let _ = crate::plan::sparse::clear_present(&root, &mut index);
-    }
-    crate::sys::phase::mark("update: sparse patterns loaded");
-    let index = index;
-    let unmerged = unmerged_paths(&index);
-    let (targets, mut new_dirs) = match trees {
-        Some(_) if mode == Policy::Safe && !unmerged.is_empty() => {
-            return Err(Error::Unmerged(unmerged));
-        }
-        Some((old_tree, new_tree)) => targets(repo, old_tree, new_tree, mode, unborn, opts)?,
-        // The index against itself: every row is kept, and only the patterns change it. The
-        // directories of the entries that may come back are made before they are written
-        // (those that exist are kept; the check below keeps only those that are needed).
-        None => {
-            let dirs: std::collections::BTreeSet<&BStr> = crate::fs::leading_dirs_of(
-                index
-                    .entries()
-                    .iter()
-                    .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
-                    .map(|e| e.path(&index)),
-            )
-            .collect();
-            (Vec::new(), dirs.into_iter().map(BStr::to_owned).collect())
-        }
-    };
-    crate::sys::phase::mark("update: targets");
-    let mut rows = classify(&index, &targets, mode, unborn);
-    if trees.is_none() {
-        // git's `update_sparsity` leaves unmerged paths alone, with a warning.
-        for row in rows.iter_mut().filter(|r| r.unmerged) {
-            row.action = Action::Keep;
-        }
-    } else if mode == Policy::Safe {
-        reject_kept_in_the_way(&mut rows);
-    }
-    crate::sys::phase::mark("update: classified");
-    match (&sparse, target) {
-        (Some(sparse), _) => {
-            mark_sparse(repo, (&root, sparse), &mut rows)?;
-            if trees.is_some() && mode == Policy::Safe {
-                reject_kept_over_skipped(&mut rows);
-            }
-        }
-        (None, Target::Sparsity(Selection::Everything)) => {
-            for row in rows.iter_mut().filter(|r| !r.unmerged) {
-                row.skip = Some(false);
-            }
-        }
-        (None, _) => {}
-    }
-    let (mut blockers, sparse_warnings) = verify(
-        repo,
-        &root,
-        &index,
-        &mut rows,
-        &mut new_dirs,
-        (mode, trees.is_none()),
-        opts,
-    )?;
-    if opts.sparse_warnings_refuse
-        && (!sparse_warnings.not_uptodate.is_empty() || !sparse_warnings.orphaned.is_empty())
-    {
-        return Err(Error::WouldLose {
-            local: sparse_warnings.not_uptodate,
-            untracked: sparse_warnings.orphaned,
-            untracked_removed: Vec::new(),
-            untracked_deleted: Vec::new(),
-        });
-    }
-    crate::sys::phase::mark("update: verified");
-    let moves = if opts.recurse_submodules {
-        submodule_moves(&rows, mode)
-    } else {
-        Vec::new()
-    };
-    crate::sys::phase::mark("update: classified and checked");
-    crate::submodule::check(repo, &root, &moves, mode, opts, ctx)?;
-    if dry_run {
-        return Ok(Outcome::default());
-    }
-    if ctx.interrupted() {
-        return Err(CheckoutError::Interrupted.into());
-    }
-
-    // The write plan, and the result index as the writers' attribute source (git reads
-    // attributes from the new index).
-    let mut write_plan = write_plan(&mut rows, new_dirs);
-    // A directory in the place of an entry to write is cleared when git's checkout reaches that
-    // entry, after the entries before it (`make_places`); the others go with the removals.
-    let in_places = blockers_in_places(&mut blockers, &write_plan);
-    // A partial clone lacks blobs: fetch what the writers need in one batch first.
-    crate::objects::prefetch::missing_blobs(repo, write_plan.entries.iter(), ctx)
-        .map_err(CheckoutError::from)?;
-    let mut state = result_index(repo, &index, &rows, None);
-    let present = crate::execute::attributes_present(
-        repo,
-        &root,
-        state.entries().iter().map(|e| e.path(&state)),
-    );
-    let (filter, attributes) = crate::execute::filters_for(
-        repo,
-        &state,
-        gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
-    )?;
-
-    // A required filter that fails is fatal: git dies with its index as it was, so the index
-    // announcing the new paths is put back then (read only when there is one, and a filter
-    // could fail so). So does `reset --hard` when entries cannot be written
-    // ([`Options::keep_index_on_failed_writes`]): a new path that could not be written is no
-    // staged addition afterwards, as git's reset, which never wrote its index, leaves none.
-    // Likewise when clearing what is in the way fails (a directory that cannot be removed), or
-    // a directory cannot be made: git dies in `checkout_entry` before it writes its index.
-    let clears = !blockers.files.is_empty() || !blockers.dirs.is_empty() || !in_places.is_empty();
-    let may_put_back = opts.keep_index_on_failed_writes
-        || clears
-        || !write_plan.dirs.is_empty()
-        || crate::convert::filter::drivers(repo).is_ok_and(|d| !d.is_empty());
-    let original = (announces(&rows) && may_put_back).then(|| IndexLock::snapshot(index_path));
-    crate::sys::phase::mark("update: result index and filters");
-    let lock = announce_new_paths(lock, repo, &index, &rows, index_path)?;
-    crate::sys::phase::mark("update: new paths announced");
-    let mut outcome = Outcome {
-        sparse_not_uptodate: sparse_warnings.not_uptodate,
-        sparse_orphaned: sparse_warnings.orphaned,
-        sparse_unmerged: if trees.is_none() {
-            unmerged
-        } else {
-            Vec::new()
-        },
-        ..Outcome::default()
-    };
-    // Submodules that go are taken down before the superproject removes their gitlinks.
-    if !moves.is_empty() {
-        let modules = crate::submodule::Modules::load(&root);
-        for m in moves.iter().filter(|m| m.new.is_none()) {
-            if let Err(message) =
-                crate::submodule::take_down(repo, &root, &modules, m.path.as_bstr(), opts, ctx)
-            {
-                outcome.errors.push(EntryError {
-                    path: m.path.clone(),
-                    message,
-                });
-            }
-        }
-    }
-    let removed = remove(
-        &root,
-        &mut rows,
-        &blockers,
-        (&write_plan, opts.cwd.as_ref().map(|c| c.as_bstr())),
-        mode,
-        ctx.interrupt,
-        &mut outcome,
-    );
-    let spared = match removed {
-        Ok(spared) => spared,
-        Err(err) => {
-            // Best effort, as above: the removal's error is what is reported.
-            if let Some(original) = &original {
-                let _ = lock.put_back(index_path, original.as_deref());
-            }
-            return Err(err);
-        }
-    };
-    let jobs: Vec<Job> = rows
-        .iter()
-        .filter_map(|r| {
-            let replace = matches!(r.action, Action::Write { replace: true, .. });
-            r.job.map(|entry| Job { entry, replace })
-        })
-        .collect();
-    let died = make_places(&root, &mut write_plan, &jobs, &in_places);
-    let jobs = match &died {
-        Some(stop) => {
-            unmake_spared(&root, &spared, stop);
-            &jobs[..stop.at]
-        }
-        None => &jobs[..],
-    };
-    let executed = if ctx.interrupted() {
-        None
-    } else {
-        let executed = crate::execute::execute(
-            repo,
-            &write_plan,
-            jobs,
-            &root,
-            opts,
-            crate::execute::Filters {
-                pipeline: &filter,
-                attributes: &attributes,
-                present,
-            },
-            ctx.progress,
-            ctx.interrupt,
-            false,
-            None,
-        );
-        if let (Err(CheckoutError::Filter { .. }), Some(original)) = (&executed, &original) {
-            lock.put_back(index_path, original.as_deref())
-                .map_err(CheckoutError::from)?;
-            return Err(executed.expect_err("matched above").into());
-        }
-        let executed = executed?;
-        if let Some(stop) = died {
-            // Best effort, as above: the stop is what is reported.
-            if let Some(original) = &original {
-                let _ = lock.put_back(index_path, original.as_deref());
-            }
-            let mut errors = std::mem::take(&mut outcome.errors);
-            errors.extend(executed.errors);
-            let mut kept = std::mem::take(&mut outcome.kept);
-            kept.extend(stop.warning);
-            return Err(Error::Died {
-                kept,
-                errors,
-                message: stop.message,
-            });
-        }
-        Some(executed)
-    };
-
-    // Record what is on disk now: written entries with their stat data, the old entries of
-    // whatever an interruption left untouched.
-    let interrupted = executed.as_ref().is_none_or(|e| e.interrupted);
-    let stats = executed.as_ref().map(|e| &e.stats[..]).unwrap_or(&[]);
-    if interrupted {
-        state = result_index(repo, &index, &rows, Some(stats));
-    } else {
-        // The result index has one entry per row in the result, in row order: fill in the
-        // stat data the writers returned (failed entries keep empty stat data).
-        let in_result_rows = rows.iter().filter(|r| in_result(r));
-        for (entry, row) in state.entries_mut().iter_mut().zip(in_result_rows) {
-            if let Some(stat) = row.job.and_then(|j| stats.get(j).copied().flatten()) {
-                entry.stat = stat;
-            }
-        }
-    }
-    if let Some(executed) = executed {
-        outcome.written = executed.stats.iter().filter(|s| s.is_some()).count();
-        outcome.workers = executed.workers;
-        outcome.collisions = executed.collisions;
-        outcome.errors.extend(executed.errors);
-    }
-    crate::sys::phase::mark("update: files written");
-    // Submodules that appear or move follow once the superproject's files are written (its
-    // `.gitmodules` included).
-    if !interrupted && moves.iter().any(|m| m.new.is_some()) {
-        let failed = bring_submodules(repo, &root, &moves, mode, opts, ctx);
-        outcome.errors.extend(failed);
-    }
-    let new_tree = trees.map(|(_, new)| new);
-    if let Some(new_tree) =
-        new_tree.filter(|_| opts.report_local_changes && mode == Policy::Safe && !interrupted)
-    {
-        // Entries that could not be written are local changes now: the old file stayed, or
-        // none is there (git's `show_local_changes` finds them so).
-        let failed: HashSet<&BStr> = outcome.errors.iter().map(|e| e.path.as_bstr()).collect();
-        let mut dirs = root.dirs();
-        let verdicts: Vec<Option<crate::refresh::State>> = rows
-            .iter()
-            .filter(|r| in_result(r))
-            .map(|r| {
-                if r.job.is_some() && failed.contains(r.path) {
-                    let there = dirs.lstat(r.path).ok().flatten().is_some();
-                    return Some(if there {
-                        crate::refresh::State::Modified
-                    } else {
-                        crate::refresh::State::Missing
-                    });
-                }
-                // Written entries are what the target says; skip-worktree ones are not
-                // looked at (git's diff-index trusts the bit).
-                if r.job.is_some() || r.skip == Some(true) {
-                    None
-                } else {
-                    r.state
-                }
-            })
-            .collect();
-        outcome.local_changes = local_changes(repo, &root, new_tree, &state, &verdicts)?;
-    }
-    // Only the directories of paths whose entries change get their cache-tree rebuilt, and
-    // only theirs lose what the untracked cache knew of them. git's `update_sparsity` changes
-    // no entry but its skip-worktree bit, which no tree records, and invalidates nothing: both
-    // are kept as they are (a sparse index's cache-tree counted its sparse directories as one
-    // entry each, so that of an expanded one is repaired instead).
-    let (changed_paths, changed): (Vec<BString>, _) = if trees.is_none() {
-        (Vec::new(), HashSet::new())
-    } else {
-        let paths: Vec<BString> = rows
-            .iter()
-            .filter(|r| r.unmerged || !matches!(r.action, Action::Keep))
-            .map(|r| r.path.to_owned())
-            .collect();
-        let dirs = crate::index::record::changed_dirs(paths.iter().map(|p| p.as_bstr()));
-        (paths, dirs)
-    };
-    let cache_tree = if trees.is_none() && !expanded {
-        crate::index::record::CacheTree::Kept
-    } else if opts.prime_cache_tree && trees.is_some() {
-        // git's `reset --hard` primes the cache-tree from the tree it reset to.
-        crate::index::record::CacheTree::Primed(Some(&changed))
-    } else {
-        crate::index::record::CacheTree::Repair(&changed)
-    };
-    if opts.keep_index_on_failed_writes && !outcome.errors.is_empty() && !interrupted {
-        // The index stays as it was before the new paths were announced; what was written
-        // stays written.
-        // Best effort: when even that cannot be written (a full disk), the index announcing
-        // the new paths stays, and the entries' errors are what is reported.
-        match original {
-            Some(original) => {
-                let _ = lock.put_back(index_path, original.as_deref());
-            }
-            None => drop(lock),
-        }
-        return Err(CheckoutError::Entries(std::mem::take(&mut outcome.errors)).into());
-    }
-    // git's update_sparsity writes its index without updated_workdir, unpack_trees with it.
-    let updated_workdir = !matches!(target, Target::Sparsity(_));
-    record(
-        lock,
-        repo,
-        state,
-        updated_workdir,
-        crate::index::record::Keep {
-            tree: new_tree.filter(|_| !interrupted),
-            // A missing index is a new one: its version comes from the configuration.
-            previous: (!unborn).then_some(&*index),
-            cache_tree,
-            resolve_undo: None,
-            changed_paths: Some(&changed_paths),
-            fsmonitor: fsmonitor.as_ref(),
-        },
-        &mut outcome,
-    )?;
-    crate::sys::phase::mark("update: index written");
-    if interrupted {
-        return Err(CheckoutError::Interrupted.into());
-    }
-    Ok(outcome)
 }
 
 /// Bring the submodules of `moves` that appear or move to their commits, once the
@@ -1268,62 +892,10 @@ fn verify(
     let mut local = Vec::new();
     let mut not_uptodate = Vec::new();
     for row in rows.iter_mut() {
-        // A submodule that moves to another commit keeps its directory (git leaves it alone).
-        let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
-            && row.new.is_some_and(|(_, kind)| kind == Kind::Gitlink);
-        if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, &mut row.action) {
-            *replace = false;
-        }
-        if row.action == Action::Reject {
-            local.push(row.path.to_owned());
-        }
-        let Some(state) = row.state else { continue };
-        let missing = state == crate::refresh::State::Missing;
-        let changed = state.is_changed();
-        // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
-        // they would be overwritten or removed; then a changed file stops even a forced update
-        // ("Entry '...' not uptodate. Cannot merge."). A missing one is fine.
-        let protected = row.cur.is_some_and(|c| {
-            c.flags
-                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
-        });
-        if protected
-            && changed
-            && !missing
-            && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
-            && row.new.map(side_of) != row.cur.map(side_of_entry)
-        {
-            match mode {
-                Policy::Safe => local.push(row.path.to_owned()),
-                Policy::Force => not_uptodate.push(row.path.to_owned()),
-            }
-            continue;
-        }
-        // A forced update rewrites a file whose stat data changed even when its content did
-        // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
-        // in a directory that cannot be written then fails as with git.
-        let touched = match (state, row.cur) {
-            (crate::refresh::State::Refreshed(fresh), Some(c)) => {
-                !rules.same_as_git(&c.stat, &fresh)
-            }
-            _ => false,
-        };
-        match (&mut row.action, mode) {
-            (Action::Keep, Policy::Force) if changed || touched => {
-                row.action = Action::Write {
-                    verify: false,
-                    replace: !missing,
-                };
-            }
-            (Action::Remove { .. }, _) if missing => row.action = Action::Drop,
-            (Action::Write { replace, .. }, _) if missing => *replace = false,
-            (
-                Action::Write { verify: true, .. } | Action::Remove { verify: true },
-                Policy::Safe,
-            ) if changed => {
-                local.push(row.path.to_owned());
-            }
-            _ => {}
+        match settle(row, mode, rules) {
+            Some(Lost::Local) => local.push(row.path.to_owned()),
+            Some(Lost::NotUptodate) => not_uptodate.push(row.path.to_owned()),
+            None => {}
         }
     }
     if !not_uptodate.is_empty() {
@@ -1334,8 +906,87 @@ fn verify(
             not_uptodate,
         )?);
     }
-    // git's `verify_absent` and `verify_clean_subdirectory`: the current directory is never
-    // removed to make room for an entry.
+    refuse_cwd(rows, opts)?;
+    keep_needed_dirs(rows, new_dirs);
+    let mut found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
+    if rows.iter().any(|r| r.skip.is_some()) {
+        sparse_orphans(rows, &mut found, &mut sparse_warnings);
+    }
+    Ok((refusal(local, found)?, sparse_warnings))
+}
+
+/// What a row's local change would lose, when the update may not go on over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// A local change (or a staged one that conflicts) that refuses a safe update.
+    Local,
+    /// A changed skip-worktree or assume-unchanged entry, which stops even a forced update.
+    NotUptodate,
+}
+
+/// Settle one row once the refresh gave its verdict on the work tree entry: a forced update
+/// rewrites a changed file it would keep, a missing file needs no removal and no replacing, and
+/// what the update would lose is returned ([`verify`] refuses over it).
+fn settle(row: &mut Row<'_>, mode: Policy, rules: StatRules) -> Option<Lost> {
+    // A submodule that moves to another commit keeps its directory (git leaves it alone).
+    let gitlink_to_gitlink = row.cur.is_some_and(|c| c.mode == Mode::COMMIT)
+        && row.new.is_some_and(|(_, kind)| kind == Kind::Gitlink);
+    if let (true, Action::Write { replace, .. }) = (gitlink_to_gitlink, &mut row.action) {
+        *replace = false;
+    }
+    if row.action == Action::Reject {
+        return Some(Lost::Local);
+    }
+    let state = row.state?;
+    let missing = state == crate::refresh::State::Missing;
+    let changed = state.is_changed();
+    // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
+    // they would be overwritten or removed; then a changed file stops even a forced update
+    // ("Entry '...' not uptodate. Cannot merge."). A missing one is fine.
+    let protected = row.cur.is_some_and(|c| {
+        c.flags
+            .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+    });
+    if protected
+        && changed
+        && !missing
+        && matches!(row.action, Action::Write { .. } | Action::Remove { .. })
+        && row.new.map(side_of) != row.cur.map(side_of_entry)
+    {
+        return Some(match mode {
+            Policy::Safe => Lost::Local,
+            Policy::Force => Lost::NotUptodate,
+        });
+    }
+    // A forced update rewrites a file whose stat data changed even when its content did
+    // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
+    // in a directory that cannot be written then fails as with git.
+    let touched = match (state, row.cur) {
+        (crate::refresh::State::Refreshed(fresh), Some(c)) => !rules.same_as_git(&c.stat, &fresh),
+        _ => false,
+    };
+    match (&mut row.action, mode) {
+        (Action::Keep, Policy::Force) if changed || touched => {
+            row.action = Action::Write {
+                verify: false,
+                replace: !missing,
+            };
+        }
+        (Action::Remove { .. }, _) if missing => row.action = Action::Drop,
+        (Action::Write { replace, .. }, _) if missing => *replace = false,
+        (Action::Write { verify: true, .. } | Action::Remove { verify: true }, Policy::Safe)
+            if changed =>
+        {
+            return Some(Lost::Local);
+        }
+        _ => {}
+    }
+    None
+}
+
+/// git's `verify_absent` and `verify_clean_subdirectory`: the current directory
+/// ([`Options::cwd`]) is never removed to make room for an entry.
+fn refuse_cwd(rows: &[Row<'_>], opts: &Options) -> Result<(), Error> {
     if let Some(cwd) = &opts.cwd {
         let in_the_way = rows
             .iter()
@@ -1344,9 +995,13 @@ fn verify(
             return Err(Error::CwdInTheWay(cwd.clone()));
         }
     }
-    // Only the directories of entries that are written need to exist: a directory the target
-    // keeps but writes nothing into is left as it is (a symlink in its place included, as git
-    // leaves it).
+    Ok(())
+}
+
+/// Only the directories of entries that are written need to exist: a directory the target
+/// keeps but writes nothing into is left as it is (a symlink in its place included, as git
+/// leaves it).
+fn keep_needed_dirs(rows: &[Row<'_>], new_dirs: &mut Vec<BString>) {
     let needed: HashSet<&BStr> = crate::fs::leading_dirs_of(
         rows.iter()
             .filter(|r| matches!(r.action, Action::Write { .. }))
@@ -1354,28 +1009,27 @@ fn verify(
     )
     .collect();
     new_dirs.retain(|d| needed.contains(d.as_bstr()));
-    let mut found = untracked_in_the_way(repo, root, index, rows, mode, opts)?;
-    // With sparse checkout, an untracked file where a new entry goes is only a warning, and
-    // the file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
-    // `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not
-    // an error, but just a warning").
-    if rows.iter().any(|r| r.skip.is_some()) {
-        let added: HashSet<&BStr> = rows
-            .iter()
-            .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
-            .map(|r| r.path)
-            .collect();
-        let (orphaned, rest): (Vec<BString>, Vec<BString>) = std::mem::take(&mut found.untracked)
-            .into_iter()
-            .partition(|p| added.contains(p.as_bstr()));
-        found.untracked = rest;
-        found.blockers.files.extend(orphaned.iter().cloned());
-        found.blockers.files.sort();
-        sparse_warnings.orphaned.extend(orphaned);
-        sparse_warnings.orphaned.sort();
-        sparse_warnings.orphaned.dedup();
-    }
-    Ok((refusal(local, found)?, sparse_warnings))
+}
+
+/// With sparse checkout, an untracked file where a new entry goes is only a warning, and the
+/// file is overwritten (git's `verify_absent` of `CE_ADDED` entries after
+/// `mark_new_skip_worktree`: "Inability to sparsify or de-sparsify individual paths is not an
+/// error, but just a warning"): move those of `found` to the blockers and the warnings.
+fn sparse_orphans(rows: &[Row<'_>], found: &mut InTheWay, sparse_warnings: &mut SparseWarnings) {
+    let added: HashSet<&BStr> = rows
+        .iter()
+        .filter(|r| r.cur.is_none() && matches!(r.action, Action::Write { .. }))
+        .map(|r| r.path)
+        .collect();
+    let (orphaned, rest): (Vec<BString>, Vec<BString>) = std::mem::take(&mut found.untracked)
+        .into_iter()
+        .partition(|p| added.contains(p.as_bstr()));
+    found.untracked = rest;
+    found.blockers.files.extend(orphaned.iter().cloned());
+    found.blockers.files.sort();
+    sparse_warnings.orphaned.extend(orphaned);
+    sparse_warnings.orphaned.sort();
+    sparse_warnings.orphaned.dedup();
 }
 
 /// git's plumbing messages (a forced update that protects untracked files) name the first
