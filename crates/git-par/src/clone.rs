@@ -148,7 +148,7 @@ fn clone_submodules(
             };
             let index_path = level_repo.index_path();
             let (done, failed) =
-                gitpar::checkout::submodules(&level_repo, dir, &index_path, &opts, &ctx)
+                gitpar::update::checkout_submodules(&level_repo, dir, &index_path, &opts, &ctx)
                     .map_err(fatal)?;
             for e in &failed {
                 eprintln!("error: {e}");

@@ -26,15 +26,12 @@ pub mod donor;
 pub(crate) mod execute;
 pub(crate) mod fs;
 pub(crate) mod index;
-/// An update of an empty work tree taken as a full checkout.
-pub(crate) mod initial;
 pub(crate) mod objects;
 pub mod ops;
 pub mod plan;
 pub(crate) mod refresh;
 pub mod repo;
 pub mod status;
-pub(crate) mod submodule;
 pub mod sys;
 pub mod update;
 

@@ -59,7 +59,7 @@ pub struct Options {
     /// costs a walk of the whole target tree, so only callers that print it ask for it.
     pub report_local_changes: bool,
     /// `--recurse-submodules` / `submodule.recurse`: the work trees of active, populated
-    /// submodules follow their gitlinks (`crate::submodule`).
+    /// submodules follow their gitlinks (`crate::update::submodule`).
     pub recurse_submodules: bool,
     /// Ignored files in the way of a safe update are expendable and removed (git's default,
     /// `--overwrite-ignore`); when false (`--no-overwrite-ignore`) they refuse the update like

@@ -394,63 +394,6 @@ impl Full {
     }
 }
 
-/// Check out the submodules of a fresh checkout: every gitlink of the index at `index_path` whose
-/// submodule is active, set up (its git directory cloned — by git's `submodule update` during a
-/// clone) and not checked out yet (no index) is brought to its recorded commit by this engine,
-/// several at once, and its `HEAD` detached there. Returns the paths checked out and what
-/// failed, per submodule, with git's messages; nested submodules are the caller's next round
-/// (their `.gitmodules` exists only once this ran).
-pub fn submodules(
-    repo: &gix::Repository,
-    worktree: &Path,
-    index_path: &Path,
-    opts: &Options,
-    ctx: &Context<'_>,
-) -> Result<(Vec<BString>, Vec<EntryError>), Error> {
-    let index = gix::index::File::at(
-        index_path,
-        repo.object_hash(),
-        crate::index::format::SKIP_HASH_ON_READ,
-        gix::index::decode::Options::default(),
-    )
-    .map_err(|e| Error::Repository {
-        context: "reading the index",
-        source: Box::new(e),
-    })?;
-    let moves: Vec<crate::submodule::Move> = index
-        .entries()
-        .iter()
-        .filter(|e| e.mode == gix::index::entry::Mode::COMMIT && e.stage_raw() == 0)
-        .filter(|e| {
-            let path = e.path(&index).to_path_lossy();
-            gix::open(worktree.join(path)).is_ok_and(|sub| !sub.index_path().exists())
-        })
-        .map(|e| crate::submodule::Move {
-            path: e.path(&index).to_owned(),
-            old: None,
-            new: Some(e.id),
-        })
-        .collect();
-    if moves.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let root = crate::fs::Root::open(worktree).map_err(|source| Error::Directory {
-        path: BString::from(worktree.as_os_str().as_encoded_bytes()),
-        source,
-    })?;
-    let failed: Vec<EntryError> =
-        crate::submodule::bring_all(repo, &root, &moves, crate::update::Policy::Safe, opts, ctx)
-            .into_iter()
-            .map(|(path, message)| EntryError { path, message })
-            .collect();
-    let done = moves
-        .into_iter()
-        .map(|m| m.path)
-        .filter(|p| !failed.iter().any(|f| f.path == *p))
-        .collect();
-    Ok((done, failed))
-}
-
 /// An index of the `.gitattributes` files of `plan` alone: all the attribute stack of a fresh
 /// checkout reads of an index (which blob each of them is).
 fn attribute_files(plan: &Plan, object_hash: gix::hash::Kind) -> gix::index::State {

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::fs::remove::Kept;
 pub use crate::plan::sparse::{cone_warning, Left as SparseDirLeft};
+pub use submodule::checkout_submodules;
 
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
@@ -36,7 +37,11 @@ use crate::plan::{self, Kind, Plan};
 use crate::refresh::StatRules;
 use crate::sys::context::Context;
 
+/// An update of an empty work tree taken as a full checkout.
+pub(crate) mod initial;
 mod run;
+/// The submodules an update moves along: the one recursion of the engine, kept in this folder.
+pub(crate) mod submodule;
 
 use self::run::run;
 
@@ -387,13 +392,13 @@ enum Target {
 pub(crate) fn bring_submodules(
     repo: &gix::Repository,
     root: &Root,
-    moves: &[crate::submodule::Move],
+    moves: &[crate::update::submodule::Move],
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Vec<EntryError> {
     let mut errors = Vec::new();
-    for (path, message) in crate::submodule::bring_all(repo, root, moves, mode, opts, ctx) {
+    for (path, message) in crate::update::submodule::bring_all(repo, root, moves, mode, opts, ctx) {
         // The caller prints "error: " before the message, as for every entry.
         let details = message.strip_prefix("error: ").unwrap_or(&message);
         let message = if details.is_empty() {
@@ -662,7 +667,7 @@ fn reject_kept_over_skipped(rows: &mut [Row<'_>]) {
 /// The submodules a recursive update moves, from its rows: gitlinks that go or turn into
 /// something else, gitlinks that appear or change commit, and — in a forced update — every
 /// gitlink that stays (git resets their work trees).
-fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::submodule::Move> {
+fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::update::submodule::Move> {
     let mut out = Vec::new();
     for row in rows.iter().filter(|r| !r.unmerged) {
         let old = row
@@ -680,7 +685,7 @@ fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::submodule::Move
             _ => continue,
         };
         if old.is_some() || new.is_some() {
-            out.push(crate::submodule::Move {
+            out.push(crate::update::submodule::Move {
                 path: row.path.to_owned(),
                 old,
                 new,

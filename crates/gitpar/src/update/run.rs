@@ -42,9 +42,11 @@ pub(super) fn run(
     let mut found = Found::read(repo, worktree, index_path)?;
     let (index, unborn, root) = (&found.index, found.unborn, &found.root);
     if let Some((old_tree, new_tree)) = target.trees().filter(|_| !dry_run) {
-        if crate::initial::applies(index, unborn, (old_tree, new_tree), mode, root) {
+        if crate::update::initial::applies(index, unborn, (old_tree, new_tree), mode, root) {
             let previous = (!unborn).then_some(&**index);
-            return crate::initial::update(lock, repo, previous, new_tree, root, mode, opts, ctx);
+            return crate::update::initial::update(
+                lock, repo, previous, new_tree, root, mode, opts, ctx,
+            );
         }
     }
     let sparse = sparse_patterns(repo, target, &found.root, &mut found.index)?;
@@ -328,14 +330,16 @@ impl<'c> Update<'_, 'c> {
 
     /// The submodules the update moves (with [`Options::recurse_submodules`]), checked that
     /// they can follow before anything changes.
-    fn submodules(&self, rows: &[Row<'_>]) -> Result<Vec<crate::submodule::Move>, Error> {
+    fn submodules(&self, rows: &[Row<'_>]) -> Result<Vec<crate::update::submodule::Move>, Error> {
         let moves = if self.opts.recurse_submodules {
             submodule_moves(rows, self.mode)
         } else {
             Vec::new()
         };
         mark("update: classified and checked");
-        crate::submodule::check(self.repo, self.root, &moves, self.mode, self.opts, self.ctx)?;
+        crate::update::submodule::check(
+            self.repo, self.root, &moves, self.mode, self.opts, self.ctx,
+        )?;
         Ok(moves)
     }
 
@@ -412,14 +416,18 @@ impl<'c> Update<'_, 'c> {
 
     /// Submodules that go are taken down before the superproject removes their gitlinks; a
     /// failure is an entry error.
-    fn take_down_submodules(&self, moves: &[crate::submodule::Move], outcome: &mut Outcome) {
+    fn take_down_submodules(
+        &self,
+        moves: &[crate::update::submodule::Move],
+        outcome: &mut Outcome,
+    ) {
         if moves.is_empty() {
             return;
         }
-        let modules = crate::submodule::Modules::load(self.root);
+        let modules = crate::update::submodule::Modules::load(self.root);
         for m in moves.iter().filter(|m| m.new.is_none()) {
             let path = m.path.as_bstr();
-            let taken = crate::submodule::take_down(
+            let taken = crate::update::submodule::take_down(
                 self.repo, self.root, &modules, path, self.opts, self.ctx,
             );
             if let Err(err) = taken {
@@ -539,7 +547,7 @@ impl<'c> Update<'_, 'c> {
         &self,
         rows: &[Row<'_>],
         state: &gix::index::State,
-        moves: &[crate::submodule::Move],
+        moves: &[crate::update::submodule::Move],
         interrupted: bool,
         outcome: &mut Outcome,
     ) -> Result<(), Error> {

@@ -159,7 +159,7 @@ impl Initial<'_, '_> {
 
     /// The submodules that appear, with [`Options::recurse_submodules`]: nothing is there to
     /// check before, every submodule is new.
-    fn submodules(&self, full: &Full) -> Vec<crate::submodule::Move> {
+    fn submodules(&self, full: &Full) -> Vec<crate::update::submodule::Move> {
         if !self.opts.recurse_submodules {
             return Vec::new();
         }
@@ -167,7 +167,7 @@ impl Initial<'_, '_> {
             .iter()
             .map(|j| &full.plan.entries[j.entry])
             .filter(|e| e.kind == Kind::Gitlink)
-            .map(|e| crate::submodule::Move {
+            .map(|e| crate::update::submodule::Move {
                 path: e.path.clone(),
                 old: None,
                 new: Some(e.id),
