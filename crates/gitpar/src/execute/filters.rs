@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 
 use bstr::ByteSlice;
 
-use super::write::create_failure;
-use super::{Failure, Job, JobResult, Shared, Worker};
+use super::failure::{create_failure, Failure};
+use super::{Job, JobResult, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
 use crate::fs::{self, Dirs};
 use crate::options::Options;

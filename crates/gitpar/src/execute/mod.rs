@@ -16,6 +16,7 @@
 //! git does.
 
 mod attributes;
+mod failure;
 mod filters;
 mod pool;
 mod read;
@@ -37,6 +38,7 @@ use crate::sys::budget::Budget;
 use crate::sys::context::Progress;
 pub use attributes::attributes_present;
 pub(crate) use attributes::filters_for;
+use failure::Failure;
 use filters::Delayed;
 use pool::pool;
 use tail::{tail, Collisions};
@@ -472,19 +474,6 @@ const DELTA_ALLOWANCE: u64 = 2 * 1024 * 1024;
 
 /// What a writer did with one pooled job: the stat data of the written entry, or why not.
 type JobResult = (Job, Result<gix::index::entry::Stat, Failure>);
-
-enum Failure {
-    /// Something already exists at the path: handled by the sequential tail.
-    Collision,
-    Error(EntryError),
-    /// A required filter failed: the run stops (git dies).
-    Fatal(Fatal),
-    /// Not a failure: the long-running filter will deliver the content later, and the thread
-    /// whose process holds it fetches it once its other entries are written.
-    Delayed,
-    /// Not a failure: a writer handed the filtered entry to the filter threads (this queue).
-    Queued(usize),
-}
 
 /// A writer: one thread's object-database handle, caches, filter pipeline, filter processes and
 /// buffer. Workers share nothing but the budget, the counters and the queue of filtered

@@ -10,12 +10,12 @@ use std::sync::atomic::Ordering;
 use bstr::ByteSlice;
 
 use super::attributes::OwnAttributes;
+use super::failure::{create_failure, entry_failure, Failure};
 use super::filters::{queue_of, Landed};
-use super::{Failure, Job, Shared, Worker};
+use super::{Job, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
 use crate::fs::{self, Dirs};
 use crate::plan::{self, Kind};
-use crate::run::EntryError;
 
 impl Worker<'_> {
     /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
@@ -405,29 +405,4 @@ impl Worker<'_> {
         }
         Ok(fd)
     }
-}
-
-/// A failure of `entry` with `message`.
-fn entry_failure(entry: &plan::Entry, message: String) -> Failure {
-    Failure::Error(EntryError {
-        path: entry.path.clone(),
-        message,
-    })
-}
-
-/// git's words (`entry.c`) for a file that could not be created or written; something in the
-/// way is a collision for the tail.
-pub(super) fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
-    if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
-        return Failure::Collision;
-    }
-    let path = &entry.path;
-    let message = match err {
-        fs::CreateError::Unlink(e) => {
-            format!("unable to unlink old '{path}': {}", fs::strerror(&e))
-        }
-        fs::CreateError::Create(e) => format!("unable to create file {path}: {}", fs::strerror(&e)),
-        fs::CreateError::Write(e) => format!("unable to write file {path}: {}", fs::strerror(&e)),
-    };
-    entry_failure(entry, message)
 }
