@@ -443,6 +443,15 @@ impl Shared<'_> {
             .is_none_or(|claims| !claims[entry].swap(true, Ordering::Relaxed))
     }
 
+    /// Count the bytes of the file just written (`st`, its stat data) and return its stat data
+    /// as the index records them: the last step of every written entry.
+    #[inline]
+    fn wrote(&self, st: &rustix::fs::Stat) -> gix::index::entry::Stat {
+        self.bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        crate::fs::index_stat(st)
+    }
+
     /// Keep `runner`'s error lines for the caller, as being about plan entry `entry`.
     fn keep_messages(&self, entry: usize, runner: &mut crate::convert::filter::Runner<'_>) {
         if !runner.messages.is_empty() {
