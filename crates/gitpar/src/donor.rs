@@ -154,128 +154,15 @@ impl Donor {
         target: &Root,
         path: &Path,
         min_size: u64,
-    ) -> Result<Donor, String> {
-        let donor = gix::open_opts(
-            path,
-            gix::open::Options::default().with(gix::sec::Trust::Full),
-        )
-        .map_err(|e| format!("not a git work tree: {e}"))?;
-        let workdir = donor
-            .workdir()
-            .ok_or_else(|| "a bare repository has no work tree".to_owned())?
-            .to_owned();
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
-        if !same(donor.common_dir(), repo.common_dir()) {
-            return Err("a work tree of another repository".into());
-        }
-        if same(&workdir, target.path()) {
-            return Err("the work tree being checked out".into());
-        }
-        // The configuration that converts files may differ per work tree (config.worktree).
-        let (ours, theirs) = (repo.config_snapshot(), donor.config_snapshot());
-        if crate::convert::EolConfig::of(&ours) != crate::convert::EolConfig::of(&theirs)
-            || ours.string("core.attributesFile") != theirs.string("core.attributesFile")
-        {
-            return Err("its end-of-line or attributes configuration differs".into());
-        }
-        let root = Root::open(&workdir).map_err(|e| format!("cannot open it: {e}"))?;
+    ) -> Result<Donor, Error> {
+        let (donor, workdir) = open_donor(repo, target, path)?;
+        let root = Root::open(&workdir).map_err(Error::Open)?;
         // Only the same filesystem, of a kind that can clone, is worth reading the donor's
         // index for (tmpfs and ext4 cannot: a plain checkout there pays one statfs).
         let kind = can_clone(&root, target)?;
-        let index_path = donor.index_path();
-        // The index's time first: an entry not older than it is racily clean. Read before the
-        // index itself, so that an index rewritten meanwhile only makes more entries racy.
-        let stamp =
-            rustix::fs::stat(&index_path).map_err(|e| format!("cannot read its index: {e}"))?;
-        let index = gix::index::File::at(
-            &index_path,
-            donor.object_hash(),
-            crate::index::format::SKIP_HASH_ON_READ,
-            gix::index::decode::Options::default(),
-        )
-        .map_err(|e| format!("cannot read its index: {e}"))?;
-        if index.link().is_some() {
-            return Err("its index is split (core.splitIndex)".into());
-        }
-        let racy = |stat: &gix::index::entry::Stat| i64::from(stat.mtime.secs) >= stamp.st_mtime;
-        let trusted = |e: &gix::index::Entry| {
-            use gix::index::entry::Flags;
-            e.stage_raw() == 0
-                && !e
-                    .flags
-                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
-        };
-        // The attribute files: the same blobs at the same paths as the tree's, each clean in
-        // the donor.
-        let is_attributes = |p: &BStr| p == ".gitattributes" || p.ends_with(b"/.gitattributes");
-        let theirs: Vec<(&BStr, &gix::index::Entry)> = index
-            .entries()
-            .iter()
-            .map(|e| (e.path(&index), e))
-            .filter(|(p, e)| is_attributes(p) && e.stage_raw() == 0)
-            .collect();
-        let ours: Vec<(&BStr, gix::ObjectId)> = plan
-            .entries
-            .iter()
-            .filter(|e| is_attributes(e.path.as_bstr()))
-            .map(|e| (e.path.as_bstr(), e.id))
-            .collect();
-        if theirs.len() != ours.len()
-            || theirs
-                .iter()
-                .zip(&ours)
-                .any(|((p, e), (q, id))| p != q || e.id != *id)
-        {
-            return Err("its .gitattributes differ from the checkout's".into());
-        }
-        // Their content is compared, not their stat data: a racily clean attribute file (a
-        // donor checked out a moment ago) is as good as any once read.
-        let mut dirs = root.dirs();
-        for (p, e) in &theirs {
-            let same = trusted(e)
-                && dirs
-                    .open_regular(p)
-                    .ok()
-                    .flatten()
-                    .and_then(|(mut file, _)| {
-                        let mut bytes = Vec::new();
-                        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
-                        let blob = repo.find_object(e.id).ok()?;
-                        Some(blob.data == bytes)
-                    })
-                    == Some(true);
-            if !same {
-                return Err(format!("its {p} is modified"));
-            }
-        }
-        let attribute_files = theirs.iter().map(|(p, _)| (*p).to_owned()).collect();
-        // The plan and the index are both in index order: one merge of the two.
-        let mut entries = vec![Err(Written::NotInDonor); plan.entries.len()];
-        let donor_entries = index.entries();
-        let mut j = 0;
-        for (k, entry) in plan.entries.iter().enumerate() {
-            if !matches!(entry.kind, Kind::File | Kind::Executable) {
-                continue;
-            }
-            let path = entry.path.as_bstr();
-            while j < donor_entries.len() && donor_entries[j].path(&index) < path {
-                j += 1;
-            }
-            // Stage 0 sorts first among the stages of a path.
-            let Some(e) = donor_entries.get(j).filter(|e| e.path(&index) == path) else {
-                continue;
-            };
-            if e.id != entry.id || e.mode != entry.kind.index_mode() || !trusted(e) {
-                continue;
-            }
-            entries[k] = if racy(&e.stat) {
-                Err(Written::Racy)
-            } else if u64::from(e.stat.size) < min_size {
-                Err(Written::Small)
-            } else {
-                Ok(e.stat)
-            };
-        }
+        let (index, stamp) = read_index(&donor)?;
+        let attribute_files = same_attributes(repo, plan, &index, &root)?;
+        let entries = trusted_entries(plan, &index, stamp, min_size);
         probe(&root, target, &entries, plan)?;
         let candidates = entries.iter().filter(|e| e.is_ok()).count();
         Ok(Donor {
@@ -423,6 +310,218 @@ impl Donor {
     }
 }
 
+/// Why a donor gives nothing: the caller writes every file, and reports this.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The path does not open as a repository.
+    #[error("not a git work tree: {0}")]
+    NotAWorkTree(gix::Error),
+    /// A bare repository.
+    #[error("a bare repository has no work tree")]
+    Bare,
+    /// A work tree of another repository.
+    #[error("a work tree of another repository")]
+    OtherRepository,
+    /// The work tree being checked out itself.
+    #[error("the work tree being checked out")]
+    Itself,
+    /// Its `core.autocrlf`, `core.eol` or `core.attributesFile` differ from the checkout's.
+    #[error("its end-of-line or attributes configuration differs")]
+    Configuration,
+    /// Its work tree cannot be opened.
+    #[error("cannot open it: {0}")]
+    Open(#[source] std::io::Error),
+    /// Its index cannot be found or its time read.
+    #[error("cannot read its index: {0}")]
+    IndexTime(#[source] rustix::io::Errno),
+    /// Its index cannot be read.
+    #[error("cannot read its index: {0}")]
+    Index(gix::Error),
+    /// Its index is split.
+    #[error("its index is split (core.splitIndex)")]
+    SplitIndex,
+    /// Its tracked `.gitattributes` are not the checkout's.
+    #[error("its .gitattributes differ from the checkout's")]
+    AttributesDiffer,
+    /// This `.gitattributes` of it is not clean.
+    #[error("its {0} is modified")]
+    AttributesModified(BString),
+    /// The filesystem cannot clone between the two work trees.
+    #[error(transparent)]
+    Unclonable(#[from] Unclonable),
+}
+
+/// Why the filesystem cannot clone from the donor into the target ([`can_clone`], [`probe`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unclonable {
+    /// The two work trees are on different filesystems.
+    #[error("it is on another filesystem")]
+    OtherFilesystem,
+    /// `fstatfs` failed.
+    #[error("cannot tell the filesystem")]
+    UnknownFilesystem,
+    /// A filesystem (this `f_type`) that cannot clone.
+    #[error("the filesystem (type {0:#x}) cannot clone")]
+    Kind(u64),
+    /// The probe's clone failed.
+    #[error("the filesystem cannot clone between the two work trees ({})", fs::strerror(.0))]
+    Probe(#[source] std::io::Error),
+    /// None of the probed files was there.
+    #[error("its files are not there")]
+    Gone,
+}
+
+/// The donor repository at `path` and its work tree, if it is a work tree of `repo`'s
+/// repository other than `target`, with the same configuration of what converts files (which
+/// may differ per work tree: `config.worktree`).
+fn open_donor(
+    repo: &gix::Repository,
+    target: &Root,
+    path: &Path,
+) -> Result<(gix::Repository, PathBuf), Error> {
+    let donor = gix::open_opts(
+        path,
+        gix::open::Options::default().with(gix::sec::Trust::Full),
+    )
+    .map_err(Error::NotAWorkTree)?;
+    let workdir = donor.workdir().ok_or(Error::Bare)?.to_owned();
+    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    if !same(donor.common_dir(), repo.common_dir()) {
+        return Err(Error::OtherRepository);
+    }
+    if same(&workdir, target.path()) {
+        return Err(Error::Itself);
+    }
+    let (ours, theirs) = (repo.config_snapshot(), donor.config_snapshot());
+    if crate::convert::EolConfig::of(&ours) != crate::convert::EolConfig::of(&theirs)
+        || ours.string("core.attributesFile") != theirs.string("core.attributesFile")
+    {
+        return Err(Error::Configuration);
+    }
+    Ok((donor, workdir))
+}
+
+/// The donor's index, and its modification time in seconds: an entry not older than it is
+/// racily clean. The time is read before the index itself, so that an index rewritten
+/// meanwhile only makes more entries racy. A split index is refused.
+fn read_index(donor: &gix::Repository) -> Result<(gix::index::File, i64), Error> {
+    let index_path = donor.index_path();
+    let stamp = rustix::fs::stat(&index_path).map_err(Error::IndexTime)?;
+    let index = gix::index::File::at(
+        &index_path,
+        donor.object_hash(),
+        crate::index::format::SKIP_HASH_ON_READ,
+        gix::index::decode::Options::default(),
+    )
+    .map_err(Error::Index)?;
+    if index.link().is_some() {
+        return Err(Error::SplitIndex);
+    }
+    Ok((index, stamp.st_mtime))
+}
+
+/// Returns true if and only if the donor's entry `e` may be trusted to describe its file: at
+/// stage 0, neither skip-worktree, assume-unchanged nor intent-to-add.
+fn trusted(e: &gix::index::Entry) -> bool {
+    use gix::index::entry::Flags;
+    e.stage_raw() == 0
+        && !e
+            .flags
+            .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+}
+
+/// The donor's tracked `.gitattributes` files, if they are the same blobs at the same paths as
+/// the plan's, each clean in the donor (`root`).
+fn same_attributes(
+    repo: &gix::Repository,
+    plan: &Plan,
+    index: &gix::index::File,
+    root: &Root,
+) -> Result<std::collections::HashSet<BString>, Error> {
+    let is_attributes = |p: &BStr| p == ".gitattributes" || p.ends_with(b"/.gitattributes");
+    let theirs: Vec<(&BStr, &gix::index::Entry)> = index
+        .entries()
+        .iter()
+        .map(|e| (e.path(index), e))
+        .filter(|(p, e)| is_attributes(p) && e.stage_raw() == 0)
+        .collect();
+    let ours: Vec<(&BStr, gix::ObjectId)> = plan
+        .entries
+        .iter()
+        .filter(|e| is_attributes(e.path.as_bstr()))
+        .map(|e| (e.path.as_bstr(), e.id))
+        .collect();
+    if theirs.len() != ours.len()
+        || theirs
+            .iter()
+            .zip(&ours)
+            .any(|((p, e), (q, id))| p != q || e.id != *id)
+    {
+        return Err(Error::AttributesDiffer);
+    }
+    // Their content is compared, not their stat data: a racily clean attribute file (a donor
+    // checked out a moment ago) is as good as any once read.
+    let mut dirs = root.dirs();
+    for (p, e) in &theirs {
+        let same = trusted(e)
+            && dirs
+                .open_regular(p)
+                .ok()
+                .flatten()
+                .and_then(|(mut file, _)| {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+                    let blob = repo.find_object(e.id).ok()?;
+                    Some(blob.data == bytes)
+                })
+                == Some(true);
+        if !same {
+            return Err(Error::AttributesModified((*p).to_owned()));
+        }
+    }
+    Ok(theirs.iter().map(|(p, _)| (*p).to_owned()).collect())
+}
+
+/// Per plan entry, the donor index's stat data where its entry is trustworthy (the same path,
+/// object id and mode, [`trusted`], older than the index's time `stamp`, at least `min_size`
+/// bytes), else why the file is written. The plan and the index are both in index order: one
+/// merge of the two.
+fn trusted_entries(
+    plan: &Plan,
+    index: &gix::index::File,
+    stamp: i64,
+    min_size: u64,
+) -> Vec<Result<gix::index::entry::Stat, Written>> {
+    let racy = |stat: &gix::index::entry::Stat| i64::from(stat.mtime.secs) >= stamp;
+    let mut entries = vec![Err(Written::NotInDonor); plan.entries.len()];
+    let donor_entries = index.entries();
+    let mut j = 0;
+    for (k, entry) in plan.entries.iter().enumerate() {
+        if !matches!(entry.kind, Kind::File | Kind::Executable) {
+            continue;
+        }
+        let path = entry.path.as_bstr();
+        while j < donor_entries.len() && donor_entries[j].path(index) < path {
+            j += 1;
+        }
+        // Stage 0 sorts first among the stages of a path.
+        let Some(e) = donor_entries.get(j).filter(|e| e.path(index) == path) else {
+            continue;
+        };
+        if e.id != entry.id || e.mode != entry.kind.index_mode() || !trusted(e) {
+            continue;
+        }
+        entries[k] = if racy(&e.stat) {
+            Err(Written::Racy)
+        } else if u64::from(e.stat.size) < min_size {
+            Err(Written::Small)
+        } else {
+            Ok(e.stat)
+        };
+    }
+    entries
+}
+
 /// Returns true if and only if the donor file's stat data `st` are those its index recorded
 /// (`entry`): size, inode, owner, and times to the nanosecond. git built without `USE_NSEC`
 /// compares the times in seconds only, and so calls clean a file rewritten to the same size
@@ -457,16 +556,16 @@ const CLONING: &[u64] = &[
 ];
 
 /// Whether the donor and the target are one filesystem of a kind that can clone: its `f_type`.
-fn can_clone(donor: &Root, target: &Root) -> Result<u64, String> {
+fn can_clone(donor: &Root, target: &Root) -> Result<u64, Unclonable> {
     let stat = |root: &Root| rustix::fs::fstat(root.fd()).map(|st| st.st_dev);
     if stat(donor).ok() != stat(target).ok() {
-        return Err("it is on another filesystem".into());
+        return Err(Unclonable::OtherFilesystem);
     }
-    let kind = tune::magic(target.fd()).ok_or_else(|| "cannot tell the filesystem".to_owned())?;
+    let kind = tune::magic(target.fd()).ok_or(Unclonable::UnknownFilesystem)?;
     if CLONING.contains(&kind) {
         Ok(kind)
     } else {
-        Err(format!("the filesystem (type {kind:#x}) cannot clone"))
+        Err(Unclonable::Kind(kind))
     }
 }
 
@@ -478,7 +577,7 @@ fn probe(
     target: &Root,
     entries: &[Result<gix::index::entry::Stat, Written>],
     plan: &Plan,
-) -> Result<(), String> {
+) -> Result<(), Unclonable> {
     if !entries.iter().any(Result::is_ok) {
         // Nothing to clone: the counts say why (racily clean, modified, ...).
         return Ok(());
@@ -496,16 +595,11 @@ fn probe(
         match probed {
             Ok(()) => return Ok(()),
             Err(err) if fs::is_not_there(&err) => last = Some(err),
-            Err(err) => {
-                return Err(format!(
-                    "the filesystem cannot clone between the two work trees ({})",
-                    fs::strerror(&err)
-                ))
-            }
+            Err(err) => return Err(Unclonable::Probe(err)),
         }
     }
     match last {
-        Some(_) => Err("its files are not there".into()),
+        Some(_) => Err(Unclonable::Gone),
         None => Ok(()),
     }
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 
 use bstr::ByteSlice;
 
-use super::write::create_failure;
-use super::{Failure, Job, JobResult, Shared, Worker};
+use super::failure::{create_failure, Failure};
+use super::{Job, JobResult, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
 use crate::execute::error::EntryError;
 use crate::execute::options::Options;
@@ -285,20 +285,31 @@ impl<'r> Worker<'r> {
                 |r| Self::land(dirs, chunk, (dir, name), r, (executable, job.replace)),
             )
             .map_err(Failure::Fatal)?;
-        let result = match landed {
+        let create = (dir, name, executable, job.replace);
+        let result = Self::create_landed(dirs, create, landed, b"");
+        let st = result.map_err(|err| create_failure(entry, err))?;
+        Ok(shared.wrote(&st))
+    }
+
+    /// Create the file of a filtered entry from what its filter made of it: the output held in
+    /// memory, or the file the output was streamed into; `unconverted` where the filter did not
+    /// convert it (no command for it, a non-required filter that failed, a delay that came to
+    /// nothing).
+    pub(super) fn create_landed(
+        dirs: &mut Dirs<'_>,
+        (dir, name, executable, replace): (&bstr::BStr, &bstr::BStr, bool, bool),
+        landed: Filtered<Landed>,
+        unconverted: &[u8],
+    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+        match landed {
             Filtered::Converted(Landed::Buffered(out)) => {
-                Self::create(dirs, dir, name, &out, executable, job.replace)
+                Self::create(dirs, dir, name, &out, executable, replace)
             }
             Filtered::Converted(Landed::Streamed(result)) => result,
             Filtered::Converted(Landed::Failed) | Filtered::Unconverted | Filtered::Delayed => {
-                Self::create(dirs, dir, name, b"", executable, job.replace)
+                Self::create(dirs, dir, name, unconverted, executable, replace)
             }
-        };
-        let st = result.map_err(|err| create_failure(entry, err))?;
-        shared
-            .bytes_written
-            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
-        Ok(fs::index_stat(&st))
+        }
     }
 
     /// The consumer of a filter's output: up to [`FILTER_BUFFER`] bytes are read into memory;

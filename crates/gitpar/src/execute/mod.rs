@@ -17,6 +17,7 @@
 
 mod attributes;
 pub(crate) mod error;
+mod failure;
 mod filters;
 pub mod options;
 mod pool;
@@ -39,6 +40,7 @@ use crate::sys::budget::Budget;
 use crate::sys::context::Progress;
 pub use attributes::attributes_present;
 pub(crate) use attributes::filters_for;
+use failure::Failure;
 use filters::Delayed;
 use pool::pool;
 use tail::{tail, Collisions};
@@ -111,61 +113,122 @@ pub fn execute(
     fresh: bool,
     donor: Option<&crate::donor::Donor>,
 ) -> Result<Executed, Error> {
+    let run = Run {
+        repo,
+        plan,
+        root,
+        opts,
+        filters,
+        fresh,
+        donor,
+    };
     progress.total.store(jobs.len(), Ordering::Relaxed);
-    // The directories are made on a thread of their own while this one scans the packs and the
-    // attribute files (both are needed before the first file is written): on deno's 4,300
-    // directories the mkdirs took 9 ms, the scan 10. A few directories are made in line.
-    let make_dirs = || {
-        let mut dirs = root.dirs();
-        for dir in &plan.dirs {
-            // A symlink or file where a directory belongs is replaced by the directory (the
-            // link itself goes, never what it points to), as git's `create_directories` does
-            // under force; callers have refused or cleared untracked files in the way
-            // beforehand. A directory that cannot be made is not fatal: each entry below it
-            // fails on its own in the tail, with its path, and the rest of the checkout goes
-            // on, as with git.
-            let _ = dirs.mkdir(dir.as_bstr(), true);
-        }
-        crate::sys::phase::mark("directories made");
-    };
     let pooled = pooled_jobs(plan, jobs, opts);
-    let kind = tune::Kind::of(root.fd());
-    let mut choice = opts.choice(kind, pooled.len());
-    // Clones scale worse than writes: a run the donor gives most of takes its own count.
-    if let Some(most) = donor
-        .filter(|_| fresh && choice.source == tune::Source::Auto)
-        .and_then(|d| d.writers(pooled.len()))
-    {
-        choice.workers = choice.workers.min(most);
-        choice.max = choice.workers;
-    }
-    let cache = (opts.budget / 4).min(DELTA_CACHE);
-    // Each writer may decode objects of up to `allowance` bytes before their size is known (and
-    // then counted): that much per writer is carved out of the budget, as the cache is.
-    let most = choice.max.max(choice.workers).max(1) as u64;
-    let allowance = ((opts.budget - cache) / (8 * most)).min(DELTA_ALLOWANCE);
-    // Most of the cache is the writers' shared one of bases (`crate::objects::blobs`); gix's own, per
-    // writer, serves what the object database still reads (loose objects, fallbacks).
-    let bases = cache / 4 * 3;
-    let scan = || {
-        let blobs = crate::objects::blobs::Blobs::new(
-            repo,
-            plan,
-            pooled.iter().map(|j| j.entry),
-            usize::try_from(bases).unwrap_or(usize::MAX),
-            usize::try_from(allowance).unwrap_or(usize::MAX),
-        );
-        let reduced = if filters.present {
-            crate::convert::attr_view::Reduced::of(
-                repo,
-                plan.entries.iter().map(|e| (e.path.as_bstr(), &e.id)),
-            )
-        } else {
-            crate::convert::attr_view::Reduced::default()
-        };
-        (blobs, reduced)
+    let sizes = run.sizes(pooled.len());
+    let scanned = run.dirs_and_scan(&pooled, &sizes);
+    let mut shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
+    crate::sys::phase::mark("pack entries scanned");
+    let choice = sizes.choice;
+    let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
+    crate::sys::phase::mark("writers done");
+    let mut executed = Executed {
+        stats: Vec::new(),
+        errors: Vec::new(),
+        interrupted: false,
+        workers,
+        collisions: Vec::new(),
+        bytes_written: 0,
+        streamed: 0,
+        donor: None,
     };
-    let (blobs, reduced) = if plan.dirs.len() >= DIRECTORIES_APART {
+    let (mut errors, collided) = gather(&mut shared, results, &mut executed);
+    if !shared.halted() {
+        run.tail(jobs, collided, &shared, &mut executed, &mut errors);
+    }
+    executed.interrupted = should_interrupt.load(Ordering::Relaxed);
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    finish(shared, errors, executed)
+}
+
+/// What [`execute`] was asked to do, shared by its phases (the sizes, the scan, the shared
+/// state, the tail), so that none of them takes the whole argument list again.
+struct Run<'a> {
+    repo: &'a gix::Repository,
+    plan: &'a Plan,
+    root: &'a Root,
+    opts: &'a Options,
+    filters: Filters<'a>,
+    fresh: bool,
+    donor: Option<&'a crate::donor::Donor>,
+}
+
+/// How a run divides its threads and its memory: the writer count, and the budget's carve-outs
+/// for the decoded-object caches and the writers' allowances.
+struct Sizes {
+    /// The writer count, and the most the run may grow to.
+    choice: tune::Choice,
+    /// Bytes of decoded-object cache in all ([`DELTA_CACHE`]).
+    cache: u64,
+    /// Of `cache`, the writers' shared cache of delta bases ([`crate::objects::blobs`]).
+    bases: u64,
+    /// Bytes each writer may decode before their size is known ([`DELTA_ALLOWANCE`]).
+    allowance: u64,
+    /// The most writers the run may have, at least one.
+    most: u64,
+}
+
+impl Run<'_> {
+    /// The writer count for `pooled` jobs on this work tree's filesystem, and what the budget
+    /// sets apart before the writers start: sized together because the allowances are per
+    /// writer.
+    fn sizes(&self, pooled: usize) -> Sizes {
+        let kind = tune::Kind::of(self.root.fd());
+        let mut choice = self.opts.choice(kind, pooled);
+        // Clones scale worse than writes: a run the donor gives most of takes its own count.
+        if let Some(most) = self
+            .donor
+            .filter(|_| self.fresh && choice.source == tune::Source::Auto)
+            .and_then(|d| d.writers(pooled))
+        {
+            choice.workers = choice.workers.min(most);
+            choice.max = choice.workers;
+        }
+        let cache = (self.opts.budget / 4).min(DELTA_CACHE);
+        // Each writer may decode objects of up to `allowance` bytes before their size is known
+        // (and then counted): that much per writer is carved out of the budget, as the cache is.
+        let most = choice.max.max(choice.workers).max(1) as u64;
+        let allowance = ((self.opts.budget - cache) / (8 * most)).min(DELTA_ALLOWANCE);
+        // Most of the cache is the writers' shared one of bases (`crate::objects::blobs`); gix's own, per
+        // writer, serves what the object database still reads (loose objects, fallbacks).
+        let bases = cache / 4 * 3;
+        Sizes {
+            choice,
+            cache,
+            bases,
+            allowance,
+            most,
+        }
+    }
+
+    /// Make the plan's directories and scan the packs and the attribute files (both are needed
+    /// before the first file is written), the directories on a thread of their own when there
+    /// are many: on deno's 4,300 directories the mkdirs took 9 ms, the scan 10.
+    fn dirs_and_scan(
+        &self,
+        pooled: &[Job],
+        sizes: &Sizes,
+    ) -> (
+        crate::objects::blobs::Blobs,
+        crate::convert::attr_view::Reduced,
+    ) {
+        // Only what the thread needs goes to it (the repository handle is not `Sync`).
+        let (root, plan) = (self.root, self.plan);
+        let make_dirs = || make_dirs(root, plan);
+        let scan = || self.scan(pooled, sizes);
+        if self.plan.dirs.len() < DIRECTORIES_APART {
+            make_dirs();
+            return scan();
+        }
         std::thread::scope(|scope| {
             let made = std::thread::Builder::new()
                 .name("git-par mkdir".into())
@@ -181,53 +244,168 @@ pub fn execute(
             }
             scanned
         })
-    } else {
-        make_dirs();
-        scan()
-    };
-    let common_attributes = fresh && filters.present;
-    let mut shared = Shared {
-        written: (0..plan.entries.len()).map(|_| OnceLock::new()).collect(),
-        budget: Budget::new(opts.budget - cache - 3 * allowance * most),
-        pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
-        blobs,
-        progress,
-        should_interrupt,
-        bytes_written: AtomicU64::new(0),
-        attributes_present: filters.present,
-        reduced,
-        common_attributes,
-        next_chunk: AtomicUsize::new(0),
-        finished: AtomicUsize::new(0),
-        cpu_ns: AtomicU64::new(0),
-        sampling: AtomicBool::new(false),
-        stream_above: opts.stream_threshold,
-        streamed: AtomicUsize::new(0),
-        eol: crate::convert::EolConfig::of(&repo.config_snapshot()),
-        target: AtomicUsize::new(usize::MAX),
-        chunks: std::sync::OnceLock::new(),
-        drivers: crate::convert::filter::drivers(repo).map_err(|message| Error::Repository {
-            context: "reading filter configuration",
-            source: message.into(),
-        })?,
-        command_context: repo
-            .command_context()
-            .map_err(crate::execute::error::repo_err("setting up filters"))?,
-        meta: opts.filter_meta.clone(),
-        donor: donor.filter(|_| fresh),
-        queues: [
-            crate::convert::filter::queue::Queue::new(),
-            crate::convert::filter::queue::Queue::new(),
-        ],
-        claims: std::sync::OnceLock::new(),
-        fatal: Mutex::new(None),
-        stop: AtomicBool::new(false),
-        fatal_entry: AtomicUsize::new(usize::MAX),
-        messages: Mutex::new(Vec::new()),
-    };
-    crate::sys::phase::mark("pack entries scanned");
-    let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
-    crate::sys::phase::mark("writers done");
+    }
+
+    /// Where each pooled blob is stored ([`crate::objects::blobs`]), and the plan's `.gitattributes` as
+    /// the writers read them ([`crate::convert::attr_view`]).
+    fn scan(
+        &self,
+        pooled: &[Job],
+        sizes: &Sizes,
+    ) -> (
+        crate::objects::blobs::Blobs,
+        crate::convert::attr_view::Reduced,
+    ) {
+        let (repo, plan) = (self.repo, self.plan);
+        let blobs = crate::objects::blobs::Blobs::new(
+            repo,
+            plan,
+            pooled.iter().map(|j| j.entry),
+            usize::try_from(sizes.bases).unwrap_or(usize::MAX),
+            usize::try_from(sizes.allowance).unwrap_or(usize::MAX),
+        );
+        let reduced = if self.filters.present {
+            crate::convert::attr_view::Reduced::of(
+                repo,
+                plan.entries.iter().map(|e| (e.path.as_bstr(), &e.id)),
+            )
+        } else {
+            crate::convert::attr_view::Reduced::default()
+        };
+        (blobs, reduced)
+    }
+
+    /// The state all writers share, from the run's sizes and the scan's findings; `Err` when
+    /// the filter configuration cannot be read.
+    fn shared<'s>(
+        &self,
+        sizes: &Sizes,
+        (blobs, reduced): (
+            crate::objects::blobs::Blobs,
+            crate::convert::attr_view::Reduced,
+        ),
+        (progress, should_interrupt): (&'s Progress, &'s AtomicBool),
+    ) -> Result<Shared<'s>, Error>
+    where
+        Self: 's,
+    {
+        let (repo, opts) = (self.repo, self.opts);
+        let Sizes {
+            choice,
+            cache,
+            bases,
+            allowance,
+            most,
+        } = *sizes;
+        Ok(Shared {
+            written: (0..self.plan.entries.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            budget: Budget::new(opts.budget - cache - 3 * allowance * most),
+            pack_cache: usize::try_from(cache - bases).unwrap_or(usize::MAX) / choice.max.max(1),
+            blobs,
+            progress,
+            should_interrupt,
+            bytes_written: AtomicU64::new(0),
+            attributes_present: self.filters.present,
+            reduced,
+            common_attributes: self.fresh && self.filters.present,
+            next_chunk: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            cpu_ns: AtomicU64::new(0),
+            sampling: AtomicBool::new(false),
+            stream_above: opts.stream_threshold,
+            streamed: AtomicUsize::new(0),
+            eol: crate::convert::EolConfig::of(&repo.config_snapshot()),
+            target: AtomicUsize::new(usize::MAX),
+            chunks: std::sync::OnceLock::new(),
+            drivers: crate::convert::filter::drivers(repo).map_err(|message| {
+                Error::Repository {
+                    context: "reading filter configuration",
+                    source: message.into(),
+                }
+            })?,
+            command_context: repo
+                .command_context()
+                .map_err(crate::execute::error::repo_err("setting up filters"))?,
+            meta: opts.filter_meta.clone(),
+            donor: self.donor.filter(|_| self.fresh),
+            queues: [
+                crate::convert::filter::queue::Queue::new(),
+                crate::convert::filter::queue::Queue::new(),
+            ],
+            claims: std::sync::OnceLock::new(),
+            fatal: Mutex::new(None),
+            stop: AtomicBool::new(false),
+            fatal_entry: AtomicUsize::new(usize::MAX),
+            messages: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The sequential tail ([`tail()`]) with a writer of its own in the calling thread, after
+    /// the pool: the entries that `collided`, then symlinks and gitlinks.
+    fn tail(
+        &self,
+        jobs: &[Job],
+        collided: Vec<Job>,
+        shared: &Shared<'_>,
+        executed: &mut Executed,
+        errors: &mut Vec<EntryError>,
+    ) {
+        let (repo, filters) = (self.repo, self.filters);
+        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+        let mut tail_worker = Worker::new(
+            repo.clone(),
+            (filter, attributes),
+            self.root,
+            self.opts,
+            shared,
+        );
+        let collisions = Collisions {
+            fresh: self.fresh,
+            ignore_case: repo
+                .config_snapshot()
+                .boolean("core.ignorecase")
+                .unwrap_or(false),
+            marked: vec![false; self.plan.entries.len()],
+        };
+        let collided = (collided, collisions);
+        tail(
+            &mut tail_worker,
+            self.plan,
+            jobs,
+            collided,
+            shared,
+            executed,
+            errors,
+        );
+        shared.keep_messages(usize::MAX, &mut tail_worker.runner);
+    }
+}
+
+/// Create the plan's directories that do not exist yet.
+fn make_dirs(root: &Root, plan: &Plan) {
+    let mut dirs = root.dirs();
+    for dir in &plan.dirs {
+        // A symlink or file where a directory belongs is replaced by the directory (the
+        // link itself goes, never what it points to), as git's `create_directories` does
+        // under force; callers have refused or cleared untracked files in the way
+        // beforehand. A directory that cannot be made is not fatal: each entry below it
+        // fails on its own in the tail, with its path, and the rest of the checkout goes
+        // on, as with git.
+        let _ = dirs.mkdir(dir.as_bstr(), true);
+    }
+    crate::sys::phase::mark("directories made");
+}
+
+/// The pool's results sorted out: the stat data the writers set in place go to `executed`, with
+/// those of the results written; the failures are returned, and the entries that collided, for
+/// the tail; a fatal failure is recorded in `shared`.
+fn gather(
+    shared: &mut Shared<'_>,
+    results: Vec<JobResult>,
+    executed: &mut Executed,
+) -> (Vec<EntryError>, Vec<Job>) {
     // Same size and alignment: collected in place.
     let mut stats: Vec<Option<gix::index::entry::Stat>> = std::mem::take(&mut shared.written)
         .into_iter()
@@ -246,46 +424,23 @@ pub fn execute(
             }
         }
     }
-    let mut executed = Executed {
-        stats,
-        errors: Vec::new(),
-        interrupted: false,
-        workers,
-        collisions: Vec::new(),
-        bytes_written: 0,
-        streamed: 0,
-        donor: None,
-    };
-    if !shared.halted() {
-        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-        let mut tail_worker = Worker::new(repo.clone(), (filter, attributes), root, opts, &shared);
-        let collisions = Collisions {
-            fresh,
-            ignore_case: repo
-                .config_snapshot()
-                .boolean("core.ignorecase")
-                .unwrap_or(false),
-            marked: vec![false; plan.entries.len()],
-        };
-        tail(
-            &mut tail_worker,
-            plan,
-            jobs,
-            (collided, collisions),
-            &shared,
-            &mut executed,
-            &mut errors,
-        );
-        shared.keep_messages(usize::MAX, &mut tail_worker.runner);
-    }
-    executed.interrupted = should_interrupt.load(Ordering::Relaxed);
-    errors.sort_by(|a, b| a.path.cmp(&b.path));
+    executed.stats = stats;
+    (errors, collided)
+}
+
+/// The end of a run: the filters' error lines handed to the caller in index order, as git
+/// prints them one entry after the other, and the run's outcome, which a required filter's
+/// failure turns into an error (git dies there: only the lines and failures before its entry
+/// count).
+fn finish(
+    shared: Shared<'_>,
+    mut errors: Vec<EntryError>,
+    mut executed: Executed,
+) -> Result<Executed, Error> {
     let fatal = shared
         .fatal
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    // The filters' error lines in index order, as git prints them one entry after the other;
-    // with a fatal failure, only those up to its entry (git dies there).
     let mut messages = shared
         .messages
         .into_inner()
@@ -293,7 +448,8 @@ pub fn execute(
     crate::sys::memory::drop_apart(shared.blobs);
     messages.sort_by_key(|(entry, _)| *entry);
     let last = fatal.as_ref().map_or(usize::MAX, |(entry, _)| *entry);
-    progress
+    shared
+        .progress
         .messages
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -443,6 +599,15 @@ impl Shared<'_> {
             .is_none_or(|claims| !claims[entry].swap(true, Ordering::Relaxed))
     }
 
+    /// Count the bytes of the file just written (`st`, its stat data) and return its stat data
+    /// as the index records them: the last step of every written entry.
+    #[inline]
+    fn wrote(&self, st: &rustix::fs::Stat) -> gix::index::entry::Stat {
+        self.bytes_written
+            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
+        crate::fs::index_stat(st)
+    }
+
     /// Keep `runner`'s error lines for the caller, as being about plan entry `entry`.
     fn keep_messages(&self, entry: usize, runner: &mut crate::convert::filter::Runner<'_>) {
         if !runner.messages.is_empty() {
@@ -474,19 +639,6 @@ const DELTA_ALLOWANCE: u64 = 2 * 1024 * 1024;
 
 /// What a writer did with one pooled job: the stat data of the written entry, or why not.
 type JobResult = (Job, Result<gix::index::entry::Stat, Failure>);
-
-enum Failure {
-    /// Something already exists at the path: handled by the sequential tail.
-    Collision,
-    Error(EntryError),
-    /// A required filter failed: the run stops (git dies).
-    Fatal(Fatal),
-    /// Not a failure: the long-running filter will deliver the content later, and the thread
-    /// whose process holds it fetches it once its other entries are written.
-    Delayed,
-    /// Not a failure: a writer handed the filtered entry to the filter threads (this queue).
-    Queued(usize),
-}
 
 /// A writer: one thread's object-database handle, caches, filter pipeline, filter processes and
 /// buffer. Workers share nothing but the budget, the counters and the queue of filtered

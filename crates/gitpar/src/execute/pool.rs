@@ -36,39 +36,25 @@ pub(super) fn pool(
     filters: Filters<'_>,
     shared: &Shared<'_>,
 ) -> (usize, Vec<JobResult>) {
-    // Entries written go to `shared.written`; these are the others (failures, collisions).
-    let mut results = Vec::new();
     if choice.workers <= 1 && !choice.refinable() {
-        // Sequential: filtered entries are filtered in line, in index order, as git does.
-        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-        let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
-        worker.run(0, plan, &pooled, shared, &mut results);
-        worker.finish_delayed(plan, shared, &mut results);
-        shared.keep_messages(usize::MAX, &mut worker.runner);
-        return (1, results);
+        return sequential(repo, plan, &pooled, (root, opts, filters), shared);
     }
-    // Chunks small enough that every writer the run may grow to gets a few.
-    let chunk = (pooled.len() / (4 * choice.max)).clamp(1, CHUNK);
     let mut pooled = pooled;
-    let bounds = spread_directories(plan, &mut pooled, chunk);
-    let pooled = &pooled[..];
-    let n_chunks = bounds.len() - 1;
-    let _ = shared.chunks.set(bounds);
-    shared.target.store(choice.workers, Ordering::Relaxed);
-    // Parallel: the writers hand filtered entries to the filter threads (see
-    // `crate::convert::filter::queue`), which exist only for the kinds of driver configured.
-    let threads = filter_threads(&shared.drivers, opts, choice.max);
-    for (queue, &n) in shared.queues.iter().zip(&threads) {
-        queue.lanes(n);
-    }
-    let scouting = threads.iter().any(|&n| n > 0) && names_a_filter(repo, plan, shared);
-    if scouting {
-        let claims = (0..plan.entries.len()).map(|_| AtomicBool::new(false));
-        let _ = shared.claims.set(claims.collect());
-    }
-    let sync_repo = repo.clone().into_sync();
+    let n_chunks = cut_chunks(plan, &mut pooled, &choice, shared);
+    let (threads, scouting) = filter_threads_for(repo, plan, opts, choice.max, shared);
+    let crew = Crew {
+        sync_repo: repo.clone().into_sync(),
+        plan,
+        pooled: &pooled,
+        root,
+        opts,
+        shared,
+        threads,
+    };
     let mut refiner = tune::Refiner::new(&choice);
     shared.sampling.store(refiner.active(), Ordering::Relaxed);
+    // Entries written go to `shared.written`; these are the others (failures, collisions).
+    let mut results = Vec::new();
     let mut started = 0;
     std::thread::scope(|scope| {
         // Every writer the run may start holds its producer handles from before any filter
@@ -78,91 +64,30 @@ pub(super) fn pool(
             .map(|_| shared.queues.each_ref().map(|q| q.producer()))
             .collect::<Vec<_>>()
             .into_iter();
-        let spawn = |id: usize, producer| {
-            // Cloned here, moved into the thread: a writer owns its pipeline and stack.
-            let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-            let sync_repo = &sync_repo;
-            std::thread::Builder::new()
-                .name("git-par writer".into())
-                .spawn_scoped(scope, move || {
-                    let _producer = producer;
-                    let repo = sync_repo.to_thread_local();
-                    let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
-                    worker.defer = threads.map(|n| n > 0);
-                    let mut out = Vec::new();
-                    worker.run(id, plan, pooled, shared, &mut out);
-                    shared.keep_messages(usize::MAX, &mut worker.runner);
-                    out
-                })
-                .expect("spawning a thread only fails when the system is out of resources")
-        };
         // The scout, with producer handles of its own, before the writers (see `Worker::scout`).
-        let scout = scouting.then(|| {
-            let producers = shared.queues.each_ref().map(|q| q.producer());
-            let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-            let sync_repo = &sync_repo;
-            std::thread::Builder::new()
-                .name("git-par scout".into())
-                .spawn_scoped(scope, move || {
-                    let _producers = producers;
-                    let repo = sync_repo.to_thread_local();
-                    let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
-                    worker.defer = threads.map(|n| n > 0);
-                    worker.scout(plan, pooled, shared);
-                    Vec::new()
-                })
-                .expect("spawning a thread only fails when the system is out of resources")
-        });
+        let scout = scouting.then(|| crew.scout(scope, filters));
         let mut handles: Vec<_> = (0..choice.workers)
-            .map(|id| spawn(id, producers.next().expect("a producer per writer")))
+            .map(|id| {
+                crew.writer(
+                    scope,
+                    filters,
+                    id,
+                    producers.next().expect("a producer per writer"),
+                )
+            })
             .collect();
         handles.extend(scout);
         started = choice.workers;
-        let kinds = (0..threads.len()).flat_map(|kind| (0..threads[kind]).map(move |i| (kind, i)));
-        let filterers: Vec<_> = kinds
-            .map(|(kind, index)| {
-                let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
-                let sync_repo = &sync_repo;
-                std::thread::Builder::new()
-                    .name("git-par filter".into())
-                    .spawn_scoped(scope, move || {
-                        let repo = sync_repo.to_thread_local();
-                        let mut worker =
-                            Worker::new(repo, (filter, attributes), root, opts, shared);
-                        let mut out = Vec::new();
-                        worker.run_filters((kind, index), plan, shared, &mut out);
-                        shared.keep_messages(usize::MAX, &mut worker.runner);
-                        out
-                    })
-                    .expect("spawning a thread only fails when the system is out of resources")
-            })
-            .collect();
-        // The calling thread measures while the writers run, until the refiner has settled or
-        // the work is all handed out. A sampling period, not synchronisation: the writers
-        // never wait for it.
-        while refiner.active()
-            && shared.sampling.load(Ordering::Relaxed)
-            && shared.next_chunk.load(Ordering::Relaxed) < n_chunks
-            && !shared.halted()
-        {
-            std::thread::sleep(SAMPLE);
-            let done = shared.finished.load(Ordering::Relaxed);
-            let sample = tune::Sample {
-                done,
-                cpu: std::time::Duration::from_nanos(shared.cpu_ns.load(Ordering::Relaxed)),
-                at: std::time::Instant::now(),
-            };
-            if let Some(target) = refiner.observe(sample) {
-                shared.target.store(target, Ordering::Relaxed);
-                while started < target {
-                    match producers.next() {
-                        Some(producer) => handles.push(spawn(started, producer)),
-                        None => break,
-                    }
-                    started += 1;
+        let filterers = crew.filterers(scope, filters);
+        refine(shared, &mut refiner, n_chunks, |target| {
+            while started < target {
+                match producers.next() {
+                    Some(producer) => handles.push(crew.writer(scope, filters, started, producer)),
+                    None => break,
                 }
+                started += 1;
             }
-        }
+        });
         shared.sampling.store(false, Ordering::Relaxed);
         drop(producers);
         handles.extend(filterers);
@@ -174,6 +99,189 @@ pub(super) fn pool(
         }
     });
     (started, results)
+}
+
+/// The pool of a sequential run: one writer in the calling thread, which filters the filtered
+/// entries in line, in index order, as git does, and collects what its filters delayed.
+fn sequential(
+    repo: &gix::Repository,
+    plan: &Plan,
+    pooled: &[Job],
+    (root, opts, filters): (&Root, &Options, Filters<'_>),
+    shared: &Shared<'_>,
+) -> (usize, Vec<JobResult>) {
+    let mut results = Vec::new();
+    let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+    let mut worker = Worker::new(repo.clone(), (filter, attributes), root, opts, shared);
+    worker.run(0, plan, pooled, shared, &mut results);
+    worker.finish_delayed(plan, shared, &mut results);
+    shared.keep_messages(usize::MAX, &mut worker.runner);
+    (1, results)
+}
+
+/// Cut `pooled` into the chunks the writers take ([`spread_directories`]), small enough that
+/// every writer the run may grow to gets a few, and set the writers' target: the number of
+/// chunks.
+fn cut_chunks(
+    plan: &Plan,
+    pooled: &mut [Job],
+    choice: &tune::Choice,
+    shared: &Shared<'_>,
+) -> usize {
+    let chunk = (pooled.len() / (4 * choice.max)).clamp(1, CHUNK);
+    let bounds = spread_directories(plan, pooled, chunk);
+    let n_chunks = bounds.len() - 1;
+    let _ = shared.chunks.set(bounds);
+    shared.target.store(choice.workers, Ordering::Relaxed);
+    n_chunks
+}
+
+/// The filter threads of a parallel run per queue, which exist only for the kinds of driver
+/// configured (the writers hand filtered entries to them, see
+/// `crate::convert::filter::queue`), and whether a scout finds the filtered entries ahead of
+/// the writers (a `.gitattributes` names a filter).
+fn filter_threads_for(
+    repo: &gix::Repository,
+    plan: &Plan,
+    opts: &Options,
+    max: usize,
+    shared: &Shared<'_>,
+) -> ([usize; 2], bool) {
+    let threads = filter_threads(&shared.drivers, opts, max);
+    for (queue, &n) in shared.queues.iter().zip(&threads) {
+        queue.lanes(n);
+    }
+    let scouting = threads.iter().any(|&n| n > 0) && names_a_filter(repo, plan, shared);
+    if scouting {
+        let claims = (0..plan.entries.len()).map(|_| AtomicBool::new(false));
+        let _ = shared.claims.set(claims.collect());
+    }
+    (threads, scouting)
+}
+
+/// The calling thread measures while the writers run, until the refiner has settled or the work
+/// is all handed out, and calls `grow` with each new writer count. A sampling period, not
+/// synchronisation: the writers never wait for it.
+fn refine(
+    shared: &Shared<'_>,
+    refiner: &mut tune::Refiner,
+    n_chunks: usize,
+    mut grow: impl FnMut(usize),
+) {
+    while refiner.active()
+        && shared.sampling.load(Ordering::Relaxed)
+        && shared.next_chunk.load(Ordering::Relaxed) < n_chunks
+        && !shared.halted()
+    {
+        std::thread::sleep(SAMPLE);
+        let done = shared.finished.load(Ordering::Relaxed);
+        let sample = tune::Sample {
+            done,
+            cpu: std::time::Duration::from_nanos(shared.cpu_ns.load(Ordering::Relaxed)),
+            at: std::time::Instant::now(),
+        };
+        if let Some(target) = refiner.observe(sample) {
+            shared.target.store(target, Ordering::Relaxed);
+            grow(target);
+        }
+    }
+}
+
+/// What every thread of a parallel pool is built from: the writers, the scout and the filter
+/// threads each own a worker over the same run.
+struct Crew<'a> {
+    sync_repo: gix::ThreadSafeRepository,
+    plan: &'a Plan,
+    /// The pooled jobs, cut into chunks.
+    pooled: &'a [Job],
+    root: &'a Root,
+    opts: &'a Options,
+    shared: &'a Shared<'a>,
+    /// The filter threads per queue ([`filter_threads`]).
+    threads: [usize; 2],
+}
+
+/// A producer handle of each queue of filtered entries.
+type Producers<'q> = [crate::convert::filter::queue::Producer<'q, Job>; 2];
+
+impl<'a> Crew<'a> {
+    /// Start a thread named `name` with a worker of its own (the pipeline and the attribute
+    /// stack cloned here, moved into the thread: a worker owns them) that does `work`; `keep`
+    /// is held until the thread ends, after its worker is gone.
+    fn spawn<'scope, K: Send + 'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        filters: Filters<'_>,
+        name: &str,
+        keep: K,
+        work: impl FnOnce(&mut Worker<'scope>) -> Vec<JobResult> + Send + 'scope,
+    ) -> std::thread::ScopedJoinHandle<'scope, Vec<JobResult>> {
+        let (filter, attributes) = (filters.pipeline.clone(), filters.attributes.clone());
+        let (root, opts, shared) = (self.root, self.opts, self.shared);
+        let sync_repo = &self.sync_repo;
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn_scoped(scope, move || {
+                let _keep = keep;
+                let repo = sync_repo.to_thread_local();
+                let mut worker = Worker::new(repo, (filter, attributes), root, opts, shared);
+                work(&mut worker)
+            })
+            .expect("spawning a thread only fails when the system is out of resources")
+    }
+
+    /// Start writer `id`, which holds `producer` for its life ([`Worker::run`]).
+    fn writer<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        filters: Filters<'_>,
+        id: usize,
+        producer: Producers<'scope>,
+    ) -> std::thread::ScopedJoinHandle<'scope, Vec<JobResult>> {
+        let (plan, pooled, shared, threads) = (self.plan, self.pooled, self.shared, self.threads);
+        self.spawn(scope, filters, "git-par writer", producer, move |worker| {
+            worker.defer = threads.map(|n| n > 0);
+            let mut out = Vec::new();
+            worker.run(id, plan, pooled, shared, &mut out);
+            shared.keep_messages(usize::MAX, &mut worker.runner);
+            out
+        })
+    }
+
+    /// Start the scout ([`Worker::scout`]), with producer handles of its own.
+    fn scout<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        filters: Filters<'_>,
+    ) -> std::thread::ScopedJoinHandle<'scope, Vec<JobResult>> {
+        let producers = self.shared.queues.each_ref().map(|q| q.producer());
+        let (plan, pooled, shared, threads) = (self.plan, self.pooled, self.shared, self.threads);
+        self.spawn(scope, filters, "git-par scout", producers, move |worker| {
+            worker.defer = threads.map(|n| n > 0);
+            worker.scout(plan, pooled, shared);
+            Vec::new()
+        })
+    }
+
+    /// Start the filter threads, `threads[kind]` of each queue ([`Worker::run_filters`]).
+    fn filterers<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        filters: Filters<'_>,
+    ) -> Vec<std::thread::ScopedJoinHandle<'scope, Vec<JobResult>>> {
+        let (plan, shared, threads) = (self.plan, self.shared, self.threads);
+        let kinds = (0..threads.len()).flat_map(|kind| (0..threads[kind]).map(move |i| (kind, i)));
+        kinds
+            .map(|(kind, index)| {
+                self.spawn(scope, filters, "git-par filter", (), move |worker| {
+                    let mut out = Vec::new();
+                    worker.run_filters((kind, index), plan, shared, &mut out);
+                    shared.keep_messages(usize::MAX, &mut worker.runner);
+                    out
+                })
+            })
+            .collect()
+    }
 }
 
 /// `pooled` reordered so that consecutive chunks are in different directories, and where its

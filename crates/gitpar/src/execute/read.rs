@@ -4,7 +4,7 @@
 //! on top of the blob.
 
 use super::filters::FILTER_BUFFER;
-use super::{Shared, Worker};
+use super::{Failure, Shared, Worker};
 use crate::execute::error::EntryError;
 use crate::plan;
 
@@ -111,6 +111,35 @@ impl Worker<'_> {
         };
         let grant = before.unwrap_or_else(|| shared.budget.acquire(in_flight(len as u64, driver)));
         Ok((Blob { buf, len }, grant))
+    }
+
+    /// Read `entry`'s blob for a writer: from where the scan found it (`located`), else, or
+    /// where that fails, through the object database, whose header gives the size when it is
+    /// not known yet (`size`). An associated function so that it can run while the attribute
+    /// stack is borrowed.
+    #[inline]
+    pub(super) fn read_content<'s>(
+        (reader, repo, spare): (
+            &mut crate::objects::blobs::Reader,
+            &gix::Repository,
+            &mut Vec<u8>,
+        ),
+        entry: &plan::Entry,
+        located: Option<crate::objects::blobs::Located>,
+        size: Option<u64>,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<(Blob, crate::sys::budget::Grant<'s>), Failure> {
+        if let Some(located) = located {
+            if let Ok(read) = Self::read_located((reader, spare), &located, size, driver, shared) {
+                return Ok(read);
+            }
+        }
+        let size = match size {
+            Some(size) => size,
+            None => Self::header(repo, entry).map_err(Failure::Error)?.size,
+        };
+        Self::read_blob_with((repo, spare), entry, size, driver, shared).map_err(Failure::Error)
     }
 }
 

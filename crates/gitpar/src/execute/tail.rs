@@ -79,181 +79,272 @@ pub(super) fn tail(
     worker: &mut Worker<'_>,
     plan: &Plan,
     jobs: &[Job],
-    (collided, mut marks): (Vec<Job>, Collisions),
+    (collided, marks): (Vec<Job>, Collisions),
     shared: &Shared<'_>,
     executed: &mut Executed,
     errors: &mut Vec<EntryError>,
 ) {
-    let fail = |path: &bstr::BString, what: &str, err: std::io::Error| EntryError {
-        path: path.clone(),
-        message: format!("{what} {path}: {}", fs::strerror(&err)),
+    let mut tail = Tail {
+        worker,
+        plan,
+        shared,
+        executed,
+        errors,
+        marks,
     };
-    // The files the writers made, by device and inode number, to tell whose file a collided
-    // entry found in its place (they all exist side by side when the tail starts: the writers
-    // create with `O_EXCL` and never remove one another's files). Only built when something
-    // collided.
-    let mut by_inode: std::collections::HashMap<(u32, u32), usize> = if collided.is_empty() {
-        std::collections::HashMap::new()
-    } else {
-        (0..plan.entries.len())
-            .filter_map(|e| executed.stats[e].map(|st| ((st.dev, st.ino), e)))
-            .collect()
-    };
-    let mut pending: std::collections::BTreeSet<usize> = collided.iter().map(|j| j.entry).collect();
-    // Writers' entries taken into the tail to be written again (already counted as done).
-    let mut again = std::collections::HashSet::new();
-    while let Some(e) = pending.pop_first() {
-        if shared.halted() {
-            return;
+    if !tail.collided(&collided) {
+        return;
+    }
+    tail.links(jobs);
+    let marked = &tail.marks.marked;
+    tail.executed.collisions = (0..plan.entries.len())
+        .filter(|&e| marked[e])
+        .map(|e| plan.entries[e].path.clone())
+        .collect();
+}
+
+/// What the tail's phases share: its writer, the run, what it records, and the collision marks.
+struct Tail<'t, 'r> {
+    worker: &'t mut Worker<'r>,
+    plan: &'t Plan,
+    shared: &'t Shared<'t>,
+    executed: &'t mut Executed,
+    errors: &'t mut Vec<EntryError>,
+    marks: Collisions,
+}
+
+/// The collided entries still to write, in index order, and whose file a collided entry may
+/// find in its place.
+struct Pending {
+    /// Plan entries still to write here.
+    pending: std::collections::BTreeSet<usize>,
+    /// The files the writers made, by device and inode number, to tell whose file a collided
+    /// entry found in its place (they all exist side by side when the tail starts: the writers
+    /// create with `O_EXCL` and never remove one another's files). Only built when something
+    /// collided.
+    by_inode: std::collections::HashMap<(u32, u32), usize>,
+    /// Writers' entries taken into the tail to be written again (already counted as done).
+    again: std::collections::HashSet<usize>,
+}
+
+impl Tail<'_, '_> {
+    /// The entries that collided, and those they take along, in index order. Returns false if
+    /// the run stopped (interrupted, or a required filter failed): nothing more is done.
+    fn collided(&mut self, collided: &[Job]) -> bool {
+        let by_inode = if collided.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            (0..self.plan.entries.len())
+                .filter_map(|e| self.executed.stats[e].map(|st| ((st.dev, st.ino), e)))
+                .collect()
+        };
+        let mut pending = Pending {
+            pending: collided.iter().map(|j| j.entry).collect(),
+            by_inode,
+            again: std::collections::HashSet::new(),
+        };
+        while let Some(e) = pending.pending.pop_first() {
+            if self.shared.halted() {
+                return false;
+            }
+            if self.make_way(e, &mut pending) && !self.write_collided(e, &pending.again) {
+                return false;
+            }
         }
-        let entry = &plan.entries[e];
-        // git's `create_directories` under force: a file or symlink where a leading directory
-        // belongs is replaced by a directory (the link itself goes, never what it points to).
+        true
+    }
+
+    /// Clear the way for collided entry `e`: its leading directories made (git's
+    /// `create_directories` under force: a file or symlink where one belongs is replaced by a
+    /// directory, the link itself going, never what it points to), and what is at its path
+    /// looked at ([`Tail::in_the_way`]). Returns false if `e` is not to be written now.
+    fn make_way(&mut self, e: usize, pending: &mut Pending) -> bool {
+        let entry = &self.plan.entries[e];
         let (dir, _) = fs::split_path(entry.path.as_bstr());
-        worker.dirs.forget();
+        let dirs = &mut self.worker.dirs;
+        dirs.forget();
         if !dir.is_empty() {
-            if let Err(err) = worker.dirs.mkdir_all(dir, true) {
-                errors.push(fail(&entry.path, "unable to create directory", err));
-                continue;
+            if let Err(err) = dirs.mkdir_all(dir, true) {
+                self.errors
+                    .push(fail(&entry.path, "unable to create directory", err));
+                return false;
             }
         }
-        // What is in the way, and whose it is (git's `checkout_entry` under `state->clone`).
-        if let Ok(Some(found)) = worker.dirs.lstat(entry.path.as_bstr()) {
-            let is_dir = rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir();
-            if is_dir && marks.fresh {
-                // A leading directory of entries whose names fold to this one. git, in index
-                // order, replaces it by this file when they come first, and this file by it
-                // when they come after.
-                let path = entry.path.as_slice();
-                if (e + 1..plan.entries.len())
-                    .any(|d| marks.paths_collide(path, plan.entries[d].path.as_slice()))
-                {
-                    continue;
-                }
-                marks.mark(plan, &executed.stats, e, &fs::index_stat(&found));
-                if let Err(err) = worker.dirs.remove_all(entry.path.as_bstr()) {
-                    errors.push(fail(&entry.path, "unable to remove directory", err));
-                    continue;
-                }
-                worker.dirs.forget();
-            } else if !is_dir {
-                let st = fs::index_stat(&found);
-                marks.mark(plan, &executed.stats, e, &st);
-                // A writer's file, replaced now: when its entry comes later in index order, git
-                // writes it after this one, so it is written again at its turn. (Its recorded
-                // inode must still name the file at its own path: a number freed by the tail
-                // and reused by a file created since is not it.)
-                if let Some(&o) = by_inode.get(&(st.dev, st.ino)) {
-                    let same = worker
-                        .dirs
-                        .lstat(plan.entries[o].path.as_bstr())
-                        .ok()
-                        .flatten()
-                        .is_some_and(|at| at.st_ino == found.st_ino && at.st_dev == found.st_dev);
-                    if same {
-                        by_inode.remove(&(st.dev, st.ino));
-                        if o > e {
-                            // Gone from disk until it is written again.
-                            executed.stats[o] = None;
-                            again.insert(o);
-                            pending.insert(o);
-                        }
-                    }
-                }
+        match dirs.lstat(entry.path.as_bstr()) {
+            Ok(Some(found)) => self.in_the_way(e, &found, pending),
+            _ => true,
+        }
+    }
+
+    /// What is in the way of collided entry `e`, and whose it is (git's `checkout_entry` under
+    /// `state->clone`). Returns false if `e` is not to be written now.
+    fn in_the_way(&mut self, e: usize, found: &rustix::fs::Stat, pending: &mut Pending) -> bool {
+        let (plan, entry) = (self.plan, &self.plan.entries[e]);
+        let is_dir = rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir();
+        if is_dir && self.marks.fresh {
+            // A leading directory of entries whose names fold to this one. git, in index
+            // order, replaces it by this file when they come first, and this file by it
+            // when they come after.
+            let path = entry.path.as_slice();
+            if (e + 1..plan.entries.len()).any(|d| {
+                self.marks
+                    .paths_collide(path, plan.entries[d].path.as_slice())
+            }) {
+                return false;
+            }
+            self.marks
+                .mark(plan, &self.executed.stats, e, &fs::index_stat(found));
+            if let Err(err) = self.worker.dirs.remove_all(entry.path.as_bstr()) {
+                self.errors
+                    .push(fail(&entry.path, "unable to remove directory", err));
+                return false;
+            }
+            self.worker.dirs.forget();
+        } else if !is_dir {
+            let st = fs::index_stat(found);
+            self.marks.mark(plan, &self.executed.stats, e, &st);
+            self.take_along(e, found, &st, pending);
+        }
+        true
+    }
+
+    /// A writer's file in the way of collided entry `e`, replaced now: when its entry comes
+    /// later in index order, git writes it after this one, so it is written again at its turn.
+    /// (Its recorded inode must still name the file at its own path: a number freed by the tail
+    /// and reused by a file created since is not it.)
+    fn take_along(
+        &mut self,
+        e: usize,
+        found: &rustix::fs::Stat,
+        st: &gix::index::entry::Stat,
+        pending: &mut Pending,
+    ) {
+        let Some(&o) = pending.by_inode.get(&(st.dev, st.ino)) else {
+            return;
+        };
+        let same = self
+            .worker
+            .dirs
+            .lstat(self.plan.entries[o].path.as_bstr())
+            .ok()
+            .flatten()
+            .is_some_and(|at| at.st_ino == found.st_ino && at.st_dev == found.st_dev);
+        if same {
+            pending.by_inode.remove(&(st.dev, st.ino));
+            if o > e {
+                // Gone from disk until it is written again.
+                self.executed.stats[o] = None;
+                pending.again.insert(o);
+                pending.pending.insert(o);
             }
         }
-        // Whatever non-directory collided is replaced by the writer (the last one wins, as in
-        // git); a directory there stays a collision, except in a fresh work tree (above).
+    }
+
+    /// Write collided entry `e` over whatever non-directory is in its way (the last one wins,
+    /// as in git); a directory there stays a collision, except in a fresh work tree
+    /// ([`Tail::in_the_way`]). Returns false if a required filter failed: the run stops.
+    fn write_collided(&mut self, e: usize, again: &std::collections::HashSet<usize>) -> bool {
+        let (shared, entry) = (self.shared, &self.plan.entries[e]);
         let job = Job {
             entry: e,
             replace: true,
         };
-        let written = worker.write_entry(entry, job, shared, false);
-        shared.keep_messages(e, &mut worker.runner);
+        let written = self.worker.write_entry(entry, job, shared, false);
+        shared.keep_messages(e, &mut self.worker.runner);
         match written {
             Ok(stat) => {
-                executed.stats[e] = Some(stat);
+                self.executed.stats[e] = Some(stat);
                 if !again.contains(&e) {
                     shared.progress.done.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            Err(Failure::Collision) => errors.push(EntryError {
+            Err(Failure::Collision) => self.errors.push(EntryError {
                 path: entry.path.clone(),
                 message: format!(
                     "unable to create file {}: the path is occupied by a directory",
                     entry.path
                 ),
             }),
-            Err(Failure::Error(err)) => errors.push(err),
+            Err(Failure::Error(err)) => self.errors.push(err),
             Err(Failure::Fatal(fatal)) => {
                 shared.set_fatal(job, fatal);
-                return;
+                return false;
             }
             Err(Failure::Delayed | Failure::Queued(_)) => {
                 unreachable!("the tail filters in line, without delay")
             }
         }
+        true
     }
-    for job in jobs {
-        if shared.halted() {
-            break;
+
+    /// The symlinks (where the work tree has them) and gitlinks of `jobs`, in index order,
+    /// until the run is halted.
+    fn links(&mut self, jobs: &[Job]) {
+        for &job in jobs {
+            if self.shared.halted() {
+                break;
+            }
+            let entry = &self.plan.entries[job.entry];
+            let result = match entry.kind {
+                Kind::Symlink if self.worker.symlinks => self.symlink(job),
+                Kind::Gitlink => {
+                    let (dirs, path) = (&mut self.worker.dirs, entry.path.as_bstr());
+                    if job.replace {
+                        let _ = dirs.unlink(path);
+                    }
+                    create_gitlink_dir(dirs, path)
+                        .map(Some)
+                        .map_err(|err| fail(&entry.path, "unable to create directory", err))
+                }
+                _ => continue,
+            };
+            match result {
+                Ok(stat) => {
+                    if let Some(stat) = stat {
+                        self.executed.stats[job.entry] = Some(stat);
+                    }
+                    self.shared.progress.done.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(err) => self.errors.push(err),
+            }
         }
-        let entry = &plan.entries[job.entry];
+    }
+
+    /// Make the symlink of `job`, its target read under the budget; `None`: left out, a
+    /// directory of later entries in its place ([`symlink_in_the_way`]).
+    fn symlink(&mut self, job: Job) -> Result<Option<gix::index::entry::Stat>, EntryError> {
+        let (plan, entry) = (self.plan, &self.plan.entries[job.entry]);
         let path = entry.path.as_bstr();
-        let result = match entry.kind {
-            Kind::Symlink if worker.symlinks => Worker::read_blob(
-                (&worker.repo, &mut worker.buf),
-                entry,
-                None,
-                shared,
-            )
-            .and_then(|(data, _grant)| {
-                // git's `checkout_entry` unlinks what is there first ("unable to unlink old").
-                if job.replace {
-                    if let Err(err) = worker.dirs.unlink(path) {
-                        return Err(EntryError {
-                            path: entry.path.clone(),
-                            message: format!(
-                                "unable to unlink old '{path}': {}",
-                                fs::strerror(&err)
-                            ),
-                        });
-                    }
-                }
-                match worker.dirs.symlink(&data, path) {
-                    Ok(st) => Ok(Some(fs::index_stat(&st))),
-                    Err(err) if marks.fresh && err.raw_os_error() == Some(libc::EEXIST) => {
-                        let link = (job.entry, &data[..]);
-                        symlink_in_the_way(&mut worker.dirs, plan, executed, &mut marks, link)
-                            .map_err(|err| fail(&entry.path, "unable to create symlink", err))
-                    }
-                    Err(err) => Err(fail(&entry.path, "unable to create symlink", err)),
-                }
-            }),
-            Kind::Gitlink => {
-                if job.replace {
-                    let _ = worker.dirs.unlink(path);
-                }
-                create_gitlink_dir(&mut worker.dirs, path)
-                    .map(Some)
-                    .map_err(|err| fail(&entry.path, "unable to create directory", err))
+        let worker = &mut *self.worker;
+        let (data, _grant) =
+            Worker::read_blob((&worker.repo, &mut worker.buf), entry, None, self.shared)?;
+        // git's `checkout_entry` unlinks what is there first ("unable to unlink old").
+        if job.replace {
+            if let Err(err) = worker.dirs.unlink(path) {
+                return Err(EntryError {
+                    path: entry.path.clone(),
+                    message: format!("unable to unlink old '{path}': {}", fs::strerror(&err)),
+                });
             }
-            _ => continue,
-        };
-        match result {
-            Ok(stat) => {
-                if let Some(stat) = stat {
-                    executed.stats[job.entry] = Some(stat);
-                }
-                shared.progress.done.fetch_add(1, Ordering::Relaxed);
+        }
+        match worker.dirs.symlink(&data, path) {
+            Ok(st) => Ok(Some(fs::index_stat(&st))),
+            Err(err) if self.marks.fresh && err.raw_os_error() == Some(libc::EEXIST) => {
+                let link = (job.entry, &data[..]);
+                symlink_in_the_way(&mut worker.dirs, plan, self.executed, &mut self.marks, link)
+                    .map_err(|err| fail(&entry.path, "unable to create symlink", err))
             }
-            Err(err) => errors.push(err),
+            Err(err) => Err(fail(&entry.path, "unable to create symlink", err)),
         }
     }
-    executed.collisions = (0..plan.entries.len())
-        .filter(|&e| marks.marked[e])
-        .map(|e| plan.entries[e].path.clone())
-        .collect();
+}
+
+/// An entry's failure in git's words: `what`, the path and the system's message for `err`.
+fn fail(path: &bstr::BString, what: &str, err: std::io::Error) -> EntryError {
+    EntryError {
+        path: path.clone(),
+        message: format!("{what} {path}: {}", fs::strerror(&err)),
+    }
 }
 
 /// In a fresh work tree, the symlink of plan entry `e` (with target `target`) met something

@@ -10,14 +10,14 @@ use std::sync::atomic::Ordering;
 use bstr::ByteSlice;
 
 use super::attributes::OwnAttributes;
-use super::filters::{queue_of, Landed};
-use super::{Failure, Job, Shared, Worker};
+use super::failure::{create_failure, entry_failure, Failure};
+use super::filters::queue_of;
+use super::{Job, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
-use crate::execute::error::EntryError;
 use crate::fs::{self, Dirs};
 use crate::plan::{self, Kind};
 
-impl Worker<'_> {
+impl<'r> Worker<'r> {
     /// Read, convert and write one entry. With `job.replace`, the tracked file at the path is
     /// unlinked first, right before the create; a directory there, or a leading directory that
     /// is not a real one, is a collision for the sequential tail. `can_delay` says whether a
@@ -30,63 +30,17 @@ impl Worker<'_> {
         shared: &Shared<'_>,
         can_delay: bool,
     ) -> Result<gix::index::entry::Stat, Failure> {
-        let (dir, name) = fs::split_path(entry.path.as_bstr());
         if entry.kind == Kind::Symlink {
-            // core.symlinks=false: the target becomes the file's content, unconverted, as in git.
-            debug_assert!(!self.symlinks);
-            let (data, _grant) = Self::read_blob((&self.repo, &mut self.buf), entry, None, shared)
-                .map_err(Failure::Error)?;
-            let result = Self::create(&mut self.dirs, dir, name, &data, false, job.replace);
-            self.buf = data.into_buf();
-            return result
-                .map(|st| fs::index_stat(&st))
-                .map_err(|err| create_failure(entry, err));
+            return self.write_link_as_file(entry, job, shared);
         }
-        // Without any attribute file, and without configuration that converts files nobody
-        // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
-        // convert: no attribute lookup, no pipeline. An entry whose attribute signature was met
-        // before takes the attributes found then, and is looked up again only for the
-        // pipeline's conversion.
-        let lookup =
-            shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True;
-        let signature = shared
-            .common_attributes
-            .then(|| shared.reduced.signature(entry.path.as_bstr()))
-            .flatten();
-        let known = signature.and_then(|sig| {
-            self.signatures
-                .iter()
-                .find(|(s, _)| *s == sig)
-                .map(|(_, own)| *own)
-        });
-        let platform = if lookup && known.is_none_or(|own| own.pipeline_converts(shared.eol)) {
-            let platform = self
-                .attributes
-                .at_entry(
-                    entry.path.as_bstr(),
-                    Some(entry.kind.index_mode()),
-                    &shared.reduced.view(&self.repo.objects),
-                )
-                .map_err(|err| {
-                    entry_failure(
-                        entry,
-                        format!("unable to read the attributes of {}: {err}", entry.path),
-                    )
-                })?;
-            Some(platform)
-        } else {
-            None
-        };
-        let own = match (known, &platform) {
-            (Some(own), _) => own,
-            (None, Some(platform)) if shared.attributes_present => {
-                Self::own_attributes(platform, &self.runner, &mut self.outcome)
-            }
-            _ => OwnAttributes::default(),
-        };
-        if let Some(sig) = signature.filter(|_| known.is_none() && self.signatures.len() < 256) {
-            self.signatures.push((sig, own));
-        }
+        let looked = (&self.repo, &self.runner, &mut self.outcome);
+        let (platform, own) = Self::attributes_of(
+            &mut self.attributes,
+            looked,
+            &mut self.signatures,
+            entry,
+            shared,
+        )?;
         if let Some(kind) = own.driver.map(queue_of).filter(|&k| self.defer[k]) {
             return Err(Failure::Queued(kind));
         }
@@ -121,91 +75,172 @@ impl Worker<'_> {
                 }
             }
         }
-        let read = match located {
-            Some(located) => Self::read_located(
-                (&mut self.reader, &mut self.buf),
-                &located,
-                size,
-                own.driver,
-                shared,
-            )
-            .ok(),
-            None => None,
-        };
-        let (data, _grant) = match read {
-            Some(read) => read,
-            None => {
-                let size = match size {
-                    Some(size) => size,
-                    None => {
-                        Self::header(&self.repo, entry)
-                            .map_err(Failure::Error)?
-                            .size
-                    }
-                };
-                Self::read_blob_with((&self.repo, &mut self.buf), entry, size, own.driver, shared)
-                    .map_err(Failure::Error)?
-            }
-        };
-        let expanded = (own.ident && crate::convert::may_have_ident(&data))
-            .then(|| {
-                crate::convert::ident_to_worktree(&data, entry.id.to_hex().to_string().as_bytes())
-            })
-            .flatten();
+        let reading = (&mut self.reader, &self.repo, &mut self.buf);
+        let (data, _grant) = Self::read_content(reading, entry, located, size, own.driver, shared)?;
+        let expanded = expand_ident(own, entry, &data);
         let input = expanded.as_deref().unwrap_or(&data[..]);
         let bytes = match &platform {
             Some(platform) if own.pipeline_converts(shared.eol) => {
-                let converted = self
-                    .filter
-                    .convert_to_worktree(
-                        input,
-                        entry.path.as_bstr(),
-                        &mut |_, attrs| {
-                            platform.matching_attributes(attrs);
-                        },
-                        gix::filter::plumbing::pipeline::convert::to_worktree::Options::default(),
-                    )
-                    .map_err(|err| {
-                        entry_failure(
-                            entry,
-                            format!("unable to convert {} to the work tree: {err}", entry.path),
-                        )
-                    })?;
-                match converted {
-                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Unchanged(b)
-                    | gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Buffer(b) => b,
-                    gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome::Process(_) => {
-                        unreachable!("the writers' pipelines have no drivers")
-                    }
-                }
+                Self::to_worktree(&mut self.filter, platform, entry, input)?
             }
             _ => input,
         };
-        let encoded;
-        let bytes = match own.encoding {
-            Some(enc) => {
-                encoded = enc.encode(bytes).ok_or_else(|| {
+        let encoded = encode(own, entry, bytes)?;
+        let bytes = encoded.as_deref().unwrap_or(bytes);
+        let sink = (&mut self.runner, &mut self.dirs, &mut self.chunk);
+        let result =
+            Self::smudge_and_create(sink, entry, job, own.driver, bytes, shared, can_delay);
+        self.buf = data.into_buf();
+        let st = result?.map_err(|err| create_failure(entry, err))?;
+        Ok(shared.wrote(&st))
+    }
+
+    /// A symlink written as a plain file (`core.symlinks=false`): its target becomes the
+    /// file's content, unconverted, as in git, so none of the attribute and conversion phases
+    /// apply.
+    fn write_link_as_file(
+        &mut self,
+        entry: &plan::Entry,
+        job: Job,
+        shared: &Shared<'_>,
+    ) -> Result<gix::index::entry::Stat, Failure> {
+        debug_assert!(!self.symlinks);
+        let (data, _grant) = Self::read_blob((&self.repo, &mut self.buf), entry, None, shared)
+            .map_err(Failure::Error)?;
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
+        let result = Self::create(&mut self.dirs, dir, name, &data, false, job.replace);
+        self.buf = data.into_buf();
+        result
+            .map(|st| fs::index_stat(&st))
+            .map_err(|err| create_failure(entry, err))
+    }
+
+    /// The attributes of `entry` the writer applies itself, and the lookup the pipeline's
+    /// conversion reads (`None` where nothing can convert). Looked up once, before the blob is
+    /// read, so that the budget can hold what a filter needs from the start; an associated
+    /// function so that the lookup may borrow the attribute stack while the later phases use
+    /// the writer's other parts.
+    #[inline]
+    fn attributes_of<'s>(
+        stack: &'s mut gix::worktree::Stack,
+        (repo, runner, outcome): (
+            &gix::Repository,
+            &crate::convert::filter::Runner<'r>,
+            &mut gix::attrs::search::Outcome,
+        ),
+        signatures: &mut Vec<(u64, OwnAttributes<'r>)>,
+        entry: &plan::Entry,
+        shared: &Shared<'_>,
+    ) -> Result<
+        (
+            Option<gix::worktree::stack::Platform<'s>>,
+            OwnAttributes<'r>,
+        ),
+        Failure,
+    > {
+        // Without any attribute file, and without configuration that converts files nobody
+        // marked (`core.autocrlf=true`; `core.eol` applies to `text` files only), nothing can
+        // convert: no attribute lookup, no pipeline. An entry whose attribute signature was met
+        // before takes the attributes found then, and is looked up again only for the
+        // pipeline's conversion.
+        let lookup =
+            shared.attributes_present || shared.eol.autocrlf == crate::convert::AutoCrlf::True;
+        let signature = shared
+            .common_attributes
+            .then(|| shared.reduced.signature(entry.path.as_bstr()))
+            .flatten();
+        let known = signature.and_then(|sig| {
+            signatures
+                .iter()
+                .find(|(s, _)| *s == sig)
+                .map(|(_, own)| *own)
+        });
+        let platform = if lookup && known.is_none_or(|own| own.pipeline_converts(shared.eol)) {
+            let platform = stack
+                .at_entry(
+                    entry.path.as_bstr(),
+                    Some(entry.kind.index_mode()),
+                    &shared.reduced.view(&repo.objects),
+                )
+                .map_err(|err| {
                     entry_failure(
                         entry,
-                        format!(
-                            "failed to encode '{}' from UTF-8 to {}",
-                            entry.path,
-                            enc.name()
-                        ),
+                        format!("unable to read the attributes of {}: {err}", entry.path),
                     )
                 })?;
-                &encoded[..]
-            }
-            None => bytes,
+            Some(platform)
+        } else {
+            None
         };
+        let own = match (known, &platform) {
+            (Some(own), _) => own,
+            (None, Some(platform)) if shared.attributes_present => {
+                Self::own_attributes(platform, runner, outcome)
+            }
+            _ => OwnAttributes::default(),
+        };
+        if let Some(sig) = signature.filter(|_| known.is_none() && signatures.len() < 256) {
+            signatures.push((sig, own));
+        }
+        Ok((platform, own))
+    }
+
+    /// gix-filter's conversion of `input` to the work tree (end of line, `working-tree-encoding`
+    /// without `-BOM`), under the attributes `platform` found: the converted bytes live in the
+    /// pipeline's buffer, or are `input` itself when it changed nothing.
+    fn to_worktree<'b>(
+        filter: &'b mut gix::filter::plumbing::Pipeline,
+        platform: &gix::worktree::stack::Platform<'_>,
+        entry: &plan::Entry,
+        input: &'b [u8],
+    ) -> Result<&'b [u8], Failure> {
+        use gix::filter::plumbing::pipeline::convert::{to_worktree, ToWorktreeOutcome};
+        let converted = filter
+            .convert_to_worktree(
+                input,
+                entry.path.as_bstr(),
+                &mut |_, attrs| {
+                    platform.matching_attributes(attrs);
+                },
+                to_worktree::Options::default(),
+            )
+            .map_err(|err| {
+                entry_failure(
+                    entry,
+                    format!("unable to convert {} to the work tree: {err}", entry.path),
+                )
+            })?;
+        match converted {
+            ToWorktreeOutcome::Unchanged(b) | ToWorktreeOutcome::Buffer(b) => Ok(b),
+            ToWorktreeOutcome::Process(_) => {
+                unreachable!("the writers' pipelines have no drivers")
+            }
+        }
+    }
+
+    /// The last phase: the filter driver, if any, runs on what ident, eol and the encoding made
+    /// (git's order in `convert_to_working_tree_ca_internal`), and the file is created with its
+    /// output, or with `bytes` where no driver converted them. `Err` is a delay or a required
+    /// filter's failure; the inner result is the create's.
+    fn smudge_and_create(
+        (runner, dirs, chunk): (
+            &mut crate::convert::filter::Runner<'r>,
+            &mut Dirs<'r>,
+            &mut Vec<u8>,
+        ),
+        entry: &plan::Entry,
+        job: Job,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        bytes: &[u8],
+        shared: &Shared<'_>,
+        can_delay: bool,
+    ) -> Result<Result<rustix::fs::Stat, fs::CreateError>, Failure> {
+        let (dir, name) = fs::split_path(entry.path.as_bstr());
         let executable = entry.kind == Kind::Executable;
-        // The driver runs last, on what ident, eol and the encoding made (git's order in
-        // `convert_to_working_tree_ca_internal`).
-        let landed = match own.driver {
+        let landed = match driver {
             None => Filtered::Unconverted,
-            Some(driver) => {
-                let (runner, dirs, chunk) = (&mut self.runner, &mut self.dirs, &mut self.chunk);
-                let landed = runner.run(
+            Some(driver) => runner
+                .run(
                     driver,
                     Direction::Smudge,
                     entry.path.as_bstr(),
@@ -213,37 +248,16 @@ impl Worker<'_> {
                     bytes,
                     can_delay,
                     |r| Self::land(dirs, chunk, (dir, name), r, (executable, job.replace)),
-                );
-                match landed {
-                    Ok(landed) => landed,
-                    Err(fatal) => {
-                        self.buf = data.into_buf();
-                        return Err(Failure::Fatal(fatal));
-                    }
-                }
-            }
+                )
+                .map_err(Failure::Fatal)?,
         };
-        let result = match landed {
-            Filtered::Delayed => {
-                self.buf = data.into_buf();
-                return Err(Failure::Delayed);
-            }
-            Filtered::Converted(Landed::Buffered(out)) => {
-                Self::create(&mut self.dirs, dir, name, &out, executable, job.replace)
-            }
-            Filtered::Converted(Landed::Streamed(result)) => result,
-            // No driver, a driver that does not convert this entry, or a non-required filter
-            // that failed (a partial file is gone): the content unconverted, as git writes it.
-            Filtered::Converted(Landed::Failed) | Filtered::Unconverted => {
-                Self::create(&mut self.dirs, dir, name, bytes, executable, job.replace)
-            }
-        };
-        self.buf = data.into_buf();
-        let st = result.map_err(|err| create_failure(entry, err))?;
-        shared
-            .bytes_written
-            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
-        Ok(fs::index_stat(&st))
+        if let Filtered::Delayed = landed {
+            return Err(Failure::Delayed);
+        }
+        // No driver, a driver that does not convert this entry, or a non-required filter that
+        // failed (a partial file is gone): the content unconverted, as git writes it.
+        let create = (dir, name, executable, job.replace);
+        Ok(Self::create_landed(dirs, create, landed, bytes))
     }
 
     /// Clone `entry`'s file from the donor instead of writing it, where the donor's copy is
@@ -368,10 +382,7 @@ impl Worker<'_> {
         }
         let st = result.map_err(|err| create_failure(entry, err))?;
         shared.streamed.fetch_add(1, Ordering::Relaxed);
-        shared
-            .bytes_written
-            .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
-        Ok(fs::index_stat(&st))
+        Ok(shared.wrote(&st))
     }
 
     /// Create `name` in the directory `dir`, unlinking what is there first when `replace`.
@@ -409,27 +420,35 @@ impl Worker<'_> {
     }
 }
 
-/// A failure of `entry` with `message`.
-fn entry_failure(entry: &plan::Entry, message: String) -> Failure {
-    Failure::Error(EntryError {
-        path: entry.path.clone(),
-        message,
-    })
+/// `entry`'s content with `$Id$` expanded, where its `ident` attribute asks for it and the
+/// keyword is there; `None` (no allocation) otherwise.
+#[inline]
+fn expand_ident(own: OwnAttributes<'_>, entry: &plan::Entry, data: &[u8]) -> Option<Vec<u8>> {
+    (own.ident && crate::convert::may_have_ident(data))
+        .then(|| crate::convert::ident_to_worktree(data, entry.id.to_hex().to_string().as_bytes()))
+        .flatten()
 }
 
-/// git's words (`entry.c`) for a file that could not be created or written; something in the
-/// way is a collision for the tail.
-pub(super) fn create_failure(entry: &plan::Entry, err: fs::CreateError) -> Failure {
-    if fs::is_collision(err.io()) || fs::is_not_there(err.io()) {
-        return Failure::Collision;
-    }
-    let path = &entry.path;
-    let message = match err {
-        fs::CreateError::Unlink(e) => {
-            format!("unable to unlink old '{path}': {}", fs::strerror(&e))
-        }
-        fs::CreateError::Create(e) => format!("unable to create file {path}: {}", fs::strerror(&e)),
-        fs::CreateError::Write(e) => format!("unable to write file {path}: {}", fs::strerror(&e)),
+/// `bytes` re-encoded for a `working-tree-encoding` with `-BOM` (which gix-filter does not
+/// know); `None` where there is none. Its failure is git's.
+#[inline]
+fn encode(
+    own: OwnAttributes<'_>,
+    entry: &plan::Entry,
+    bytes: &[u8],
+) -> Result<Option<Vec<u8>>, Failure> {
+    let Some(enc) = own.encoding else {
+        return Ok(None);
     };
-    entry_failure(entry, message)
+    let encoded = enc.encode(bytes).ok_or_else(|| {
+        entry_failure(
+            entry,
+            format!(
+                "failed to encode '{}' from UTF-8 to {}",
+                entry.path,
+                enc.name()
+            ),
+        )
+    })?;
+    Ok(Some(encoded))
 }

@@ -358,7 +358,7 @@ impl Full {
                 crate::donor::Donor::prepare(repo, plan, root, path, opts.clone_min_size).map_err(
                     |off| crate::donor::Report {
                         path: path.clone(),
-                        off: Some(off),
+                        off: Some(off.to_string()),
                         ..crate::donor::Report::default()
                     },
                 ),
