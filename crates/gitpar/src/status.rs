@@ -360,7 +360,7 @@ fn refresh_index<R: Send>(
         })
     };
     crate::sys::phase::mark("work tree checked");
-    let checked = checked.map_err(Error::Other)?;
+    let checked = checked.map_err(|e| Error::Other(e.to_string()))?;
     let mut restat = Vec::new();
     let mut smudge = Vec::new();
     let entries = index.entries_mut();
