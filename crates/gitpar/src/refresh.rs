@@ -6,12 +6,27 @@
 //! through the to-git filters, also in parallel (git does that part sequentially).
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use bstr::BStr;
 use gix::index::entry::{Mode, Stat};
 
 use crate::fs::{Dirs, Root};
+
+/// Why a check could not be made: the to-git conversion that re-hashes the files whose stat
+/// data cannot decide could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The attribute stack of the work tree and the index could not be made.
+    #[error(transparent)]
+    Attributes(#[from] gix::Error),
+    /// The filter drivers or the to-git pipeline could not be set up ([`crate::convert::filter`]
+    /// says why in its own words).
+    #[error("{0}")]
+    Conversion(String),
+}
 
 /// One entry to check.
 #[derive(Debug, Clone, Copy)]
@@ -175,7 +190,7 @@ pub fn check<'a>(
     index_ts: i64,
     items: impl Iterator<Item = Item<'a>>,
     threads: usize,
-) -> Result<Vec<State>, String> {
+) -> Result<Vec<State>, Error> {
     let items: Vec<Item<'a>> = items.collect();
     // As git's preload-index: a thread only pays off for a few hundred entries (THREAD_COST).
     let threads = threads.clamp(1, (items.len() / THREAD_COST).max(1));
@@ -222,7 +237,7 @@ pub(crate) fn smudge_carried(
     state: &mut gix::index::State,
     before: &gix::index::File,
     threads: usize,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let index_ts = before.timestamp().unix_seconds();
     if index_ts == 0 {
         return Ok(());
@@ -323,8 +338,7 @@ pub(crate) fn check_with<'a>(
     item: impl Fn(usize) -> Option<Item<'a>> + Sync,
     size: Option<&(dyn Fn(usize) -> usize + Sync)>,
     choice: crate::fs::tune::Choice,
-) -> Result<Checked, String> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+) -> Result<Checked, Error> {
     if len == 0 {
         return Ok(Checked {
             verdicts: Vec::new(),
@@ -334,21 +348,58 @@ pub(crate) fn check_with<'a>(
             threads: 0,
         });
     }
-    let rules = StatRules::of(repo);
+    let (chunk, chunks, choice) = chunking(len, choice);
     // The attribute stack and the filters only serve the entries that must be re-hashed: built
     // by the first thread that meets one (the stack's mapping of the index's `.gitattributes`
     // entries reads every path of the index: 2.5 ms for the bench's 200,000 entries), not before
     // the first lstat.
-    let filters: std::sync::OnceLock<Result<Filters, String>> = std::sync::OnceLock::new();
-    // How long the calling thread waited for another thread to make them: a wait the probe
-    // below must not take for I/O (it did, and started 64 threads on tmpfs).
-    let filters_waited_ns = std::sync::atomic::AtomicU64::new(0);
+    let filters = OnceLock::new();
     // The results are written in place: chunks of the output are handed out with their
     // positions, so nothing is collected per thread and merged afterwards (but the rare fresh
     // stat data).
     let mut verdicts = vec![Verdict::NotChecked; len];
-    // Many threads (a high-latency filesystem, or a run that may grow to many) need smaller
-    // chunks to share the work: four per thread at least, down to MIN_CHUNK entries.
+    // The bytes of each chunk's entries in the index file, when `size` is given.
+    let mut chunk_bytes = vec![0; if size.is_some() { chunks } else { 0 }];
+    let outcome = {
+        let pool = Pool {
+            root,
+            index,
+            index_ts,
+            rules: StatRules::of(repo),
+            size,
+            filters: &filters,
+            filters_waited_ns: AtomicU64::new(0),
+            slots: Pool::slots(&mut verdicts, &mut chunk_bytes, chunk),
+            chunk,
+            chunks,
+            cursor: AtomicUsize::new(0),
+            starts_with: choice.workers,
+            done: AtomicUsize::new(0),
+            cpu_ns: AtomicU64::new(0),
+            measure_cpu: AtomicBool::new(choice.refinable()),
+            target: AtomicUsize::new(choice.workers),
+        };
+        pool.run_all(repo, &item, &choice)
+    };
+    let (found, ended) = outcome.map_err(|failed| failed.into_error(filters))?;
+    let layout = size.map(|_| Layout::of(&chunk_bytes, chunk, found.offsets));
+    Ok(Checked {
+        verdicts,
+        fresh: found.fresh,
+        gitlinks: found.gitlinks,
+        layout,
+        threads: ended,
+    })
+}
+
+/// The size of a chunk, how many chunks `len` entries make, and `choice` fitted to them: many
+/// threads (a high-latency filesystem, or a run that may grow to many) need smaller chunks to
+/// share the work, four per thread at least, down to [`MIN_CHUNK`] entries; and every thread
+/// needs a chunk at least.
+fn chunking(
+    len: usize,
+    mut choice: crate::fs::tune::Choice,
+) -> (usize, usize, crate::fs::tune::Choice) {
     let may_reach = if choice.source == crate::fs::tune::Source::Auto {
         choice.max.max(IO_BOUND_MAX)
     } else {
@@ -360,260 +411,401 @@ pub(crate) fn check_with<'a>(
         CHUNK
     };
     let chunks = len.div_ceil(chunk);
-    // At least one chunk per thread.
-    let mut choice = choice;
     choice.workers = choice.workers.clamp(1, chunks);
     choice.max = choice.max.clamp(choice.workers, chunks.max(choice.workers));
-    // The bytes of each chunk's entries in the index file, when `size` is given.
-    let mut chunk_bytes = vec![0; if size.is_some() { chunks } else { 0 }];
-    let (found, ended) = {
-        // Each chunk, taken once. The threads a run starts with each take a run of chunks of
-        // their own (thread k of n from chunk k/n of the way on), so that a directory is mostly
-        // read by one thread: chunks dealt out in turn had every thread open every directory
-        // and probe each for `.gitattributes` when re-hashing (3,300 failed opens for the
-        // bench's 2,000 re-hashed files with 2 threads). A thread whose next chunk is taken,
-        // or that was started later, takes the first chunk left.
+    (chunk, chunks, choice)
+}
+
+/// One chunk of a run, handed out once: its verdicts, and (when [`check_with`] was given
+/// `size`) where its length in bytes goes.
+type Slot<'p> = (&'p mut [Verdict], Option<&'p mut usize>);
+
+/// What the threads of one [`check_with`] share: what they check against, the chunks they take
+/// and the counters by which the calling thread decides how many of them run.
+struct Pool<'p> {
+    root: &'p Root,
+    index: &'p gix::index::State,
+    index_ts: i64,
+    rules: StatRules,
+    size: Option<&'p (dyn Fn(usize) -> usize + Sync)>,
+    /// The attribute stack and drivers for re-hashing, made by the first thread that needs them.
+    filters: &'p OnceLock<Result<Filters, Error>>,
+    /// How long the calling thread waited for another thread to make `filters`: a wait the
+    /// probe ([`Growth::probe`]) must not take for I/O (it did, and started 64 threads on
+    /// tmpfs).
+    filters_waited_ns: AtomicU64,
+    /// Each chunk, taken once (see [`Pool::next_chunk`]).
+    slots: Vec<std::sync::Mutex<Option<Slot<'p>>>>,
+    chunk: usize,
+    chunks: usize,
+    /// The first chunk that a thread without a run of its own may find left.
+    cursor: AtomicUsize,
+    /// How many threads the run starts with.
+    starts_with: usize,
+    /// The entries looked at, by all threads.
+    done: AtomicUsize,
+    /// CPU time of the checking threads, for the refiner (tune's Sample), read only while
+    /// `measure_cpu`, that is while the refiner may still change the thread count: the clock is
+    /// a system call, one per chunk per thread (3,000 for the bench's 200,000 entries).
+    cpu_ns: AtomicU64,
+    measure_cpu: AtomicBool,
+    /// Worker `k` runs while `k < target`.
+    target: AtomicUsize,
+}
+
+/// One thread's tools and findings, kept across its chunks.
+struct Worker<'w> {
+    filter: LazyFilter<'w>,
+    buf: Vec<u8>,
+    dirs: Dirs<'w>,
+    /// The thread's CPU clock when it last added to [`Pool::cpu_ns`].
+    cpu: u64,
+    found: Found,
+}
+
+impl<'p> Pool<'p> {
+    /// The chunks of `verdicts`, each with its entry of `chunk_bytes` (which is empty when no
+    /// sizes are measured).
+    fn slots(
+        verdicts: &'p mut [Verdict],
+        chunk_bytes: &'p mut [usize],
+        chunk: usize,
+    ) -> Vec<std::sync::Mutex<Option<Slot<'p>>>> {
         let mut bytes = chunk_bytes.iter_mut();
-        let slots: Vec<_> = verdicts
+        verdicts
             .chunks_mut(chunk)
             .map(|out| std::sync::Mutex::new(Some((out, bytes.next()))))
-            .collect();
+            .collect()
+    }
+
+    /// Check every chunk: on the calling thread alone when one thread is all `choice` allows,
+    /// else with `choice.workers` threads that the calling thread, working too, may add to
+    /// between its chunks ([`Growth`]). Returns what the threads found and the thread count the
+    /// run ended with.
+    fn run_all<'a>(
+        &self,
+        repo: &gix::Repository,
+        item: &(impl Fn(usize) -> Option<Item<'a>> + Sync),
+        choice: &crate::fs::tune::Choice,
+    ) -> Result<(Found, usize), Failed> {
+        if choice.max == 1 && choice.source != crate::fs::tune::Source::Auto {
+            return self.run(repo, item, 0, None).map(|found| (found, 1));
+        }
+        let sync = repo.clone().into_sync();
+        let (results, ended) = std::thread::scope(|scope| {
+            let spawn = |k: usize| {
+                let sync = &sync;
+                scope.spawn(move || self.run(&sync.to_thread_local(), item, k, None))
+            };
+            let mut growth = Growth::new(self, choice, spawn);
+            let mine = self.run(repo, item, 0, Some(&mut |mine: usize| growth.between(mine)));
+            let results: Vec<_> = std::iter::once(mine)
+                .chain(
+                    growth
+                        .handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+                )
+                .collect();
+            (results, growth.started)
+        });
+        let ended = self.target.load(Ordering::Relaxed).min(ended);
+        Found::merge(results).map(|all| (all, ended))
+    }
+
+    /// Worker `k`'s run: chunks until the work is out or the worker is surplus (`k` is not
+    /// below the target), calling `between` with the number of entries looked at after each.
+    /// Returns what it found.
+    fn run<'a>(
+        &self,
+        repo: &gix::Repository,
+        item: &impl Fn(usize) -> Option<Item<'a>>,
+        k: usize,
+        mut between: Option<&mut dyn FnMut(usize)>,
+    ) -> Result<Found, Failed> {
+        let mut worker = Worker {
+            filter: LazyFilter {
+                repo,
+                index: self.index,
+                filters: self.filters,
+                waited: (k == 0).then_some(&self.filters_waited_ns),
+                filter: None,
+            },
+            buf: Vec::new(),
+            dirs: self.root.dirs_descending(),
+            cpu: thread_cpu_ns(),
+            found: Found::default(),
+        };
+        let mut own = (k < self.starts_with).then(|| k * self.chunks / self.starts_with);
+        while k < self.target.load(Ordering::Relaxed) {
+            let Some((n, (out, bytes))) = self.next_chunk(own) else {
+                break;
+            };
+            own = Some(n + 1);
+            let first = n * self.chunk;
+            let looked = self.check_chunk(item, first, out, &mut worker);
+            if let (Some(size), Some(bytes)) = (self.size, bytes) {
+                *bytes = measure_chunk(size, first, out, &mut worker.found.offsets);
+            }
+            self.account(&mut worker.cpu, looked);
+            if let Some(between) = between.as_mut() {
+                between(looked);
+            }
+        }
+        worker.filter.finish(worker.found)
+    }
+
+    /// The next chunk for a thread whose own run of chunks continues at `own`: that one if it is
+    /// still there, else the first left. The threads a run starts with each take a run of chunks
+    /// of their own (thread k of n from chunk k/n of the way on), so that a directory is mostly
+    /// read by one thread: chunks dealt out in turn had every thread open every directory and
+    /// probe each for `.gitattributes` when re-hashing (3,300 failed opens for the bench's 2,000
+    /// re-hashed files with 2 threads). A thread whose next chunk is taken, or that was started
+    /// later, takes the first chunk left.
+    fn next_chunk(&self, own: Option<usize>) -> Option<(usize, Slot<'p>)> {
         let take = |n: usize| {
-            slots.get(n).and_then(|slot| {
+            self.slots.get(n).and_then(|slot| {
                 slot.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .take()
             })
         };
-        let cursor = AtomicUsize::new(0);
-        let starts_with = choice.workers;
-        let done = AtomicUsize::new(0);
-        // CPU time of the checking threads, for the refiner (tune's Sample), read only while
-        // the refiner may still change the thread count: the clock is a system call, one per
-        // chunk per thread (3,000 for the bench's 200,000 entries).
-        let cpu_ns = std::sync::atomic::AtomicU64::new(0);
-        let measure_cpu = std::sync::atomic::AtomicBool::new(choice.refinable());
-        let target = AtomicUsize::new(choice.workers);
-        // Worker `k` runs while `k < target`; returns the fresh stat data it found when the
-        // work is out or it is surplus.
-        let run = |repo: gix::Repository, k: usize, mut between: Option<&mut dyn FnMut(usize)>| {
-            let mut filter = LazyFilter {
-                repo: &repo,
-                index,
-                filters: &filters,
-                waited: (k == 0).then_some(&filters_waited_ns),
-                filter: None,
+        own.and_then(|n| take(n).map(|c| (n, c))).or_else(|| loop {
+            let n = self.cursor.fetch_add(1, Ordering::Relaxed);
+            if n >= self.chunks {
+                break None;
+            }
+            if let Some(c) = take(n) {
+                break Some((n, c));
+            }
+        })
+    }
+
+    /// Check the entries of the chunk whose first position is `first` into its verdicts `out`,
+    /// noting fresh stat data and clean gitlinks in the worker's findings. Returns how many
+    /// entries were looked at: positions not to check cost nothing, and only the others count
+    /// as done, for the refiner and the probe.
+    fn check_chunk<'a>(
+        &self,
+        item: &impl Fn(usize) -> Option<Item<'a>>,
+        first: usize,
+        out: &mut [Verdict],
+        worker: &mut Worker<'_>,
+    ) -> usize {
+        let mut looked = 0;
+        for (at, slot) in (first..).zip(out.iter_mut()) {
+            let Some(item) = item(at) else {
+                continue;
             };
-            let mut buf = Vec::new();
-            let mut dirs = root.dirs_descending();
-            let mut cpu = thread_cpu_ns();
-            let mut found = Found::default();
-            let mut own = (k < starts_with).then(|| k * chunks / starts_with);
-            loop {
-                if k >= target.load(Ordering::Relaxed) {
-                    return filter.finish(found);
-                }
-                let next = own.and_then(|n| take(n).map(|c| (n, c))).or_else(|| loop {
-                    let n = cursor.fetch_add(1, Ordering::Relaxed);
-                    if n >= chunks {
-                        break None;
+            looked += 1;
+            let tools = (&mut worker.filter, &mut worker.buf, &mut worker.dirs);
+            *slot = match check_one(&item, self.index, self.index_ts, self.rules, tools) {
+                State::Clean => {
+                    if item.entry.mode == Mode::COMMIT {
+                        worker.found.gitlinks.push(at);
                     }
-                    if let Some(c) = take(n) {
-                        break Some((n, c));
-                    }
-                });
-                let Some((n, (out, bytes))) = next else {
-                    return filter.finish(found);
-                };
-                own = Some(n + 1);
-                let first = n * chunk;
-                // Positions not to check cost nothing: only the others count as done, for
-                // the refiner and the probe.
-                let mut looked = 0;
-                for (at, slot) in (first..).zip(out.iter_mut()) {
-                    let Some(item) = item(at) else {
-                        continue;
-                    };
-                    looked += 1;
-                    *slot = match check_one(
-                        &item,
-                        index,
-                        index_ts,
-                        rules,
-                        (&mut filter, &mut buf, &mut dirs),
-                    ) {
-                        State::Clean => {
-                            if item.entry.mode == Mode::COMMIT {
-                                found.gitlinks.push(at);
-                            }
-                            Verdict::Clean
-                        }
-                        State::Refreshed(stat) => {
-                            found.fresh.push((at, stat));
-                            Verdict::Refreshed
-                        }
-                        State::Modified => Verdict::Modified,
-                        State::RacilyModified => Verdict::RacilyModified,
-                        State::Missing => Verdict::Missing,
-                    };
+                    Verdict::Clean
                 }
-                if let (Some(size), Some(bytes)) = (size, bytes) {
-                    let mut offset = 0;
-                    for (at, verdict) in (first..).zip(out.iter()) {
-                        if matches!(verdict, Verdict::Refreshed | Verdict::RacilyModified) {
-                            found.offsets.push((at, offset));
-                        }
-                        offset += size(at);
-                    }
-                    *bytes = offset;
+                State::Refreshed(stat) => {
+                    worker.found.fresh.push((at, stat));
+                    Verdict::Refreshed
                 }
-                if measure_cpu.load(Ordering::Relaxed) {
-                    let now = thread_cpu_ns();
-                    cpu_ns.fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);
-                    cpu = now;
-                }
-                done.fetch_add(looked, Ordering::Relaxed);
-                if let Some(between) = between.as_mut() {
-                    between(looked);
-                }
-            }
-        };
-        if choice.max == 1 && choice.source != crate::fs::tune::Source::Auto {
-            (run(repo.clone(), 0, None)?, 1)
-        } else {
-            let sync = repo.clone().into_sync();
-            let mut started = choice.workers;
-            let results: Vec<Result<Found, String>> = std::thread::scope(|scope| {
-                let spawn = |k: usize| {
-                    let (sync, run) = (&sync, &run);
-                    scope.spawn(move || run(sync.to_thread_local(), k, None))
-                };
-                let mut handles: Vec<_> = (1..choice.workers).map(spawn).collect();
-                let mut refiner = crate::fs::tune::Refiner::new(&choice);
-                // This (the calling) thread's clock and scheduler statistics before its first
-                // chunk.
-                let mut probe = (choice.source == crate::fs::tune::Source::Auto)
-                    .then(|| (Instant::now(), crate::fs::tune::thread_schedstat()));
-                let mut probed = 0;
-                let mine = {
-                    let mut grow = |mine: usize| {
-                        // How fast the first entries went: a thread blocked longer than
-                        // BLOCKED_ITEM per entry of its first chunks (or, without scheduler
-                        // statistics, taking longer than SLOW_ITEM per entry and thread) waits
-                        // on I/O (a cold cache, a network disk), and more requests in flight
-                        // hide that whatever the filesystem's kind said; measurement then
-                        // decides how many. Time spent waiting for a CPU (other programs
-                        // running) is not waiting on I/O: more threads would not help there.
-                        // The first chunks are measured together, for PROBE or PROBE_ITEMS
-                        // entries of this thread: one chunk may find its inodes read ahead by
-                        // another thread's.
-                        probed += mine;
-                        let due = probe.as_ref().is_some_and(|(started_at, _)| {
-                            started_at.elapsed() >= PROBE || probed >= PROBE_ITEMS
-                        });
-                        if let Some((started_at, sched)) = probe.take_if(|_| due) {
-                            let elapsed = started_at.elapsed();
-                            let threads = target.load(Ordering::Relaxed);
-                            let slow = match (sched, crate::fs::tune::thread_schedstat()) {
-                                (Some((run0, wait0)), Some((run1, wait1))) => {
-                                    let waited_for_filters = std::time::Duration::from_nanos(
-                                        filters_waited_ns.load(Ordering::Relaxed),
-                                    );
-                                    let blocked = elapsed
-                                        .saturating_sub(run1.saturating_sub(run0))
-                                        .saturating_sub(wait1.saturating_sub(wait0))
-                                        .saturating_sub(waited_for_filters);
-                                    blocked.as_secs_f64() / probed.max(1) as f64 > BLOCKED_ITEM
-                                }
-                                _ => {
-                                    let n = done.load(Ordering::Relaxed).max(1);
-                                    elapsed.as_secs_f64() * threads as f64 / n as f64 > SLOW_ITEM
-                                }
-                            };
-                            // A run that already started with many threads (a network or
-                            // FUSE filesystem) keeps its ceiling: the refiner grows it while
-                            // that pays (testfs at 1 ms: 128 threads beat 256 by a fifth).
-                            if slow && threads < IO_BOUND_START {
-                                let start = IO_BOUND_START.min(chunks).max(threads);
-                                let raised = crate::fs::tune::Choice {
-                                    workers: start,
-                                    max: IO_BOUND_MAX.min(chunks).max(start),
-                                    source: crate::fs::tune::Source::Auto,
-                                };
-                                refiner = crate::fs::tune::Refiner::new(&raised);
-                                measure_cpu.store(refiner.active(), Ordering::Relaxed);
-                                target.store(start, Ordering::Relaxed);
-                                while started < start {
-                                    handles.push(spawn(started));
-                                    started += 1;
-                                }
-                            }
-                        }
-                        if !refiner.active() {
-                            return;
-                        }
-                        if let Some(t) = refiner.observe(crate::fs::tune::Sample {
-                            done: done.load(Ordering::Relaxed),
-                            cpu: std::time::Duration::from_nanos(cpu_ns.load(Ordering::Relaxed)),
-                            at: Instant::now(),
-                        }) {
-                            target.store(t, Ordering::Relaxed);
-                            while started < t {
-                                handles.push(spawn(started));
-                                started += 1;
-                            }
-                        }
-                        if !refiner.active() {
-                            measure_cpu.store(false, Ordering::Relaxed);
-                        }
-                    };
-                    run(repo.clone(), 0, Some(&mut grow))
-                };
-                std::iter::once(mine)
-                    .chain(
-                        handles
-                            .into_iter()
-                            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
-                    )
-                    .collect()
-            });
-            let mut all = Found::default();
-            for found in results {
-                let found = found?;
-                all.fresh.extend(found.fresh);
-                all.gitlinks.extend(found.gitlinks);
-                all.offsets.extend(found.offsets);
-            }
-            all.fresh.sort_unstable_by_key(|(at, _)| *at);
-            all.gitlinks.sort_unstable();
-            all.offsets.sort_unstable_by_key(|(at, _)| *at);
-            (all, target.load(Ordering::Relaxed).min(started))
+                State::Modified => Verdict::Modified,
+                State::RacilyModified => Verdict::RacilyModified,
+                State::Missing => Verdict::Missing,
+            };
         }
-    };
-    let layout = size.map(|_| {
-        // Each chunk's offsets become offsets from the first entry.
+        looked
+    }
+
+    /// Count a chunk's `looked` entries as done, and the CPU time since `cpu` (the thread's
+    /// clock, then advanced) while the refiner wants it.
+    fn account(&self, cpu: &mut u64, looked: usize) {
+        if self.measure_cpu.load(Ordering::Relaxed) {
+            let now = thread_cpu_ns();
+            self.cpu_ns
+                .fetch_add(now.saturating_sub(*cpu), Ordering::Relaxed);
+            *cpu = now;
+        }
+        self.done.fetch_add(looked, Ordering::Relaxed);
+    }
+}
+
+/// The length in bytes of the chunk whose first position is `first` and whose verdicts are
+/// `out`, `size` giving each entry's; the entries whose bytes may change (refreshed or racily
+/// modified) go to `offsets` with their offset from the chunk's first entry. Measured while the
+/// chunk's entries are in the thread's cache anyway (see [`check_with`]).
+fn measure_chunk(
+    size: &(dyn Fn(usize) -> usize + Sync),
+    first: usize,
+    out: &[Verdict],
+    offsets: &mut Vec<(usize, usize)>,
+) -> usize {
+    let mut offset = 0;
+    for (at, verdict) in (first..).zip(out.iter()) {
+        if matches!(verdict, Verdict::Refreshed | Verdict::RacilyModified) {
+            offsets.push((at, offset));
+        }
+        offset += size(at);
+    }
+    offset
+}
+
+/// The calling thread's part in a run of several threads, between its chunks: the probe that
+/// tells whether the first entries wait on I/O, and the refiner that starts more threads while
+/// that pays (or lowers the target, so that the threads above it stop after their chunk).
+struct Growth<'g, 'p, S, H> {
+    pool: &'g Pool<'p>,
+    /// Starts worker `k`.
+    spawn: S,
+    /// The workers started, but the calling thread (worker 0).
+    handles: Vec<H>,
+    /// How many workers were started, the calling thread included.
+    started: usize,
+    refiner: crate::fs::tune::Refiner,
+    /// The calling thread's clock and scheduler statistics before its first chunk, until the
+    /// probe is taken (automatic runs only).
+    probe: Option<(Instant, Option<(std::time::Duration, std::time::Duration)>)>,
+    /// The entries the calling thread looked at while probing.
+    probed: usize,
+}
+
+impl<'g, 'p, S: Fn(usize) -> H, H> Growth<'g, 'p, S, H> {
+    /// The growth of a run under `choice`, with its first `choice.workers` workers started (the
+    /// calling thread is one): the probe starts after them, just before the calling thread's
+    /// first chunk.
+    fn new(pool: &'g Pool<'p>, choice: &crate::fs::tune::Choice, spawn: S) -> Self {
+        let mut growth = Growth {
+            pool,
+            spawn,
+            handles: Vec::new(),
+            started: 1,
+            refiner: crate::fs::tune::Refiner::new(choice),
+            probe: None,
+            probed: 0,
+        };
+        growth.spawn_up_to(choice.workers);
+        growth.probe = (choice.source == crate::fs::tune::Source::Auto)
+            .then(|| (Instant::now(), crate::fs::tune::thread_schedstat()));
+        growth
+    }
+
+    /// Start workers until there are `n`.
+    fn spawn_up_to(&mut self, n: usize) {
+        while self.started < n {
+            self.handles.push((self.spawn)(self.started));
+            self.started += 1;
+        }
+    }
+
+    /// After a chunk of the calling thread's, which looked at `mine` entries: the probe when it
+    /// is due, then the refiner while it is active.
+    fn between(&mut self, mine: usize) {
+        self.probe(mine);
+        if !self.refiner.active() {
+            return;
+        }
+        let pool = self.pool;
+        if let Some(t) = self.refiner.observe(crate::fs::tune::Sample {
+            done: pool.done.load(Ordering::Relaxed),
+            cpu: std::time::Duration::from_nanos(pool.cpu_ns.load(Ordering::Relaxed)),
+            at: Instant::now(),
+        }) {
+            pool.target.store(t, Ordering::Relaxed);
+            self.spawn_up_to(t);
+        }
+        if !self.refiner.active() {
+            pool.measure_cpu.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// How fast the first entries went: the first chunks are measured together, for [`PROBE`]
+    /// or [`PROBE_ITEMS`] entries of this thread (one chunk may find its inodes read ahead by
+    /// another thread's). When they waited on I/O (a cold cache, a network disk), more requests
+    /// in flight hide that whatever the filesystem's kind said: the run jumps to
+    /// [`IO_BOUND_START`] threads, and measurement then decides how many.
+    fn probe(&mut self, mine: usize) {
+        self.probed += mine;
+        let probed = self.probed;
+        let due = self
+            .probe
+            .as_ref()
+            .is_some_and(|(started_at, _)| started_at.elapsed() >= PROBE || probed >= PROBE_ITEMS);
+        let Some((started_at, sched)) = self.probe.take_if(|_| due) else {
+            return;
+        };
+        let elapsed = started_at.elapsed();
+        let pool = self.pool;
+        let threads = pool.target.load(Ordering::Relaxed);
+        // A run that already started with many threads (a network or FUSE filesystem) keeps
+        // its ceiling: the refiner grows it while that pays (testfs at 1 ms: 128 threads beat
+        // 256 by a fifth).
+        if self.waited_on_io(elapsed, sched, threads) && threads < IO_BOUND_START {
+            let chunks = pool.chunks;
+            let start = IO_BOUND_START.min(chunks).max(threads);
+            let raised = crate::fs::tune::Choice {
+                workers: start,
+                max: IO_BOUND_MAX.min(chunks).max(start),
+                source: crate::fs::tune::Source::Auto,
+            };
+            self.refiner = crate::fs::tune::Refiner::new(&raised);
+            pool.measure_cpu
+                .store(self.refiner.active(), Ordering::Relaxed);
+            pool.target.store(start, Ordering::Relaxed);
+            self.spawn_up_to(start);
+        }
+    }
+
+    /// Whether the probed entries waited on I/O, `elapsed` after the probe started with the
+    /// scheduler statistics `sched` and `threads` threads: the calling thread blocked longer
+    /// than [`BLOCKED_ITEM`] per entry (or, without scheduler statistics, the entries took
+    /// longer than [`SLOW_ITEM`] each and per thread). Time spent waiting for a CPU (other
+    /// programs running) or for another thread making the filters is not waiting on I/O: more
+    /// threads would not help there.
+    fn waited_on_io(
+        &self,
+        elapsed: std::time::Duration,
+        sched: Option<(std::time::Duration, std::time::Duration)>,
+        threads: usize,
+    ) -> bool {
+        match (sched, crate::fs::tune::thread_schedstat()) {
+            (Some((run0, wait0)), Some((run1, wait1))) => {
+                let waited_for_filters = std::time::Duration::from_nanos(
+                    self.pool.filters_waited_ns.load(Ordering::Relaxed),
+                );
+                let blocked = elapsed
+                    .saturating_sub(run1.saturating_sub(run0))
+                    .saturating_sub(wait1.saturating_sub(wait0))
+                    .saturating_sub(waited_for_filters);
+                blocked.as_secs_f64() / self.probed.max(1) as f64 > BLOCKED_ITEM
+            }
+            _ => {
+                let n = self.pool.done.load(Ordering::Relaxed).max(1);
+                elapsed.as_secs_f64() * threads as f64 / n as f64 > SLOW_ITEM
+            }
+        }
+    }
+}
+
+pub(crate) use crate::index::record::Layout;
+
+impl Layout {
+    /// The layout of chunks `chunk` entries long whose lengths in bytes are `chunk_bytes`,
+    /// `offsets` being the offsets found within each chunk ([`measure_chunk`]): each becomes an
+    /// offset from the first entry.
+    fn of(chunk_bytes: &[usize], chunk: usize, mut offsets: Vec<(usize, usize)>) -> Layout {
         let mut start = Vec::with_capacity(chunk_bytes.len());
         let mut end = 0;
-        for bytes in &chunk_bytes {
+        for bytes in chunk_bytes {
             start.push(end);
             end += bytes;
         }
-        let mut offsets = found.offsets;
         for (at, offset) in &mut offsets {
             *offset += start[*at / chunk];
         }
         Layout { offsets, end }
-    });
-    Ok(Checked {
-        verdicts,
-        fresh: found.fresh,
-        gitlinks: found.gitlinks,
-        layout,
-        threads: ended,
-    })
+    }
 }
-
-pub(crate) use crate::index::record::Layout;
 
 /// What one checking thread found besides the verdicts: the fresh stat data of the entries
 /// that keep their content, the clean gitlinks (whose submodule's commit the caller still
@@ -624,6 +816,24 @@ struct Found {
     fresh: Vec<(usize, Stat)>,
     gitlinks: Vec<usize>,
     offsets: Vec<(usize, usize)>,
+}
+
+impl Found {
+    /// The findings of the threads of a run in one, each list by position, or the failure of
+    /// the first thread (in `results`' order) that could not set up its conversion.
+    fn merge(results: Vec<Result<Found, Failed>>) -> Result<Found, Failed> {
+        let mut all = Found::default();
+        for found in results {
+            let found = found?;
+            all.fresh.extend(found.fresh);
+            all.gitlinks.extend(found.gitlinks);
+            all.offsets.extend(found.offsets);
+        }
+        all.fresh.sort_unstable_by_key(|(at, _)| *at);
+        all.gitlinks.sort_unstable();
+        all.offsets.sort_unstable_by_key(|(at, _)| *at);
+        Ok(all)
+    }
 }
 
 /// The attribute stack and the filter drivers that re-hashing needs, shared by the threads.
@@ -638,13 +848,35 @@ struct LazyFilter<'a> {
     repo: &'a gix::Repository,
     index: &'a gix::index::State,
     /// The attribute stack and drivers, made once for all threads by the first that needs them.
-    filters: &'a std::sync::OnceLock<Result<Filters, String>>,
+    filters: &'a std::sync::OnceLock<Result<Filters, Error>>,
     /// For the calling thread: where the time it waited for another thread making the filters
     /// adds up (nanoseconds), which is no sign of I/O (see the probe in [`check_with`]).
     waited: Option<&'a std::sync::atomic::AtomicU64>,
     /// `None` until first needed; `Some(Err)` when the shared filters or this thread's
     /// conversion could not be set up, which fails the check at the end.
-    filter: Option<Result<crate::convert::filter::ToGit<'a>, String>>,
+    filter: Option<Result<crate::convert::filter::ToGit<'a>, Failed>>,
+}
+
+/// Why a thread has no to-git conversion: the error of the shared filters stays where they
+/// would have been, made once for all threads, and is taken from there at the end.
+enum Failed {
+    /// The shared attribute stack or drivers could not be made.
+    Shared,
+    /// This thread's conversion could not be set up.
+    Own(Error),
+}
+
+impl Failed {
+    /// The error that fails the check, `filters` being the shared filters' cell.
+    fn into_error(self, filters: std::sync::OnceLock<Result<Filters, Error>>) -> Error {
+        match self {
+            Failed::Own(err) => err,
+            Failed::Shared => match filters.into_inner() {
+                Some(Err(err)) => err,
+                _ => unreachable!("a thread failed on the shared filters, which failed"),
+            },
+        }
+    }
 }
 
 impl<'a> LazyFilter<'a> {
@@ -664,26 +896,28 @@ impl<'a> LazyFilter<'a> {
                                     index,
                                     gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
                                 )
-                                .map_err(|e| e.to_string())?
+                                ?
                                 .detach(),
-                            drivers: crate::convert::filter::drivers(repo)?,
+                            drivers: crate::convert::filter::drivers(repo)
+                                .map_err(Error::Conversion)?,
                         })
                     })
                     .as_ref()
-                    .map_err(Clone::clone);
+                    .map_err(|_| Failed::Shared);
                 if let (false, Some(waited)) = (made_here, waited) {
                     let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
                     waited.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
                 }
                 let shared = shared?;
                 crate::convert::filter::ToGit::new(repo, shared.attributes.clone(), &shared.drivers)
+                    .map_err(|e| Failed::Own(Error::Conversion(e)))
             })
             .as_mut()
             .ok()
     }
 
     /// `found`, or the error that kept a conversion from being set up.
-    fn finish(self, found: Found) -> Result<Found, String> {
+    fn finish(self, found: Found) -> Result<Found, Failed> {
         match self.filter {
             Some(Err(err)) => Err(err),
             _ => Ok(found),

@@ -290,32 +290,7 @@ fn refresh_index<R: Send>(
     beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
     mut fsmonitor: Option<crate::index::fsmonitor::Monitor>,
 ) -> Result<(Refreshed, Option<R>), Error> {
-    let index_ts = index.timestamp().unix_seconds();
-    // The entries git's refresh looks at: no vector of them is built (see `check_with`).
-    let looked = |e: &gix::index::Entry| {
-        e.stage() == Stage::Unconflicted
-            && !e
-                .flags
-                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
-    };
-    // How many entries there are to look at sets the thread count. Only a version 3 or 4 index
-    // can hold skip-worktree and intent-to-add entries (a sparse checkout may skip most of
-    // them), so a version 2 index is not counted: its skipped entries (unmerged, assume-
-    // unchanged) are few, a thread that finds none to check costs only its start, and the
-    // count would be a pass over every entry (2 ms for the bench's 200,000).
-    // With an fsmonitor, only what it does not vouch for is looked at: usually a handful.
-    let n_looked = if let Some(monitor) = &fsmonitor {
-        index
-            .entries()
-            .iter()
-            .enumerate()
-            .filter(|&(i, e)| looked(e) && !monitor.is_valid(i))
-            .count()
-    } else if index.version() == gix::index::Version::V2 {
-        index.entries().len()
-    } else {
-        index.entries().iter().filter(|e| looked(e)).count()
-    };
+    let n_looked = count_looked(&index, fsmonitor.as_ref());
     let choice = refresh_choice(&repo.config_snapshot(), root.fd(), n_looked, explicit);
     crate::sys::phase::mark("refresh threads chosen");
     // git's CE_UPTODATE, which gix-dir wants on the entries it may take as present on disk; the
@@ -326,95 +301,23 @@ fn refresh_index<R: Send>(
             entry.flags.insert(Flags::UPTODATE);
         }
     }
-    let (checked, beside) = {
-        let state: &gix::index::State = &index;
-        let monitor = fsmonitor.as_ref();
-        std::thread::scope(|scope| {
-            let other = beside.map(|beside| scope.spawn(move || beside(state)));
-            let entries = state.entries();
-            // Where the entries lie in the file, for writing it back patched.
-            let size = |i: usize| crate::index::format::entry_size(&entries[i], state);
-            let checked = crate::refresh::check_with(
-                repo,
-                root,
-                state,
-                index_ts,
-                entries.len(),
-                |i| {
-                    let entry = &entries[i];
-                    // What the fsmonitor knows unchanged is not looked at (git's
-                    // `CE_FSMONITOR_VALID`).
-                    (looked(entry) && !monitor.is_some_and(|m| m.is_valid(i))).then(|| Item {
-                        path: entry.path(state),
-                        entry,
-                    })
-                },
-                original.is_some().then_some(&size),
-                choice,
-            );
-            let beside = other.map(|other| {
-                other
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
-            });
-            (checked, beside)
-        })
+    let check = Check {
+        repo,
+        root,
+        measure: original.is_some(),
+        choice,
+        fsmonitor: fsmonitor.as_ref(),
     };
+    let (checked, beside) = check.run(&index, beside);
     crate::sys::phase::mark("work tree checked");
-    let checked = checked.map_err(Error::Other)?;
-    let mut restat = Vec::new();
-    let mut smudge = Vec::new();
-    let entries = index.entries_mut();
-    for &(i, stat) in &checked.fresh {
-        if entries[i].stat != stat {
-            entries[i].stat = stat;
-            restat.push(i);
-        }
-    }
-    // One pass over the verdicts; only the entries that are not clean are looked at.
-    let mut seen = Vec::with_capacity(entries.len());
-    for (i, verdict) in checked.verdicts.iter().enumerate() {
-        if let Some(monitor) = fsmonitor.as_mut() {
-            let gitlink = entries[i].mode == Mode::COMMIT;
-            match verdict {
-                Verdict::NotChecked => {}
-                Verdict::Clean | Verdict::Refreshed => monitor.checked(i, true, gitlink),
-                _ => monitor.checked(i, false, gitlink),
-            }
-        }
-        let state = match verdict {
-            Verdict::Clean | Verdict::Refreshed => Seen::Clean,
-            // Unchanged as far as the fsmonitor knows, as git trusts it (git's
-            // `refresh_cache_ent` returns such an entry up to date before anything else).
-            Verdict::NotChecked
-                if fsmonitor.as_ref().is_some_and(|m| m.is_valid(i))
-                    && entries[i].stage() == Stage::Unconflicted
-                    && !entries[i]
-                        .flags
-                        .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID) =>
-            {
-                Seen::Clean
-            }
-            // git's diff-files skips a skip-worktree entry before it looks at intent-to-add.
-            Verdict::NotChecked
-                if entries[i].flags.contains(Flags::INTENT_TO_ADD)
-                    && !entries[i].flags.contains(Flags::SKIP_WORKTREE)
-                    && entries[i].stage() == Stage::Unconflicted =>
-            {
-                Seen::Changed
-            }
-            Verdict::NotChecked => Seen::Skipped,
-            Verdict::RacilyModified => {
-                smudge.push(i);
-                Seen::Changed
-            }
-            Verdict::Modified | Verdict::Missing => Seen::Changed,
-        };
-        if uptodate && state != Seen::Clean {
-            entries[i].flags.remove(Flags::UPTODATE);
-        }
-        seen.push(state);
-    }
+    let checked = checked.map_err(|e| Error::Other(e.to_string()))?;
+    let restat = take_fresh(index.entries_mut(), &checked.fresh);
+    let (mut seen, smudge) = judge(
+        index.entries_mut(),
+        &checked.verdicts,
+        uptodate,
+        fsmonitor.as_mut(),
+    );
     // An entry that took fresh stat data is a new entry to git (`replace_index_entry`), which
     // is not fsmonitor-valid until a later refresh finds it clean.
     if let Some(monitor) = fsmonitor.as_mut() {
@@ -422,27 +325,20 @@ fn refresh_index<R: Send>(
             monitor.checked(i, false, false);
         }
     }
-    let threads = checked.threads;
-    // A gitlink is clean for the stat check when its directory is there; git compares the
-    // submodule's HEAD with the recorded commit (`ce_compare_gitlink`).
-    for i in checked.gitlinks {
-        let path = index.entries()[i].path(&index).to_owned();
-        if let Some(head) = submodule_head(root.path(), path.as_bstr()) {
-            if head != index.entries()[i].id {
-                seen[i] = Seen::Changed;
-                if let Some(monitor) = fsmonitor.as_mut() {
-                    monitor.checked(i, false, true);
-                }
-            }
-        }
-    }
+    compare_gitlinks(
+        root,
+        &index,
+        &checked.gitlinks,
+        &mut seen,
+        fsmonitor.as_mut(),
+    );
     Ok((
         Refreshed {
             index,
             seen,
             changed: !restat.is_empty(),
             smudge,
-            threads,
+            threads: checked.threads,
             original,
             restat,
             layout: checked.layout,
@@ -451,6 +347,202 @@ fn refresh_index<R: Send>(
         },
         beside,
     ))
+}
+
+/// Whether git's refresh looks at `e`: stage 0, neither skip-worktree nor assume-unchanged nor
+/// intent-to-add. Asked of every entry, twice: no vector of them is built (see `check_with`).
+#[inline]
+fn looked(e: &gix::index::Entry) -> bool {
+    e.stage() == Stage::Unconflicted
+        && !e
+            .flags
+            .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD)
+}
+
+/// How many entries of `index` there are to look at, which sets the thread count. Only a
+/// version 3 or 4 index can hold skip-worktree and intent-to-add entries (a sparse checkout may
+/// skip most of them), so a version 2 index is not counted: its skipped entries (unmerged,
+/// assume-unchanged) are few, a thread that finds none to check costs only its start, and the
+/// count would be a pass over every entry (2 ms for the bench's 200,000). With an fsmonitor,
+/// only what it does not vouch for is looked at: usually a handful.
+fn count_looked(
+    index: &gix::index::File,
+    fsmonitor: Option<&crate::index::fsmonitor::Monitor>,
+) -> usize {
+    if let Some(monitor) = fsmonitor {
+        index
+            .entries()
+            .iter()
+            .enumerate()
+            .filter(|&(i, e)| looked(e) && !monitor.is_valid(i))
+            .count()
+    } else if index.version() == gix::index::Version::V2 {
+        index.entries().len()
+    } else {
+        index.entries().iter().filter(|e| looked(e)).count()
+    }
+}
+
+/// The parallel check of [`refresh_index`]: what it runs with, besides the index.
+struct Check<'c> {
+    repo: &'c gix::Repository,
+    root: &'c Root,
+    /// Measure where the entries whose bytes may change lie in the file, to write it back
+    /// patched (the bytes read are kept).
+    measure: bool,
+    choice: crate::fs::tune::Choice,
+    /// What the fsmonitor knows unchanged is not looked at (git's `CE_FSMONITOR_VALID`).
+    fsmonitor: Option<&'c crate::index::fsmonitor::Monitor>,
+}
+
+impl Check<'_> {
+    /// Check the entries of `state` git's refresh looks at ([`crate::refresh::check_with`])
+    /// while `beside` runs on a thread of its own with `state`; returns both results.
+    fn run<R: Send>(
+        &self,
+        state: &gix::index::State,
+        beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
+    ) -> (
+        Result<crate::refresh::Checked, crate::refresh::Error>,
+        Option<R>,
+    ) {
+        let monitor = self.fsmonitor;
+        std::thread::scope(|scope| {
+            let other = beside.map(|beside| scope.spawn(move || beside(state)));
+            let entries = state.entries();
+            // Where the entries lie in the file, for writing it back patched.
+            let size = |i: usize| crate::index::format::entry_size(&entries[i], state);
+            let checked = crate::refresh::check_with(
+                self.repo,
+                self.root,
+                state,
+                state.timestamp().unix_seconds(),
+                entries.len(),
+                |i| {
+                    let entry = &entries[i];
+                    (looked(entry) && !monitor.is_some_and(|m| m.is_valid(i))).then(|| Item {
+                        path: entry.path(state),
+                        entry,
+                    })
+                },
+                self.measure.then_some(&size),
+                self.choice,
+            );
+            let beside = other.map(|other| {
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            });
+            (checked, beside)
+        })
+    }
+}
+
+/// Give the entries the fresh stat data the check found (`fresh`: positions and stat data,
+/// ascending), and return the positions of those whose stat data changed, ascending.
+fn take_fresh(
+    entries: &mut [gix::index::Entry],
+    fresh: &[(usize, gix::index::entry::Stat)],
+) -> Vec<usize> {
+    let mut restat = Vec::new();
+    for &(i, stat) in fresh {
+        if entries[i].stat != stat {
+            entries[i].stat = stat;
+            restat.push(i);
+        }
+    }
+    restat
+}
+
+/// What the check's `verdicts` make of each entry ([`Seen`]), and the racily clean entries
+/// whose content differs, to be smudged. One pass over the verdicts; only the entries that are
+/// not clean are looked at. Tells the fsmonitor what was found, and takes git's `CE_UPTODATE`
+/// from the entries that are not clean when they carry it (`uptodate`).
+fn judge(
+    entries: &mut [gix::index::Entry],
+    verdicts: &[Verdict],
+    uptodate: bool,
+    mut fsmonitor: Option<&mut crate::index::fsmonitor::Monitor>,
+) -> (Vec<Seen>, Vec<usize>) {
+    let mut smudge = Vec::new();
+    let mut seen = Vec::with_capacity(entries.len());
+    for (i, &verdict) in verdicts.iter().enumerate() {
+        if let Some(monitor) = fsmonitor.as_deref_mut() {
+            let gitlink = entries[i].mode == Mode::COMMIT;
+            match verdict {
+                Verdict::NotChecked => {}
+                Verdict::Clean | Verdict::Refreshed => monitor.checked(i, true, gitlink),
+                _ => monitor.checked(i, false, gitlink),
+            }
+        }
+        let valid = || fsmonitor.as_deref().is_some_and(|m| m.is_valid(i));
+        let state = seen_of(verdict, &entries[i], valid);
+        if verdict == Verdict::RacilyModified {
+            smudge.push(i);
+        }
+        if uptodate && state != Seen::Clean {
+            entries[i].flags.remove(Flags::UPTODATE);
+        }
+        seen.push(state);
+    }
+    (seen, smudge)
+}
+
+/// What `verdict` makes of `entry`; `fsmonitor_valid` says whether the fsmonitor vouches for
+/// it, asked only of an entry that was not checked.
+#[inline]
+fn seen_of(
+    verdict: Verdict,
+    entry: &gix::index::Entry,
+    fsmonitor_valid: impl FnOnce() -> bool,
+) -> Seen {
+    match verdict {
+        Verdict::Clean | Verdict::Refreshed => Seen::Clean,
+        // Unchanged as far as the fsmonitor knows, as git trusts it (git's
+        // `refresh_cache_ent` returns such an entry up to date before anything else).
+        Verdict::NotChecked
+            if fsmonitor_valid()
+                && entry.stage() == Stage::Unconflicted
+                && !entry
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID) =>
+        {
+            Seen::Clean
+        }
+        // git's diff-files skips a skip-worktree entry before it looks at intent-to-add.
+        Verdict::NotChecked
+            if entry.flags.contains(Flags::INTENT_TO_ADD)
+                && !entry.flags.contains(Flags::SKIP_WORKTREE)
+                && entry.stage() == Stage::Unconflicted =>
+        {
+            Seen::Changed
+        }
+        Verdict::NotChecked => Seen::Skipped,
+        Verdict::RacilyModified | Verdict::Modified | Verdict::Missing => Seen::Changed,
+    }
+}
+
+/// A gitlink is clean for the stat check when its directory is there (`gitlinks`: those the
+/// check found so); as git (`ce_compare_gitlink`), the ones whose submodule's HEAD is not the
+/// recorded commit are changed.
+fn compare_gitlinks(
+    root: &Root,
+    index: &gix::index::State,
+    gitlinks: &[usize],
+    seen: &mut [Seen],
+    mut fsmonitor: Option<&mut crate::index::fsmonitor::Monitor>,
+) {
+    for &i in gitlinks {
+        let entry = &index.entries()[i];
+        if let Some(head) = submodule_head(root.path(), entry.path(index)) {
+            if head != entry.id {
+                seen[i] = Seen::Changed;
+                if let Some(monitor) = fsmonitor.as_deref_mut() {
+                    monitor.checked(i, false, true);
+                }
+            }
+        }
+    }
 }
 
 /// The commit checked out in the submodule at `path`, if it is a populated repository (git's
@@ -578,19 +670,12 @@ pub fn refresh(
     opts: &RefreshOptions,
 ) -> Result<RefreshOutcome, Error> {
     let lock = IndexLock::acquire(index_path)?;
-    let root = Root::open(worktree).map_err(|source| Error::Worktree {
-        path: worktree.to_owned(),
-        source,
-    })?;
-    let (index, mut read) = read_index(repo, &root, index_path)?;
-    let setting = crate::index::fsmonitor::Setting::of(repo);
-    if let Some(why) =
-        split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
-    {
-        drop(lock);
-        return Err(Error::Delegate(why));
-    }
-    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
+    let Opened {
+        root,
+        index,
+        read,
+        fsmonitor,
+    } = open(repo, worktree, index_path)?;
     // git's `tweak_untracked_cache` when the index is read: added with `core.untrackedCache=true`,
     // dropped with `false`, and then written; the fsmonitor's answer invalidates it.
     let cache = crate::index::untracked_cache::Plan::of(
@@ -612,44 +697,104 @@ pub fn refresh(
         fsmonitor,
     )?;
     crate::sys::phase::mark("refresh applied");
-    let mut outcome = RefreshOutcome {
-        threads: refreshed.threads,
-        ..RefreshOutcome::default()
-    };
-    // Unmerged entries are among the skipped ones: only those and the changed ones are looked at.
-    let entries = refreshed.index.entries();
-    for (i, seen) in refreshed.seen.iter().enumerate() {
-        if *seen == Seen::Clean {
-            continue;
-        }
-        let entry = &entries[i];
-        let path = entry.path(&refreshed.index);
-        if entry.stage() != Stage::Unconflicted {
-            if outcome.needs_merge.last().map(|p| p.as_bstr()) != Some(path) {
-                outcome.needs_merge.push(path.to_owned());
-            }
-        } else if *seen == Seen::Changed {
-            outcome.needs_update.push(path.to_owned());
-        }
-    }
+    let (needs_merge, needs_update) = refreshed.needing();
+    let threads = refreshed.threads;
     // git's update-index: written when an entry changed or one is racy (t2108), so that the
     // new index's timestamp makes them clean, or when the fsmonitor extension changed.
-    if refreshed.to_write(read.has_fsmonitor) || cache.to_write() {
-        outcome.written = true;
-        let untracked = cache.extension(repo.object_hash());
-        write(
-            lock,
-            repo,
-            refreshed,
-            true,
-            read.has_fsmonitor,
-            untracked.as_ref().map(Option::as_deref),
-        )?;
-        crate::sys::phase::mark("index written");
-    } else {
-        drop_later(refreshed);
+    let written = write_if_changed(lock, repo, refreshed, true, read.has_fsmonitor, &cache)?;
+    Ok(RefreshOutcome {
+        needs_update,
+        needs_merge,
+        written,
+        threads,
+    })
+}
+
+impl Refreshed {
+    /// git's `needs merge` paths (unmerged, once each) and `needs update` ones (changed), in
+    /// index order. Unmerged entries are among the skipped ones: only those and the changed
+    /// ones are looked at.
+    fn needing(&self) -> (Vec<BString>, Vec<BString>) {
+        let (mut needs_merge, mut needs_update) = (Vec::<BString>::new(), Vec::new());
+        let entries = self.index.entries();
+        for (i, seen) in self.seen.iter().enumerate() {
+            if *seen == Seen::Clean {
+                continue;
+            }
+            let entry = &entries[i];
+            let path = entry.path(&self.index);
+            if entry.stage() != Stage::Unconflicted {
+                if needs_merge.last().map(|p| p.as_bstr()) != Some(path) {
+                    needs_merge.push(path.to_owned());
+                }
+            } else if *seen == Seen::Changed {
+                needs_update.push(path.to_owned());
+            }
+        }
+        (needs_merge, needs_update)
     }
-    Ok(outcome)
+}
+
+/// What a status and a refresh start from: the work tree opened, the index read (and what was
+/// learnt of it), the fsmonitor asked.
+struct Opened {
+    root: Root,
+    index: (gix::index::File, Option<crate::index::record::IndexBytes>),
+    read: ReadIndex,
+    fsmonitor: Option<crate::index::fsmonitor::Monitor>,
+}
+
+/// Open the work tree `worktree`, read the index at `index_path` and ask the fsmonitor, as a
+/// status and a refresh both start; or say why git must run them ([`Error::Delegate`]).
+fn open(repo: &gix::Repository, worktree: &Path, index_path: &Path) -> Result<Opened, Error> {
+    let root = Root::open(worktree).map_err(|source| Error::Worktree {
+        path: worktree.to_owned(),
+        source,
+    })?;
+    let (index, mut read) = read_index(repo, &root, index_path)?;
+    let setting = crate::index::fsmonitor::Setting::of(repo);
+    if let Some(why) =
+        split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
+    {
+        return Err(Error::Delegate(why));
+    }
+    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
+    Ok(Opened {
+        root,
+        index,
+        read,
+        fsmonitor,
+    })
+}
+
+/// Write the refreshed index into `lock` if it is to be written ([`Refreshed::to_write`]) or
+/// the untracked `cache` changed and is to be written; else let the lock go, and the index on
+/// a thread of its own. Returns whether it was written. `update_index` and `has_fsmonitor`: see
+/// [`write`].
+fn write_if_changed(
+    lock: IndexLock,
+    repo: &gix::Repository,
+    refreshed: Refreshed,
+    update_index: bool,
+    has_fsmonitor: bool,
+    cache: &crate::index::untracked_cache::Plan,
+) -> Result<bool, Error> {
+    if !(refreshed.to_write(has_fsmonitor) || cache.to_write()) {
+        drop(lock);
+        drop_later(refreshed);
+        return Ok(false);
+    }
+    let untracked = cache.extension(repo.object_hash());
+    write(
+        lock,
+        repo,
+        refreshed,
+        update_index,
+        has_fsmonitor,
+        untracked.as_ref().map(Option::as_deref),
+    )?;
+    crate::sys::phase::mark("index written");
+    Ok(true)
 }
 
 /// `-u`/`status.showUntrackedFiles`.
@@ -896,19 +1041,13 @@ pub fn status(
         .write_index
         .then(|| IndexLock::acquire(index_path).ok())
         .flatten();
-    let root = Root::open(worktree).map_err(|source| Error::Worktree {
-        path: worktree.to_owned(),
-        source,
-    })?;
-    let (index, mut read) = read_index(repo, &root, index_path)?;
-    let setting = crate::index::fsmonitor::Setting::of(repo);
-    if let Some(why) =
-        split_for_git(repo, read.split).or_else(|| fsmonitor_for_git(repo, &setting, &read))
-    {
-        return Err(Error::Delegate(why));
-    }
-    let fsmonitor = start_fsmonitor(repo, &root, &setting, &index.0, &mut read);
-    let mut cache = crate::index::untracked_cache::Plan::of(
+    let Opened {
+        root,
+        index,
+        read,
+        fsmonitor,
+    } = open(repo, worktree, index_path)?;
+    let cache = crate::index::untracked_cache::Plan::of(
         repo,
         &index.0,
         worktree,
@@ -918,139 +1057,203 @@ pub fn status(
         fsmonitor.as_ref(),
     )
     .map_err(Error::Delegate)?;
-    // The untracked walk runs beside the tracked check: it needs only which paths are tracked.
-    // With an untracked cache, it is the cache's walk (`untracked_cache::Plan::walk`).
-    let sync = repo.clone().into_sync();
-    let using_cache = cache.used;
-    let (refreshed, beside) = refresh_index(
-        repo,
-        &root,
-        index,
-        opts.threads,
-        Some(|state: &gix::index::State| {
-            let repo = sync.to_thread_local();
-            let start = std::time::Instant::now();
-            if let Some(flags) = using_cache {
-                let index_ts = state.timestamp().unix_seconds();
-                let walked = cache
-                    .walk(&repo, &root, state, index_ts, flags)
-                    .map(|untracked| (untracked, Vec::new()))
-                    .map_err(Error::Other);
-                return (walked, start.elapsed(), cache);
-            }
-            let walked = if state.entries().iter().any(|e| e.stage_raw() != 0) {
-                walk(&repo, &with_unmerged_as_tracked(state), opts)
-            } else {
-                walk(&repo, state, opts)
-            };
-            (walked, start.elapsed(), cache)
-        }),
-        fsmonitor,
-    )?;
-    let (walked, untracked_time, mut cache) = beside.expect("the walk ran beside the check");
-    let (untracked, ignored) = walked?;
-    let read_directory = using_cache.and_then(|_| cache.cache.as_ref().map(|c| c.counters));
-    let untracked = if using_cache.is_none()
-        && opts.untracked == Untracked::Normal
-        && opts.ignored == Ignored::No
-    {
-        expand_tracked_dirs(repo, &root, &refreshed.index, untracked)?
-    } else {
-        untracked
-    };
+    let using_cache = cache.used.is_some();
+    let (refreshed, mut walked) = refresh_and_walk(repo, &root, index, opts, cache, fsmonitor)?;
     crate::sys::phase::mark("refresh applied, untracked walk joined");
-    let sparse = repo
-        .config_snapshot()
-        .boolean("core.sparseCheckout")
-        .unwrap_or(false)
-        .then(|| {
-            let all = refreshed.index.entries().len();
-            let skipped = refreshed
-                .index
-                .entries()
-                .iter()
-                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
-                .count();
-            (all - skipped, all)
-        });
     let mut out = Status {
-        untracked,
-        ignored,
-        untracked_time,
-        read_directory,
-        warnings: std::mem::take(&mut cache.warnings),
+        untracked: std::mem::take(&mut walked.untracked),
+        ignored: std::mem::take(&mut walked.ignored),
+        untracked_time: walked.time,
+        read_directory: walked.read_directory,
+        warnings: std::mem::take(&mut walked.cache.warnings),
         head_tree,
         threads: refreshed.threads,
-        sparse,
+        sparse: sparse_counts(repo, &refreshed.index),
         ..Status::default()
     };
     collect_changes(repo, &root, &refreshed, head_tree, opts, &mut out.changes)?;
     crate::sys::phase::mark("changes collected");
-    if opts.untracked == Untracked::All && using_cache.is_none() {
+    if opts.untracked == Untracked::All && !using_cache {
         files_of_replaced_entries(repo, &root, &refreshed, opts, &mut out)?;
     }
     if let Some(pathspec) = &opts.pathspec {
-        let matcher = pathspec
-            .matcher(repo, &refreshed.index)
-            .map_err(Error::Other)?;
-        // A collapsed directory the pathspecs do not name (as a directory: `dir/` names it)
-        // is shown as its matching files, as git's walk recurses into it; the ignored files
-        // of an untracked directory are not untracked ones.
-        let mut dirs = root.dirs();
-        let mut excludes = None;
-        for (list, untracked) in [(&mut out.untracked, true), (&mut out.ignored, false)] {
-            let mut kept = Vec::new();
-            for path in list.drain(..) {
-                match path.strip_suffix(b"/") {
-                    Some(dir) if !matcher.selects_dir(dir.as_bstr()) => {
-                        let mut files = Vec::new();
-                        files_below(&mut dirs, dir.as_bstr(), &mut files);
-                        files.retain(|f| matcher.selects(f.as_bstr()));
-                        if untracked {
-                            if excludes.is_none() {
-                                excludes = Some(excludes_stack(repo, &refreshed.index)?);
-                            }
-                            let stack = excludes.as_mut().expect("set above");
-                            files.retain(|f| !is_ignored_file(stack, f.as_bstr()));
-                        }
-                        kept.extend(files);
-                    }
-                    // The walk matched the pathspecs itself, except `builtin_objectmode`.
-                    None if pathspec.has_builtin_attributes()
-                        && !matcher.selects(path.as_bstr()) => {}
-                    _ => kept.push(path),
-                }
-            }
-            kept.sort();
-            *list = kept;
-        }
-        out.changes.retain(|c| {
-            matcher.selects(c.path.as_bstr())
-                || c.rename
-                    .as_ref()
-                    .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
-        });
+        limit_to_pathspec(repo, &root, &refreshed.index, pathspec, &mut out)?;
     }
     // git's `repo_update_index_if_able`: written when an entry changed, one is racy, the
     // fsmonitor extension changed, or the untracked cache did (and is to be written).
-    if let Some(lock) = lock {
-        if refreshed.to_write(read.has_fsmonitor) || cache.to_write() {
-            let untracked = cache.extension(repo.object_hash());
-            write(
+    match lock {
+        Some(lock) => {
+            out.index_written = write_if_changed(
                 lock,
                 repo,
                 refreshed,
                 false,
                 read.has_fsmonitor,
-                untracked.as_ref().map(Option::as_deref),
+                &walked.cache,
             )?;
-            crate::sys::phase::mark("index written");
-            out.index_written = true;
-            return Ok(out);
         }
+        None => drop_later(refreshed),
     }
-    drop_later(refreshed);
     Ok(out)
+}
+
+/// The untracked and ignored files of a status, with what the walk took and left.
+struct Walked {
+    untracked: Vec<BString>,
+    ignored: Vec<BString>,
+    /// How long the walk took.
+    time: std::time::Duration,
+    /// With an untracked cache: what the walk did with it.
+    read_directory: Option<crate::index::untracked_cache::Counters>,
+    /// The untracked cache, after the walk if it was used.
+    cache: crate::index::untracked_cache::Plan,
+}
+
+/// The refresh of `index` with the untracked walk beside it: the walk needs only which paths
+/// are tracked. With an untracked cache, it is the cache's walk
+/// (`untracked_cache::Plan::walk`); without, a directory the walk collapsed that the index has
+/// entries in is shown as git shows it ([`expand_tracked_dirs`]), once the refresh is done.
+fn refresh_and_walk(
+    repo: &gix::Repository,
+    root: &Root,
+    index: (gix::index::File, Option<crate::index::record::IndexBytes>),
+    opts: &StatusOptions,
+    cache: crate::index::untracked_cache::Plan,
+    fsmonitor: Option<crate::index::fsmonitor::Monitor>,
+) -> Result<(Refreshed, Walked), Error> {
+    let sync = repo.clone().into_sync();
+    let using_cache = cache.used;
+    let (refreshed, beside) = refresh_index(
+        repo,
+        root,
+        index,
+        opts.threads,
+        Some(|state: &gix::index::State| walk_beside(&sync, root, state, opts, cache)),
+        fsmonitor,
+    )?;
+    let WalkBeside { lists, time, cache } = beside.expect("the walk ran beside the check");
+    let (untracked, ignored) = lists?;
+    let read_directory = using_cache.and_then(|_| cache.cache.as_ref().map(|c| c.counters));
+    let untracked = if using_cache.is_none()
+        && opts.untracked == Untracked::Normal
+        && opts.ignored == Ignored::No
+    {
+        expand_tracked_dirs(repo, root, &refreshed.index, untracked)?
+    } else {
+        untracked
+    };
+    let walked = Walked {
+        untracked,
+        ignored,
+        time,
+        read_directory,
+        cache,
+    };
+    Ok((refreshed, walked))
+}
+
+/// What the walk beside the refresh hands back ([`walk_beside`]).
+struct WalkBeside {
+    /// The untracked and the ignored files.
+    lists: Result<(Vec<BString>, Vec<BString>), Error>,
+    /// How long the walk took.
+    time: std::time::Duration,
+    /// The untracked cache, after the walk if it was used.
+    cache: crate::index::untracked_cache::Plan,
+}
+
+/// The untracked walk of a status on the thread beside the refresh, over `state` (the index as
+/// read): the untracked cache's when `cache` is used, else gix-dir's ([`walk`]).
+fn walk_beside(
+    sync: &gix::ThreadSafeRepository,
+    root: &Root,
+    state: &gix::index::State,
+    opts: &StatusOptions,
+    mut cache: crate::index::untracked_cache::Plan,
+) -> WalkBeside {
+    let repo = sync.to_thread_local();
+    let start = std::time::Instant::now();
+    let lists = if let Some(flags) = cache.used {
+        let index_ts = state.timestamp().unix_seconds();
+        cache
+            .walk(&repo, root, state, index_ts, flags)
+            .map(|untracked| (untracked, Vec::new()))
+            .map_err(Error::Other)
+    } else if state.entries().iter().any(|e| e.stage_raw() != 0) {
+        walk(&repo, &with_unmerged_as_tracked(state), opts)
+    } else {
+        walk(&repo, state, opts)
+    };
+    WalkBeside {
+        lists,
+        time: start.elapsed(),
+        cache,
+    }
+}
+
+/// With `core.sparseCheckout`: how many entries of `index` are present in the work tree (not
+/// skip-worktree), and how many there are.
+fn sparse_counts(repo: &gix::Repository, index: &gix::index::State) -> Option<(usize, usize)> {
+    repo.config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false)
+        .then(|| {
+            let all = index.entries().len();
+            let skipped = index
+                .entries()
+                .iter()
+                .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE))
+                .count();
+            (all - skipped, all)
+        })
+}
+
+/// Keep of `out` what `pathspec` selects. A collapsed directory the pathspecs do not name (as
+/// a directory: `dir/` names it) is shown as its matching files, as git's walk recurses into
+/// it; the ignored files of an untracked directory are not untracked ones. A change is kept
+/// when its path or a rename's source is selected.
+fn limit_to_pathspec(
+    repo: &gix::Repository,
+    root: &Root,
+    index: &gix::index::State,
+    pathspec: &crate::plan::pathspec::Pathspec,
+    out: &mut Status,
+) -> Result<(), Error> {
+    let matcher = pathspec.matcher(repo, index).map_err(Error::Other)?;
+    let mut dirs = root.dirs();
+    let mut excludes = None;
+    for (list, untracked) in [(&mut out.untracked, true), (&mut out.ignored, false)] {
+        let mut kept = Vec::new();
+        for path in list.drain(..) {
+            match path.strip_suffix(b"/") {
+                Some(dir) if !matcher.selects_dir(dir.as_bstr()) => {
+                    let mut files = Vec::new();
+                    files_below(&mut dirs, dir.as_bstr(), &mut files);
+                    files.retain(|f| matcher.selects(f.as_bstr()));
+                    if untracked {
+                        if excludes.is_none() {
+                            excludes = Some(excludes_stack(repo, index)?);
+                        }
+                        let stack = excludes.as_mut().expect("set above");
+                        files.retain(|f| !is_ignored_file(stack, f.as_bstr()));
+                    }
+                    kept.extend(files);
+                }
+                // The walk matched the pathspecs itself, except `builtin_objectmode`.
+                None if pathspec.has_builtin_attributes() && !matcher.selects(path.as_bstr()) => {}
+                _ => kept.push(path),
+            }
+        }
+        kept.sort();
+        *list = kept;
+    }
+    out.changes.retain(|c| {
+        matcher.selects(c.path.as_bstr())
+            || c.rename
+                .as_ref()
+                .is_some_and(|(from, _)| matcher.selects(from.as_bstr()))
+    });
+    Ok(())
 }
 
 /// `state` with one stage-0 entry per unmerged path, so that the walk takes them as tracked.
@@ -1100,303 +1303,445 @@ fn collect_changes(
     opts: &StatusOptions,
     out: &mut Vec<Change>,
 ) -> Result<(), Error> {
-    use std::collections::BTreeMap;
     let index = &refreshed.index;
-    let null = repo.object_hash().null();
-    let blank = |path: &BStr| Change {
-        path: path.to_owned(),
-        index_status: None,
-        worktree_status: None,
-        rename: None,
-        modes: [0; 3],
-        ids: [null; 2],
-        submodule: None,
-        unmerged: None,
+    let mut changes = Changes {
+        by_path: std::collections::BTreeMap::new(),
+        null: repo.object_hash().null(),
     };
-    let mut changes: BTreeMap<BString, Change> = BTreeMap::new();
     // Unmerged paths first: nothing else is reported for them.
-    for entry in index.entries() {
-        let stage = entry.stage_raw();
-        if stage == 0 {
-            continue;
-        }
-        let path = entry.path(index);
-        let change = changes.entry(path.to_owned()).or_insert_with(|| {
-            let mut c = blank(path);
-            c.unmerged = Some((0, [0; 3], [null; 3]));
-            c
-        });
-        if let Some((mask, modes, ids)) = &mut change.unmerged {
-            let k = (stage - 1) as usize;
-            *mask |= 1 << k;
-            modes[k] = entry.mode.bits();
-            ids[k] = entry.id;
+    changes.unmerged(index);
+    // HEAD against the index.
+    match head_tree {
+        Some(tree) => changes.staged(repo, index, tree, opts)?,
+        None => changes.unborn(index),
+    }
+    // The index against the work tree.
+    let mut side = WorktreeSide::new(repo, root, index, opts)?;
+    side.unstaged(&mut changes, &refreshed.seen)?;
+    side.dirty_gitlinks(&mut changes, &refreshed.seen)?;
+    if opts.renames {
+        worktree_renames(
+            repo,
+            &mut side.dirs,
+            index,
+            &rewrites(repo),
+            &mut changes.by_path,
+        )?;
+    }
+    side.settle_modes(&mut changes);
+    out.extend(changes.by_path.into_values());
+    Ok(())
+}
+
+impl Change {
+    /// A change at `path` with nothing in it yet (`null`: the null object id).
+    fn blank(path: &BStr, null: ObjectId) -> Change {
+        Change {
+            path: path.to_owned(),
+            index_status: None,
+            worktree_status: None,
+            rename: None,
+            modes: [0; 3],
+            ids: [null; 2],
+            submodule: None,
+            unmerged: None,
         }
     }
-    // HEAD against the index.
-    let special = index
-        .entries()
-        .iter()
-        .any(|e| e.stage_raw() != 0 || e.flags.contains(Flags::INTENT_TO_ADD));
-    // As git's diff-index --cached, trust a valid cache-tree: a root that is HEAD's tree means
-    // the index holds exactly HEAD's tree, nothing staged.
-    let cached = index
-        .tree()
-        .is_some_and(|t| t.num_entries.is_some() && Some(t.id) == head_tree);
-    if let Some(tree) = head_tree {
-        'diff: {
-            if cached && !special {
-                break 'diff;
+}
+
+/// The changes of a status while [`collect_changes`] gathers them, one per path.
+struct Changes {
+    by_path: std::collections::BTreeMap<BString, Change>,
+    /// The null object id of the repository's hash.
+    null: ObjectId,
+}
+
+impl Changes {
+    /// The unmerged paths of `index`, with the stages each has.
+    fn unmerged(&mut self, index: &gix::index::State) {
+        let null = self.null;
+        for entry in index.entries() {
+            let stage = entry.stage_raw();
+            if stage == 0 {
+                continue;
             }
-            let renames = if opts.renames {
-                gix::status::tree_index::TrackRenames::Given(rewrites(repo))
-            } else {
-                gix::status::tree_index::TrackRenames::Disabled
-            };
-            // Intent-to-add entries are not in the index for this comparison (git's diff-index
-            // --cached skips them). A sparse index was expanded when it was read, but gix keeps
-            // calling it sparse, and its diff refuses a sparse index: the entries are copied
-            // into a state of their own.
-            let state: std::borrow::Cow<'_, gix::index::State> = if special || index.is_sparse() {
-                let mut state = gix::index::State::new(repo.object_hash());
-                for e in index
-                    .entries()
-                    .iter()
-                    .filter(|e| !e.flags.contains(Flags::INTENT_TO_ADD) && e.stage_raw() == 0)
-                {
-                    state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
-                }
-                std::borrow::Cow::Owned(state)
-            } else {
-                std::borrow::Cow::Borrowed(&**index)
-            };
-            let mut found: Vec<Change> = Vec::new();
-            let hide_gitlinks = opts.ignore_submodules == Some(IgnoreSubmodules::All);
-            // All paths, wherever the current directory is (gix's default is its prefix).
-            let empty = gix::index::State::new(repo.object_hash());
-            let mut everything = repo
-                .pathspec(
-                    false,
-                    None::<&str>,
-                    false,
-                    &empty,
-                    gix::worktree::stack::state::attributes::Source::IdMapping,
-                )
-                .map_err(|e| Error::Other(e.to_string()))?;
-            repo.tree_index_status(
-                &tree,
-                &state,
-                Some(&mut everything),
-                renames,
-                |change, _, _| {
-                    use gix::diff::index::ChangeRef;
-                    let mut c;
-                    match change {
-                        ChangeRef::Addition {
-                            location,
-                            entry_mode,
-                            id,
-                            ..
-                        } => {
-                            c = blank(location.as_ref());
-                            c.index_status = Some(b'A');
-                            c.modes[1] = entry_mode.bits();
-                            c.ids[1] = id.into_owned();
-                        }
-                        ChangeRef::Deletion {
-                            location,
-                            entry_mode,
-                            id,
-                            ..
-                        } => {
-                            c = blank(location.as_ref());
-                            c.index_status = Some(b'D');
-                            c.modes[0] = entry_mode.bits();
-                            c.ids[0] = id.into_owned();
-                        }
-                        ChangeRef::Modification {
-                            location,
-                            previous_entry_mode,
-                            previous_id,
-                            entry_mode,
-                            id,
-                            ..
-                        } => {
-                            c = blank(location.as_ref());
-                            let typechange = previous_entry_mode.bits() & 0o170000
-                                != entry_mode.bits() & 0o170000;
-                            c.index_status = Some(if typechange { b'T' } else { b'M' });
-                            c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
-                            c.ids = [previous_id.into_owned(), id.into_owned()];
-                        }
-                        ChangeRef::Rewrite {
-                            source_location,
-                            source_entry_mode,
-                            source_id,
-                            location,
-                            entry_mode,
-                            id,
-                            copy,
-                            ..
-                        } => {
-                            c = blank(location.as_ref());
-                            c.index_status = Some(if copy { b'C' } else { b'R' });
-                            let score = if source_id.as_ref() == id.as_ref() {
-                                100
-                            } else {
-                                similarity(repo, &source_id, &id)
-                            };
-                            c.rename = Some((source_location.into_owned(), score));
-                            c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
-                            c.ids = [source_id.into_owned(), id.into_owned()];
-                        }
-                    }
-                    // `--ignore-submodules=all`: a gitlink added, removed or moved to another
-                    // commit is not shown (a type change is).
-                    let gitlink = |m: u32| m == 0 || m == Mode::COMMIT.bits();
-                    let hidden = hide_gitlinks
-                        && c.rename.is_none()
-                        && gitlink(c.modes[0])
-                        && gitlink(c.modes[1]);
-                    if !hidden {
-                        found.push(c);
-                    }
-                    Ok(std::ops::ControlFlow::Continue(()))
-                },
-            )
-            .map_err(|e| Error::Other(e.to_string()))?;
-            for c in found {
-                if changes.get(&c.path).is_some_and(|u| u.unmerged.is_some()) {
-                    continue;
-                }
-                changes.insert(c.path.clone(), c);
+            let path = entry.path(index);
+            let change = self.by_path.entry(path.to_owned()).or_insert_with(|| {
+                let mut c = Change::blank(path, null);
+                c.unmerged = Some((0, [0; 3], [null; 3]));
+                c
+            });
+            if let Some((mask, modes, ids)) = &mut change.unmerged {
+                let k = (stage - 1) as usize;
+                *mask |= 1 << k;
+                modes[k] = entry.mode.bits();
+                ids[k] = entry.id;
             }
         }
-    } else {
-        // Unborn: every index entry is an addition.
+    }
+
+    /// HEAD's `tree` against `index`: the staged changes of the paths that are not unmerged.
+    fn staged(
+        &mut self,
+        repo: &gix::Repository,
+        index: &gix::index::State,
+        tree: ObjectId,
+        opts: &StatusOptions,
+    ) -> Result<(), Error> {
+        let special = index
+            .entries()
+            .iter()
+            .any(|e| e.stage_raw() != 0 || e.flags.contains(Flags::INTENT_TO_ADD));
+        // As git's diff-index --cached, trust a valid cache-tree: a root that is HEAD's tree
+        // means the index holds exactly HEAD's tree, nothing staged.
+        let cached = index
+            .tree()
+            .is_some_and(|t| t.num_entries.is_some() && t.id == tree);
+        if cached && !special {
+            return Ok(());
+        }
+        for c in tree_index_changes(repo, index, tree, special, opts, self.null)? {
+            if self
+                .by_path
+                .get(&c.path)
+                .is_some_and(|u| u.unmerged.is_some())
+            {
+                continue;
+            }
+            self.by_path.insert(c.path.clone(), c);
+        }
+        Ok(())
+    }
+
+    /// On an unborn branch: every index entry is an addition.
+    fn unborn(&mut self, index: &gix::index::State) {
         for entry in index.entries() {
             if entry.stage_raw() != 0 || entry.flags.contains(Flags::INTENT_TO_ADD) {
                 continue;
             }
-            let mut c = blank(entry.path(index));
+            let mut c = Change::blank(entry.path(index), self.null);
             c.index_status = Some(b'A');
             c.modes[1] = entry.mode.bits();
             c.ids[1] = entry.id;
-            changes.insert(c.path.clone(), c);
+            self.by_path.insert(c.path.clone(), c);
         }
     }
-    // The index against the work tree.
-    let config = repo.config_snapshot();
-    let file_mode = config.boolean("core.fileMode").unwrap_or(true);
-    let mut dirs = root.dirs();
-    let rules = SubmoduleRules::new(
-        repo,
-        root,
-        index,
-        (opts.untracked == Untracked::No, opts.ignore_submodules),
-    )?;
-    for (i, entry) in index.entries().iter().enumerate() {
-        if refreshed.seen[i] != Seen::Changed {
-            continue;
-        }
-        let path = entry.path(index);
-        let rule = if entry.mode == Mode::COMMIT {
-            rules.for_path(repo, path)?
-        } else {
-            IgnoreSubmodules::None
-        };
-        if rule == IgnoreSubmodules::All {
-            // Neither new commits nor a removal: git's diff-files skips the gitlink.
-            continue;
-        }
-        let mode = worktree_mode(&mut dirs, path, entry.mode, file_mode);
-        // An intent-to-add entry whose file is gone is a deletion to git's diff-files
-        // (`check_removed` comes before the intent-to-add case), shown as any other.
-        let intent_to_add = entry.flags.contains(Flags::INTENT_TO_ADD) && mode != 0;
-        let (status, mode, submodule) = if intent_to_add {
-            (b'A', mode, None)
-        } else {
-            if mode == 0 {
-                (b'D', 0, None)
-            } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
-                let sub = SubmoduleState {
-                    new_commits: true,
-                    ..submodule_content_as(root, path, rule)?
-                };
-                (b'M', mode, Some(sub))
-            } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
-                (b'T', mode, None)
-            } else {
-                (b'M', mode, None)
-            }
-        };
-        let change = changes.entry(path.to_owned()).or_insert_with(|| {
-            let mut c = blank(path);
-            // Unchanged between HEAD and the index: both sides are the index entry.
-            if !intent_to_add {
+
+    /// The change at `path`, made for `entry` if there is none: unchanged between HEAD and the
+    /// index, both sides are the index entry (only the index side with `head_too` false).
+    fn at_entry(&mut self, path: &BStr, entry: &gix::index::Entry, head_too: bool) -> &mut Change {
+        let null = self.null;
+        self.by_path.entry(path.to_owned()).or_insert_with(|| {
+            let mut c = Change::blank(path, null);
+            if head_too {
                 c.modes[0] = entry.mode.bits();
                 c.ids[0] = entry.id;
             }
             c.modes[1] = entry.mode.bits();
             c.ids[1] = entry.id;
             c
-        });
-        if change.unmerged.is_some() {
-            continue;
-        }
-        if intent_to_add {
-            change.modes[1] = 0;
-            change.ids[1] = null;
-        }
-        change.worktree_status = Some(status);
-        change.modes[2] = mode;
-        change.submodule = submodule;
+        })
     }
-    // Clean gitlinks (same commit) may still have modified or untracked content.
-    for (i, entry) in index.entries().iter().enumerate() {
-        if refreshed.seen[i] != Seen::Clean || entry.mode != Mode::COMMIT {
-            continue;
+}
+
+/// HEAD's `tree` against `index` by gix's diff, with renames as `opts` asks and gitlinks hidden
+/// with `--ignore-submodules=all`; `special`: the index has unmerged or intent-to-add entries.
+fn tree_index_changes(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    tree: ObjectId,
+    special: bool,
+    opts: &StatusOptions,
+    null: ObjectId,
+) -> Result<Vec<Change>, Error> {
+    let renames = if opts.renames {
+        gix::status::tree_index::TrackRenames::Given(rewrites(repo))
+    } else {
+        gix::status::tree_index::TrackRenames::Disabled
+    };
+    // Intent-to-add entries are not in the index for this comparison (git's diff-index
+    // --cached skips them). A sparse index was expanded when it was read, but gix keeps
+    // calling it sparse, and its diff refuses a sparse index: the entries are copied into a
+    // state of their own.
+    let state: std::borrow::Cow<'_, gix::index::State> = if special || index.is_sparse() {
+        let mut state = gix::index::State::new(repo.object_hash());
+        for e in index
+            .entries()
+            .iter()
+            .filter(|e| !e.flags.contains(Flags::INTENT_TO_ADD) && e.stage_raw() == 0)
+        {
+            state.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
         }
-        let path = entry.path(index);
-        let sub = submodule_content_as(root, path, rules.for_path(repo, path)?)?;
-        if !(sub.modified || sub.untracked) {
-            continue;
+        std::borrow::Cow::Owned(state)
+    } else {
+        std::borrow::Cow::Borrowed(index)
+    };
+    let mut found: Vec<Change> = Vec::new();
+    let hide_gitlinks = opts.ignore_submodules == Some(IgnoreSubmodules::All);
+    // All paths, wherever the current directory is (gix's default is its prefix).
+    let empty = gix::index::State::new(repo.object_hash());
+    let mut everything = repo
+        .pathspec(
+            false,
+            None::<&str>,
+            false,
+            &empty,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|e| Error::Other(e.to_string()))?;
+    repo.tree_index_status(
+        &tree,
+        &state,
+        Some(&mut everything),
+        renames,
+        |change, _, _| {
+            let c = staged_change(repo, change, null);
+            // `--ignore-submodules=all`: a gitlink added, removed or moved to another commit
+            // is not shown (a type change is).
+            let gitlink = |m: u32| m == 0 || m == Mode::COMMIT.bits();
+            let hidden =
+                hide_gitlinks && c.rename.is_none() && gitlink(c.modes[0]) && gitlink(c.modes[1]);
+            if !hidden {
+                found.push(c);
+            }
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+    )
+    .map_err(|e| Error::Other(e.to_string()))?;
+    Ok(found)
+}
+
+/// The [`Change`] a change of gix's tree/index diff is (`null`: the null object id).
+fn staged_change(
+    repo: &gix::Repository,
+    change: gix::diff::index::ChangeRef<'_, '_>,
+    null: ObjectId,
+) -> Change {
+    use gix::diff::index::ChangeRef;
+    let mut c;
+    match change {
+        ChangeRef::Addition {
+            location,
+            entry_mode,
+            id,
+            ..
+        } => {
+            c = Change::blank(location.as_ref(), null);
+            c.index_status = Some(b'A');
+            c.modes[1] = entry_mode.bits();
+            c.ids[1] = id.into_owned();
         }
-        let change = changes.entry(path.to_owned()).or_insert_with(|| {
-            let mut c = blank(path);
-            c.modes[0] = entry.mode.bits();
-            c.ids[0] = entry.id;
-            c.modes[1] = entry.mode.bits();
-            c.ids[1] = entry.id;
-            c
-        });
-        change.worktree_status = Some(b'M');
-        change.modes[2] = Mode::COMMIT.bits();
-        change.submodule = Some(sub);
-    }
-    if opts.renames {
-        worktree_renames(repo, &mut dirs, index, &rewrites(repo), &mut changes)?;
-    }
-    // An unmerged path's work tree mode is what is on disk.
-    for c in changes.values_mut() {
-        if let Some((_, modes, _)) = c.unmerged {
-            let ours = modes[1..]
-                .iter()
-                .copied()
-                .find(|&m| m != 0)
-                .unwrap_or(modes[0]);
-            let mode = Mode::from_bits(ours).unwrap_or(Mode::FILE);
-            c.modes[2] = worktree_mode(&mut dirs, c.path.as_bstr(), mode, file_mode);
+        ChangeRef::Deletion {
+            location,
+            entry_mode,
+            id,
+            ..
+        } => {
+            c = Change::blank(location.as_ref(), null);
+            c.index_status = Some(b'D');
+            c.modes[0] = entry_mode.bits();
+            c.ids[0] = id.into_owned();
+        }
+        ChangeRef::Modification {
+            location,
+            previous_entry_mode,
+            previous_id,
+            entry_mode,
+            id,
+            ..
+        } => {
+            c = Change::blank(location.as_ref(), null);
+            let typechange = previous_entry_mode.bits() & 0o170000 != entry_mode.bits() & 0o170000;
+            c.index_status = Some(if typechange { b'T' } else { b'M' });
+            c.modes = [previous_entry_mode.bits(), entry_mode.bits(), 0];
+            c.ids = [previous_id.into_owned(), id.into_owned()];
+        }
+        ChangeRef::Rewrite {
+            source_location,
+            source_entry_mode,
+            source_id,
+            location,
+            entry_mode,
+            id,
+            copy,
+            ..
+        } => {
+            c = Change::blank(location.as_ref(), null);
+            c.index_status = Some(if copy { b'C' } else { b'R' });
+            let score = if source_id.as_ref() == id.as_ref() {
+                100
+            } else {
+                similarity(repo, &source_id, &id)
+            };
+            c.rename = Some((source_location.into_owned(), score));
+            c.modes = [source_entry_mode.bits(), entry_mode.bits(), 0];
+            c.ids = [source_id.into_owned(), id.into_owned()];
         }
     }
-    // A change only in the index keeps the index's mode as its work tree mode.
-    for c in changes.values_mut() {
-        if c.worktree_status.is_none() && c.unmerged.is_none() {
-            c.modes[2] = c.modes[1];
+    c
+}
+
+/// The index against the work tree: what its phases share.
+struct WorktreeSide<'r> {
+    repo: &'r gix::Repository,
+    root: &'r Root,
+    index: &'r gix::index::State,
+    dirs: crate::fs::Dirs<'r>,
+    rules: SubmoduleRules,
+    /// `core.fileMode`.
+    file_mode: bool,
+}
+
+/// How the work tree file of an entry found changed differs from it.
+struct Unstaged {
+    /// `M`, `D`, `T` or `A` (intent to add).
+    status: u8,
+    /// The work tree mode (0: gone).
+    mode: u32,
+    submodule: Option<SubmoduleState>,
+    /// An intent-to-add entry whose file is there.
+    intent_to_add: bool,
+}
+
+impl<'r> WorktreeSide<'r> {
+    /// The work tree side of a status of `index` under `opts`.
+    fn new(
+        repo: &'r gix::Repository,
+        root: &'r Root,
+        index: &'r gix::index::State,
+        opts: &StatusOptions,
+    ) -> Result<Self, Error> {
+        let file_mode = repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
+        let dirs = root.dirs();
+        let rules = SubmoduleRules::new(
+            repo,
+            root,
+            index,
+            (opts.untracked == Untracked::No, opts.ignore_submodules),
+        )?;
+        Ok(WorktreeSide {
+            repo,
+            root,
+            index,
+            dirs,
+            rules,
+            file_mode,
+        })
+    }
+
+    /// The entries the refresh found changed (`seen`), but gitlinks whose submodule is ignored.
+    fn unstaged(&mut self, changes: &mut Changes, seen: &[Seen]) -> Result<(), Error> {
+        let index = self.index;
+        for (i, entry) in index.entries().iter().enumerate() {
+            if seen[i] != Seen::Changed {
+                continue;
+            }
+            let path = entry.path(index);
+            let rule = if entry.mode == Mode::COMMIT {
+                self.rules.for_path(self.repo, path)?
+            } else {
+                IgnoreSubmodules::None
+            };
+            if rule == IgnoreSubmodules::All {
+                // Neither new commits nor a removal: git's diff-files skips the gitlink.
+                continue;
+            }
+            let found = self.unstaged_of(entry, path, rule)?;
+            let null = changes.null;
+            let change = changes.at_entry(path, entry, !found.intent_to_add);
+            if change.unmerged.is_some() {
+                continue;
+            }
+            if found.intent_to_add {
+                change.modes[1] = 0;
+                change.ids[1] = null;
+            }
+            change.worktree_status = Some(found.status);
+            change.modes[2] = found.mode;
+            change.submodule = found.submodule;
+        }
+        Ok(())
+    }
+
+    /// How the work tree file of `entry` (at `path`, found changed) differs from it, `rule`
+    /// saying what is reported of a submodule.
+    fn unstaged_of(
+        &mut self,
+        entry: &gix::index::Entry,
+        path: &BStr,
+        rule: IgnoreSubmodules,
+    ) -> Result<Unstaged, Error> {
+        let mode = worktree_mode(&mut self.dirs, path, entry.mode, self.file_mode);
+        // An intent-to-add entry whose file is gone is a deletion to git's diff-files
+        // (`check_removed` comes before the intent-to-add case), shown as any other.
+        let intent_to_add = entry.flags.contains(Flags::INTENT_TO_ADD) && mode != 0;
+        let (status, submodule) = if intent_to_add {
+            (b'A', None)
+        } else if mode == 0 {
+            (b'D', None)
+        } else if entry.mode == Mode::COMMIT && mode == Mode::COMMIT.bits() {
+            let sub = SubmoduleState {
+                new_commits: true,
+                ..submodule_content_as(self.root, path, rule)?
+            };
+            (b'M', Some(sub))
+        } else if mode & 0o170000 != entry.mode.bits() & 0o170000 {
+            (b'T', None)
+        } else {
+            (b'M', None)
+        };
+        Ok(Unstaged {
+            status,
+            mode,
+            submodule,
+            intent_to_add,
+        })
+    }
+
+    /// Clean gitlinks (same commit, `seen` clean) may still have modified or untracked
+    /// content.
+    fn dirty_gitlinks(&self, changes: &mut Changes, seen: &[Seen]) -> Result<(), Error> {
+        let index = self.index;
+        for (i, entry) in index.entries().iter().enumerate() {
+            if seen[i] != Seen::Clean || entry.mode != Mode::COMMIT {
+                continue;
+            }
+            let path = entry.path(index);
+            let sub = submodule_content_as(self.root, path, self.rules.for_path(self.repo, path)?)?;
+            if !(sub.modified || sub.untracked) {
+                continue;
+            }
+            let change = changes.at_entry(path, entry, true);
+            change.worktree_status = Some(b'M');
+            change.modes[2] = Mode::COMMIT.bits();
+            change.submodule = Some(sub);
+        }
+        Ok(())
+    }
+
+    /// The work tree modes of the changes that no work tree change gave one: an unmerged
+    /// path's is what is on disk, and a change only in the index keeps the index's mode.
+    fn settle_modes(&mut self, changes: &mut Changes) {
+        for c in changes.by_path.values_mut() {
+            if let Some((_, modes, _)) = c.unmerged {
+                let ours = modes[1..]
+                    .iter()
+                    .copied()
+                    .find(|&m| m != 0)
+                    .unwrap_or(modes[0]);
+                let mode = Mode::from_bits(ours).unwrap_or(Mode::FILE);
+                c.modes[2] = worktree_mode(&mut self.dirs, c.path.as_bstr(), mode, self.file_mode);
+            }
+        }
+        for c in changes.by_path.values_mut() {
+            if c.worktree_status.is_none() && c.unmerged.is_none() {
+                c.modes[2] = c.modes[1];
+            }
         }
     }
-    out.extend(changes.into_values());
-    Ok(())
 }
 
 /// Renames between the index and the work tree, as git's status finds them in its diff-files
@@ -1415,84 +1760,138 @@ fn worktree_renames(
     rewrites: &gix::diff::Rewrites,
     changes: &mut std::collections::BTreeMap<BString, Change>,
 ) -> Result<(), Error> {
-    let sources: Vec<(BString, u32, ObjectId)> = changes
-        .values()
-        .filter(|c| c.unmerged.is_none() && c.worktree_status == Some(b'D'))
-        .map(|c| (c.path.clone(), c.modes[1], c.ids[1]))
-        .collect();
-    let dests: Vec<BString> = changes
-        .values()
-        .filter(|c| c.unmerged.is_none() && c.rename.is_none())
-        .filter(|c| c.worktree_status == Some(b'A') && c.modes[2] != 0)
-        .map(|c| c.path.clone())
-        .collect();
-    if sources.is_empty() || dests.is_empty() {
+    let Some(mut renames) = Renames::candidates(changes) else {
         return Ok(());
+    };
+    renames.read_dests(repo, dirs, index, changes)?;
+    renames.exact(repo);
+    renames.inexact(repo, rewrites.limit);
+    renames.apply(changes);
+    Ok(())
+}
+
+/// The work tree renames of a status ([`worktree_renames`]) while they are looked for.
+struct Renames {
+    /// The deleted files: path, index mode and id.
+    sources: Vec<(BString, u32, ObjectId)>,
+    /// The intent-to-add files that are there.
+    dests: Vec<BString>,
+    /// What git would store for each destination, with its work tree mode (`None`: it could
+    /// not be read).
+    contents: Vec<Option<(u32, Vec<u8>)>>,
+    /// The sources paired already.
+    used: Vec<bool>,
+    /// The pairs found: source, destination, similarity.
+    pairs: Vec<(usize, usize, u32)>,
+}
+
+impl Renames {
+    /// The sources and destinations among `changes`, `None` when there are no sources or no
+    /// destinations.
+    fn candidates(changes: &std::collections::BTreeMap<BString, Change>) -> Option<Renames> {
+        let sources: Vec<(BString, u32, ObjectId)> = changes
+            .values()
+            .filter(|c| c.unmerged.is_none() && c.worktree_status == Some(b'D'))
+            .map(|c| (c.path.clone(), c.modes[1], c.ids[1]))
+            .collect();
+        let dests: Vec<BString> = changes
+            .values()
+            .filter(|c| c.unmerged.is_none() && c.rename.is_none())
+            .filter(|c| c.worktree_status == Some(b'A') && c.modes[2] != 0)
+            .map(|c| c.path.clone())
+            .collect();
+        if sources.is_empty() || dests.is_empty() {
+            return None;
+        }
+        Some(Renames {
+            used: vec![false; sources.len()],
+            sources,
+            contents: Vec::with_capacity(dests.len()),
+            dests,
+            pairs: Vec::new(),
+        })
     }
-    // What git would store for each destination.
-    let drivers = crate::convert::filter::drivers(repo).map_err(Error::Other)?;
-    let mut filter: Option<crate::convert::filter::ToGit<'_>> = None;
-    let mut contents: Vec<Option<(u32, Vec<u8>)>> = Vec::with_capacity(dests.len());
-    for path in &dests {
-        let mode = changes[path].modes[2];
-        let mut buf = Vec::new();
-        let read = if mode == Mode::SYMLINK.bits() {
-            dirs.read_link(path.as_bstr()).map(|t| buf = t).is_ok()
-        } else {
-            let filter = match &mut filter {
-                Some(f) => f,
-                None => filter.insert(
-                    crate::convert::filter::ToGit::for_work_tree(repo, index, &drivers)
-                        .map_err(Error::Other)?,
-                ),
+
+    /// Read what git would store for each destination: a symlink's target, a file through the
+    /// to-git filters.
+    fn read_dests(
+        &mut self,
+        repo: &gix::Repository,
+        dirs: &mut crate::fs::Dirs<'_>,
+        index: &gix::index::State,
+        changes: &std::collections::BTreeMap<BString, Change>,
+    ) -> Result<(), Error> {
+        let drivers = crate::convert::filter::drivers(repo).map_err(Error::Other)?;
+        let mut filter: Option<crate::convert::filter::ToGit<'_>> = None;
+        for path in &self.dests {
+            let mode = changes[path].modes[2];
+            let mut buf = Vec::new();
+            let read = if mode == Mode::SYMLINK.bits() {
+                dirs.read_link(path.as_bstr()).map(|t| buf = t).is_ok()
+            } else {
+                let filter = match &mut filter {
+                    Some(f) => f,
+                    None => filter.insert(
+                        crate::convert::filter::ToGit::for_work_tree(repo, index, &drivers)
+                            .map_err(Error::Other)?,
+                    ),
+                };
+                crate::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None).is_ok()
             };
-            crate::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None).is_ok()
-        };
-        contents.push(read.then_some((mode, buf)));
+            self.contents.push(read.then_some((mode, buf)));
+        }
+        Ok(())
     }
-    let is_link = |mode: u32| mode == Mode::SYMLINK.bits();
-    let base = |p: &BStr| p.rsplit_str("/").next().unwrap_or_default().to_owned();
-    let mut used = vec![false; sources.len()];
-    let mut pairs: Vec<(usize, usize, u32)> = Vec::new();
-    // Exact renames.
-    for (d, content) in contents.iter().enumerate() {
-        let Some((mode, data)) = content else {
-            continue;
-        };
-        let Ok(id) = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, data)
-        else {
-            continue;
-        };
-        let name = base(dests[d].as_bstr());
-        let candidates = sources
-            .iter()
-            .enumerate()
-            .filter(|&(s, (_, m, i))| !used[s] && *i == id && is_link(*m) == is_link(*mode));
-        let best = candidates
-            .max_by_key(|&(s, (p, _, _))| (base(p.as_bstr()) == name, std::cmp::Reverse(s)))
-            .map(|(s, _)| s);
-        if let Some(s) = best {
-            used[s] = true;
-            pairs.push((s, d, 100));
+
+    /// The exact renames: a source whose blob is a destination's content, preferring one of
+    /// the same base name.
+    fn exact(&mut self, repo: &gix::Repository) {
+        let base = |p: &BStr| p.rsplit_str("/").next().unwrap_or_default().to_owned();
+        for (d, content) in self.contents.iter().enumerate() {
+            let Some((mode, data)) = content else {
+                continue;
+            };
+            let Ok(id) = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, data)
+            else {
+                continue;
+            };
+            let name = base(self.dests[d].as_bstr());
+            let used = &self.used;
+            let candidates =
+                self.sources.iter().enumerate().filter(|&(s, (_, m, i))| {
+                    !used[s] && *i == id && is_link(*m) == is_link(*mode)
+                });
+            let best = candidates
+                .max_by_key(|&(s, (p, _, _))| (base(p.as_bstr()) == name, std::cmp::Reverse(s)))
+                .map(|(s, _)| s);
+            if let Some(s) = best {
+                self.used[s] = true;
+                self.pairs.push((s, d, 100));
+            }
         }
     }
-    // Inexact ones, within the limit.
-    let open_sources: Vec<usize> = (0..sources.len()).filter(|&s| !used[s]).collect();
-    let paired: std::collections::HashSet<usize> = pairs.iter().map(|&(_, d, _)| d).collect();
-    let open_dests: Vec<usize> = (0..dests.len())
-        .filter(|d| !paired.contains(d) && contents[*d].is_some())
-        .collect();
-    let limit = rewrites.limit;
-    let within = limit == 0 || open_sources.len() * open_dests.len() <= limit * limit;
-    if within && !open_sources.is_empty() && !open_dests.is_empty() {
+
+    /// The inexact renames among what is left, by similarity (50% at least, best pairs first)
+    /// while sources × destinations stay within `limit` (0: none).
+    fn inexact(&mut self, repo: &gix::Repository, limit: usize) {
+        let open_sources: Vec<usize> = (0..self.sources.len()).filter(|&s| !self.used[s]).collect();
+        let paired: std::collections::HashSet<usize> =
+            self.pairs.iter().map(|&(_, d, _)| d).collect();
+        let open_dests: Vec<usize> = (0..self.dests.len())
+            .filter(|d| !paired.contains(d) && self.contents[*d].is_some())
+            .collect();
+        let within = limit == 0 || open_sources.len() * open_dests.len() <= limit * limit;
+        if !within || open_sources.is_empty() || open_dests.is_empty() {
+            return;
+        }
         let mut scored: Vec<(u32, usize, usize)> = Vec::new();
         for &s in &open_sources {
-            let Ok(object) = repo.find_object(sources[s].2) else {
+            let Ok(object) = repo.find_object(self.sources[s].2) else {
                 continue;
             };
             for &d in &open_dests {
-                let (mode, data) = contents[d].as_ref().expect("kept above");
-                if is_link(*mode) != is_link(sources[s].1) {
+                let (mode, data) = self.contents[d].as_ref().expect("kept above");
+                if is_link(*mode) != is_link(self.sources[s].1) {
                     continue;
                 }
                 let score = similarity_of(&object.data, data);
@@ -1502,34 +1901,42 @@ fn worktree_renames(
             }
         }
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)).then(a.1.cmp(&b.1)));
-        let mut taken = vec![false; dests.len()];
+        let mut taken = vec![false; self.dests.len()];
         for (score, s, d) in scored {
-            if used[s] || taken[d] {
+            if self.used[s] || taken[d] {
                 continue;
             }
-            used[s] = true;
+            self.used[s] = true;
             taken[d] = true;
-            pairs.push((s, d, score));
+            self.pairs.push((s, d, score));
         }
     }
-    for (s, d, score) in pairs {
-        let (from, mode, id) = &sources[s];
-        if let Some(c) = changes.get_mut(&dests[d]) {
-            c.worktree_status = Some(b'R');
-            c.rename = Some((from.clone(), score));
-            c.modes[0] = *mode;
-            c.modes[1] = *mode;
-            c.ids = [*id, *id];
-        }
-        let gone = changes.get_mut(from).is_some_and(|c| {
-            c.worktree_status = None;
-            c.index_status.is_none()
-        });
-        if gone {
-            changes.remove(from);
+
+    /// Make each pair's destination a rename of its source, which no longer shows a deletion.
+    fn apply(self, changes: &mut std::collections::BTreeMap<BString, Change>) {
+        for (s, d, score) in self.pairs {
+            let (from, mode, id) = &self.sources[s];
+            if let Some(c) = changes.get_mut(&self.dests[d]) {
+                c.worktree_status = Some(b'R');
+                c.rename = Some((from.clone(), score));
+                c.modes[0] = *mode;
+                c.modes[1] = *mode;
+                c.ids = [*id, *id];
+            }
+            let gone = changes.get_mut(from).is_some_and(|c| {
+                c.worktree_status = None;
+                c.index_status.is_none()
+            });
+            if gone {
+                changes.remove(from);
+            }
         }
     }
-    Ok(())
+}
+
+/// Whether `mode` is a symlink's: a rename pairs symlinks with symlinks only.
+fn is_link(mode: u32) -> bool {
+    mode == Mode::SYMLINK.bits()
 }
 
 /// The mode git's diff-files gives the work tree file at `path` (0 when it is gone), from
@@ -1680,11 +2087,56 @@ fn walk(
     index: &gix::index::State,
     opts: &StatusOptions,
 ) -> Result<(Vec<BString>, Vec<BString>), Error> {
-    use gix::dir::walk::EmissionMode;
     // git collects ignored files only along with untracked ones (`wt_status_collect_untracked`).
     if opts.untracked == Untracked::No {
         return Ok((Vec::new(), Vec::new()));
     }
+    let (mut untracked, mut ignored) = dirwalk(repo, index, opts)?;
+    // git's `index_name_is_other`: a directory at a path the index has (a tracked file that a
+    // directory replaced) is not listed, whatever the walk found in it.
+    let other = |path: &BString| {
+        let name = path.strip_suffix(b"/").unwrap_or(path);
+        index.entry_index_by_path(name.as_bstr()).is_err()
+    };
+    untracked.retain(other);
+    ignored.retain(other);
+    let root = repo.workdir().and_then(|w| Root::open(w).ok());
+    let mut dirs = root.as_ref().map(Root::dirs);
+    if let (false, Some(dirs)) = (opts.patterns.is_empty(), dirs.as_mut()) {
+        stop_at_repositories(dirs, untracked.iter_mut().chain(ignored.iter_mut()));
+    }
+    // `--ignored -uall`: every file of an ignored directory, as git's walk without
+    // DIR_SHOW_OTHER_DIRECTORIES lists them.
+    if let (Ignored::Traditional, Untracked::All, Some(dirs)) =
+        (opts.ignored, opts.untracked, dirs.as_mut())
+    {
+        let mut files = Vec::new();
+        for path in ignored.drain(..) {
+            match path.strip_suffix(b"/") {
+                // A nested repository stays one (see `files_below`).
+                Some(dir) if !is_repository(dirs, dir.as_bstr()) => {
+                    files_below(dirs, dir.as_bstr(), &mut files);
+                }
+                _ => files.push(path),
+            }
+        }
+        ignored = files;
+    }
+    untracked.sort();
+    untracked.dedup();
+    ignored.sort();
+    ignored.dedup();
+    Ok((untracked, ignored))
+}
+
+/// gix-dir's walk over the work tree of `repo` as `opts` asks: the untracked and the ignored
+/// paths it emits, directories as `dir/`, unsorted.
+fn dirwalk(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    opts: &StatusOptions,
+) -> Result<(Vec<BString>, Vec<BString>), Error> {
+    use gix::dir::walk::EmissionMode;
     let mode = match opts.untracked {
         Untracked::All => EmissionMode::Matching,
         _ => EmissionMode::CollapseDirectory,
@@ -1732,55 +2184,28 @@ fn walk(
             _ => {}
         }
     }
-    // git's `index_name_is_other`: a directory at a path the index has (a tracked file that a
-    // directory replaced) is not listed, whatever the walk found in it.
-    let other = |path: &BString| {
-        let name = path.strip_suffix(b"/").unwrap_or(path);
-        index.entry_index_by_path(name.as_bstr()).is_err()
-    };
-    untracked.retain(other);
-    ignored.retain(other);
-    let root = repo.workdir().and_then(|w| Root::open(w).ok());
-    let mut dirs = root.as_ref().map(Root::dirs);
-    // With pathspecs, gix-dir starts its walk at their common directory, inside a nested
-    // repository if that is where they point; git's walk (`treat_leading_path`) stops at the
-    // repository and shows it as `dir/`.
-    if let (false, Some(dirs)) = (opts.patterns.is_empty(), dirs.as_mut()) {
-        let mut repositories = std::collections::BTreeMap::new();
-        for path in untracked.iter_mut().chain(ignored.iter_mut()) {
-            let inner = path.len().saturating_sub(1);
-            let nested = path[..inner].find_iter("/").find(|&slash| {
-                *repositories
-                    .entry(path[..slash].to_owned())
-                    .or_insert_with(|| is_repository(dirs, path[..slash].as_bstr()))
-            });
-            if let Some(slash) = nested {
-                path.truncate(slash + 1);
-            }
-        }
-    }
-    // `--ignored -uall`: every file of an ignored directory, as git's walk without
-    // DIR_SHOW_OTHER_DIRECTORIES lists them.
-    if let (Ignored::Traditional, Untracked::All, Some(dirs)) =
-        (opts.ignored, opts.untracked, dirs.as_mut())
-    {
-        let mut files = Vec::new();
-        for path in ignored.drain(..) {
-            match path.strip_suffix(b"/") {
-                // A nested repository stays one (see `files_below`).
-                Some(dir) if !is_repository(dirs, dir.as_bstr()) => {
-                    files_below(dirs, dir.as_bstr(), &mut files);
-                }
-                _ => files.push(path),
-            }
-        }
-        ignored = files;
-    }
-    untracked.sort();
-    untracked.dedup();
-    ignored.sort();
-    ignored.dedup();
     Ok((untracked, ignored))
+}
+
+/// With pathspecs, gix-dir starts its walk at their common directory, inside a nested
+/// repository if that is where they point; git's walk (`treat_leading_path`) stops at the
+/// repository and shows it as `dir/`: each of `paths` inside one becomes that.
+fn stop_at_repositories<'p>(
+    dirs: &mut crate::fs::Dirs<'_>,
+    paths: impl Iterator<Item = &'p mut BString>,
+) {
+    let mut repositories = std::collections::BTreeMap::new();
+    for path in paths {
+        let inner = path.len().saturating_sub(1);
+        let nested = path[..inner].find_iter("/").find(|&slash| {
+            *repositories
+                .entry(path[..slash].to_owned())
+                .or_insert_with(|| is_repository(dirs, path[..slash].as_bstr()))
+        });
+        if let Some(slash) = nested {
+            path.truncate(slash + 1);
+        }
+    }
 }
 
 /// `-uall`: the files inside directories that took the place of tracked files (`f` tracked,
