@@ -9,12 +9,12 @@ use std::path::Path;
 use bstr::{BString, ByteSlice};
 use gix::hash::ObjectId;
 
-use crate::execute::options::Options;
 use crate::fs::lock::IndexLock;
 use crate::plan::{self, Plan};
+use crate::write::options::Options;
 // Every operation and the machinery share these (`run.rs`); callers name them here.
-pub use crate::execute::error::{EntryError, Error};
 pub use crate::sys::context::{Context, Progress};
+pub use crate::write::error::{EntryError, Error};
 
 /// What a successful checkout did.
 #[derive(Debug, Default)]
@@ -34,7 +34,7 @@ pub struct Outcome {
     pub collisions: Vec<BString>,
     /// What the donor work tree gave ([`Options::donor`]): files cloned, and why the others
     /// were written.
-    pub donor: Option<crate::donor::Report>,
+    pub donor: Option<crate::write::donor::Report>,
 }
 
 /// Check out `tree` from `repo` into `worktree` and record it in the index at `index_path`.
@@ -210,7 +210,7 @@ pub(crate) struct Full {
     /// held beside the plan while the writers run.
     pub skipped: Vec<bool>,
     /// The entries to write: all but those sparse checkout leaves out.
-    pub jobs: Vec<crate::execute::Job>,
+    pub jobs: Vec<crate::write::Job>,
 }
 
 impl Full {
@@ -238,9 +238,9 @@ impl Full {
             )?,
             None => Vec::new(),
         };
-        let jobs: Vec<crate::execute::Job> = (0..plan.entries.len())
+        let jobs: Vec<crate::write::Job> = (0..plan.entries.len())
             .filter(|&i| !excluded.get(i).copied().unwrap_or(false))
-            .map(|entry| crate::execute::Job {
+            .map(|entry| crate::write::Job {
                 entry,
                 replace: false,
             })
@@ -302,7 +302,7 @@ impl Full {
         tree: ObjectId,
         format: Option<crate::index::format::Format>,
     ) -> (
-        Result<crate::execute::Executed, Error>,
+        Result<crate::write::Executed, Error>,
         Option<crate::index::record::Prepared>,
     ) {
         std::thread::scope(|scope| {
@@ -335,7 +335,7 @@ impl Full {
         root: &crate::fs::Root,
         opts: &Options,
         ctx: &Context<'_>,
-    ) -> Result<crate::execute::Executed, Error> {
+    ) -> Result<crate::write::Executed, Error> {
         let plan = &self.plan;
         crate::objects::prefetch::missing_blobs(
             repo,
@@ -347,35 +347,34 @@ impl Full {
         // holds none the new index lacks, so the index alone gives the same attributes without
         // an attempt to open `<dir>/.gitattributes` in every directory of the tree (4,000
         // failed opens for deno's 4,300 directories, by path, each writer its own).
-        let (filter, attributes) = crate::execute::filters_for(
+        let (filter, attributes) = crate::write::filters_for(
             repo,
             &attribute_files(plan, repo.object_hash()),
             gix::worktree::stack::state::attributes::Source::IdMapping,
         )?;
         crate::sys::phase::mark("filters and work tree ready");
         let donor = match (&opts.donor, opts.reflink) {
-            (Some(path), crate::donor::Reflink::Auto) => Some(
-                crate::donor::Donor::prepare(repo, plan, root, path, opts.clone_min_size).map_err(
-                    |off| crate::donor::Report {
+            (Some(path), crate::write::donor::Reflink::Auto) => Some(
+                crate::write::donor::Donor::prepare(repo, plan, root, path, opts.clone_min_size)
+                    .map_err(|off| crate::write::donor::Report {
                         path: path.clone(),
                         off: Some(off.to_string()),
-                        ..crate::donor::Report::default()
-                    },
-                ),
+                        ..crate::write::donor::Report::default()
+                    }),
             ),
             _ => None,
         };
         crate::sys::phase::mark("donor read");
-        let mut executed = crate::execute::execute(
+        let mut executed = crate::write::execute(
             repo,
             plan,
             &self.jobs,
             root,
             opts,
-            crate::execute::Filters {
+            crate::write::Filters {
                 pipeline: &filter,
                 attributes: &attributes,
-                present: crate::execute::attributes_present(
+                present: crate::write::attributes_present(
                     repo,
                     root,
                     plan.entries.iter().map(|e| e.path.as_bstr()),

@@ -17,8 +17,8 @@ use gix::hash::ObjectId;
 use gix::index::entry::Mode;
 use gix::merge::blob::builtin_driver::text::{Conflict, ConflictStyle, Labels};
 
-use crate::execute::error::Error as CheckoutError;
 use crate::fs::Root;
+use crate::write::error::Error as CheckoutError;
 
 /// How conflicts are marked in a merged file (`--conflict=<style>`, `merge.conflictStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,7 +90,7 @@ pub enum Error {
     },
     /// The forced update to the merged tree failed.
     #[error(transparent)]
-    Update(#[from] crate::update::Error),
+    Update(#[from] crate::ops::update::Error),
     /// Writing the index failed.
     #[error(transparent)]
     Checkout(#[from] CheckoutError),

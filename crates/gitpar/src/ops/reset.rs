@@ -12,10 +12,10 @@ use gix::refs::Target;
 use gix::ObjectId;
 
 use crate::ops::switch::{tree_of, Error};
+use crate::ops::update::{self, Outcome, Policy};
 use crate::repo::branch::{append_reflog, set_head_without_reflog};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Update, Value};
-use crate::update::{self, Outcome, Policy};
 use crate::{Context, Options};
 
 /// A resolved `reset --hard`.

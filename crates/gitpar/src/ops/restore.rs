@@ -9,9 +9,6 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
-use crate::execute::error::Error as CheckoutError;
-use crate::execute::options::Options;
-use crate::execute::Job;
 use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{leading_dirs, Root};
@@ -19,6 +16,9 @@ use crate::ops::checkout::skeleton_index;
 use crate::plan::pathspec::Matcher;
 use crate::plan::{self, Kind, Plan};
 use crate::sys::context::Context;
+use crate::write::error::Error as CheckoutError;
+use crate::write::options::Options;
+use crate::write::Job;
 
 /// Where the restored content comes from.
 #[derive(Debug, Clone, Copy)]
@@ -69,7 +69,7 @@ pub struct Outcome {
     pub removed: usize,
     /// Entries that could not be written, each naming its path and cause; the others were
     /// written and recorded, and the caller exits non-zero, as git does.
-    pub errors: Vec<crate::execute::error::EntryError>,
+    pub errors: Vec<crate::write::error::EntryError>,
     /// Unmerged paths left alone under [`Request::ignore_unmerged`] (git warns about each).
     pub unmerged: Vec<BString>,
     /// With [`Request::merge`]: the unmerged paths whose merge was written to the work tree
@@ -138,7 +138,7 @@ pub enum Error {
         source: std::io::Error,
         /// The entries before it that could not be written either (git reports each as it
         /// goes, before it dies).
-        failed: Vec<crate::execute::error::EntryError>,
+        failed: Vec<crate::write::error::EntryError>,
     },
 }
 
@@ -172,7 +172,7 @@ pub fn restore(
     if req.staged || matches!(req.source, Source::Index) {
         let mut state = record(&index, &selection, &stats, req, &m, &mut outcome.removed);
         let root = Root::open(worktree).map_err(|e| Error::Index(e.into()))?;
-        crate::refresh::smudge_carried(repo, &root, &mut state, &index, opts.workers)
+        crate::inspect::refresh::smudge_carried(repo, &root, &mut state, &index, opts.workers)
             .map_err(|e| Error::Index(e.into()))?;
         let resolve_undo = resolve_undo(&index, &state, &merged.unmerged);
         // Entries change only at the selected paths (and at what gives way to them, which lies
@@ -675,10 +675,10 @@ fn vanished(
 
 /// What the write phase did to the work tree.
 struct Written {
-    /// Stat data per plan entry, as [`crate::execute::Executed::stats`].
+    /// Stat data per plan entry, as [`crate::write::Executed::stats`].
     stats: Vec<Option<Stat>>,
     /// Entries that could not be written.
-    errors: Vec<crate::execute::error::EntryError>,
+    errors: Vec<crate::write::error::EntryError>,
     /// Vanished paths removed.
     removed: usize,
 }
@@ -698,7 +698,7 @@ fn write(
 ) -> Result<Written, Error> {
     let plan = &selection.plan;
     let result = result_index(index, plan);
-    let (pipeline, attributes) = crate::execute::filters_for(
+    let (pipeline, attributes) = crate::write::filters_for(
         repo,
         &result,
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
@@ -711,7 +711,7 @@ fn write(
     let clean = up_to_date(repo, &root, (index, &result), plan, opts)?;
     let cwd = opts.cwd.as_ref().map(|c| c.as_bstr());
     let (jobs, removed, stopped) = make_room(&root, plan, (&selection.vanished, cwd), &clean)?;
-    let present = crate::execute::attributes_present(
+    let present = crate::write::attributes_present(
         repo,
         &root,
         index
@@ -720,13 +720,13 @@ fn write(
             .map(|e| e.path(index))
             .chain(plan.entries.iter().map(|e| e.path.as_bstr())),
     );
-    let executed = crate::execute::execute(
+    let executed = crate::write::execute(
         repo,
         plan,
         &jobs,
         &root,
         opts,
-        crate::execute::Filters {
+        crate::write::Filters {
             pipeline: &pipeline,
             attributes: &attributes,
             present,
@@ -812,27 +812,31 @@ fn up_to_date(
     }
     // Racily clean files are compared by content with the attributes of the result, as git's
     // are when it reaches them (see `unlink_first_attribute_files`).
-    let states = crate::refresh::check(
+    let states = crate::inspect::refresh::check(
         repo,
         root,
         result,
         index.timestamp().unix_seconds(),
-        candidates.iter().map(|&(k, entry)| crate::refresh::Item {
-            path: plan.entries[k].path.as_bstr(),
-            entry,
-        }),
+        candidates
+            .iter()
+            .map(|&(k, entry)| crate::inspect::refresh::Item {
+                path: plan.entries[k].path.as_bstr(),
+                entry,
+            }),
         opts.workers,
     )
     .map_err(|e| Error::Index(e.into()))?;
     // git's `ie_match_stat`: a file whose stat data changed is rewritten even when its content
     // is the same (only a racily clean one is compared by content).
-    let rules = crate::refresh::StatRules::of(repo);
+    let rules = crate::inspect::refresh::StatRules::of(repo);
     Ok(candidates
         .iter()
         .zip(states)
         .filter(|((_, entry), s)| match s {
-            crate::refresh::State::Clean => true,
-            crate::refresh::State::Refreshed(fresh) => rules.same_as_git(&entry.stat, fresh),
+            crate::inspect::refresh::State::Clean => true,
+            crate::inspect::refresh::State::Refreshed(fresh) => {
+                rules.same_as_git(&entry.stat, fresh)
+            }
             _ => false,
         })
         .map(|((k, _), _)| *k)

@@ -15,11 +15,11 @@ use bstr::ByteSlice;
 use gix::refs::{FullName, Target};
 use gix::ObjectId;
 
+use crate::ops::update::{Outcome as UpdateOutcome, Policy};
 use crate::repo::branch::{append_reflog, set_head_without_reflog, ReflogError};
 use crate::repo::create_branch::{self, NewBranch};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Update, Value};
-use crate::update::{Outcome as UpdateOutcome, Policy};
 use crate::{update, Context, Options};
 
 /// Where `HEAD` goes.

@@ -908,7 +908,7 @@ mod tests {
         let n = mktree(&[entry("40000", "n", &b)]);
         let root = mktree(&[entry("40000", "a", &a), entry("40000", "m", &n)]);
         let root = ObjectId::from_hex(root.as_bytes()).expect("hex");
-        let protect = crate::execute::options::default_protect();
+        let protect = crate::write::options::default_protect();
         let first = from_tree(&repo.objects, root, protect).expect_err("a bad name");
         assert!(first.to_string().contains("a/b/bad/.git"), "{first}");
         for threads in [2, 4] {

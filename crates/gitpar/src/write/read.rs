@@ -5,8 +5,8 @@
 
 use super::filters::FILTER_BUFFER;
 use super::{Failure, Shared, Worker};
-use crate::execute::error::EntryError;
 use crate::plan;
+use crate::write::error::EntryError;
 
 /// A blob read into a writer's buffer: its first `len` bytes. The buffer keeps its length from
 /// file to file (the most any blob needed), so that the next blob is inflated into memory

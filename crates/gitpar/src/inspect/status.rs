@@ -25,7 +25,7 @@ use gix::ObjectId;
 
 use crate::fs::lock::IndexLock;
 use crate::fs::Root;
-use crate::refresh::{Item, Verdict};
+use crate::inspect::refresh::{Item, Verdict};
 
 /// Why a refresh or a status could not be computed.
 #[derive(Debug, thiserror::Error)]
@@ -89,7 +89,7 @@ pub fn refresh_choice(
         choice.workers = HIGH_LATENCY_START.min(n_items.max(1)).max(choice.workers);
         choice.max = choice.max.max(choice.workers);
     } else {
-        let cap = (n_items / crate::refresh::THREAD_COST).max(1);
+        let cap = (n_items / crate::inspect::refresh::THREAD_COST).max(1);
         choice.workers = choice.workers.min(cap);
         choice.max = choice.max.min(cap).max(choice.workers);
     }
@@ -125,7 +125,7 @@ struct Refreshed {
     /// The entries that took fresh stat data, ascending.
     restat: Vec<usize>,
     /// Where the entries whose bytes may change lie in `original`.
-    layout: Option<crate::refresh::Layout>,
+    layout: Option<crate::inspect::refresh::Layout>,
     /// The entries carry git's `CE_UPTODATE` for the untracked walk (status), to be removed
     /// before the index is written.
     uptodate: bool,
@@ -396,14 +396,14 @@ struct Check<'c> {
 }
 
 impl Check<'_> {
-    /// Check the entries of `state` git's refresh looks at ([`crate::refresh::check_with`])
+    /// Check the entries of `state` git's refresh looks at ([`crate::inspect::refresh::check_with`])
     /// while `beside` runs on a thread of its own with `state`; returns both results.
     fn run<R: Send>(
         &self,
         state: &gix::index::State,
         beside: Option<impl FnOnce(&gix::index::State) -> R + Send>,
     ) -> (
-        Result<crate::refresh::Checked, crate::refresh::Error>,
+        Result<crate::inspect::refresh::Checked, crate::inspect::refresh::Error>,
         Option<R>,
     ) {
         let monitor = self.fsmonitor;
@@ -412,7 +412,7 @@ impl Check<'_> {
             let entries = state.entries();
             // Where the entries lie in the file, for writing it back patched.
             let size = |i: usize| crate::index::format::entry_size(&entries[i], state);
-            let checked = crate::refresh::check_with(
+            let checked = crate::inspect::refresh::check_with(
                 self.repo,
                 self.root,
                 state,
@@ -1836,7 +1836,8 @@ impl Renames {
                             .map_err(Error::Other)?,
                     ),
                 };
-                crate::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None).is_ok()
+                crate::inspect::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None)
+                    .is_ok()
             };
             self.contents.push(read.then_some((mode, buf)));
         }

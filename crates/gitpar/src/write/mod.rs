@@ -16,6 +16,8 @@
 //! git does.
 
 mod attributes;
+pub mod donor;
+mod entry;
 pub(crate) mod error;
 mod failure;
 mod filters;
@@ -23,7 +25,6 @@ pub mod options;
 mod pool;
 mod read;
 mod tail;
-mod write;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -31,13 +32,13 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use bstr::ByteSlice;
 
 use crate::convert::filter::Fatal;
-use crate::execute::error::{EntryError, Error};
-use crate::execute::options::Options;
 use crate::fs::tune;
 use crate::fs::{Dirs, Root};
 use crate::plan::{Kind, Plan};
 use crate::sys::budget::Budget;
 use crate::sys::context::Progress;
+use crate::write::error::{EntryError, Error};
+use crate::write::options::Options;
 pub use attributes::attributes_present;
 pub(crate) use attributes::filters_for;
 use failure::Failure;
@@ -89,7 +90,7 @@ pub struct Executed {
     /// Blobs streamed into their files in pieces instead of read whole ([`crate::objects::stream`]).
     pub streamed: usize,
     /// What the donor gave, when the caller named one (set by the full checkout).
-    pub donor: Option<crate::donor::Report>,
+    pub donor: Option<crate::write::donor::Report>,
 }
 
 /// Create `plan.dirs` that do not exist yet and write the entries of `plan` named by `jobs`
@@ -99,7 +100,7 @@ pub struct Executed {
 /// clone, a new work tree): a directory in the way of a file can then only be a case-folded
 /// leading directory of another entry, and is replaced as git's checkout replaces it. With a
 /// `donor` (a fresh work tree only), the writers clone the files it can give
-/// ([`crate::donor`]).
+/// ([`crate::write::donor`]).
 #[allow(clippy::too_many_arguments)]
 pub fn execute(
     repo: &gix::Repository,
@@ -111,7 +112,7 @@ pub fn execute(
     progress: &Progress,
     should_interrupt: &AtomicBool,
     fresh: bool,
-    donor: Option<&crate::donor::Donor>,
+    donor: Option<&crate::write::donor::Donor>,
 ) -> Result<Executed, Error> {
     let run = Run {
         repo,
@@ -159,7 +160,7 @@ struct Run<'a> {
     opts: &'a Options,
     filters: Filters<'a>,
     fresh: bool,
-    donor: Option<&'a crate::donor::Donor>,
+    donor: Option<&'a crate::write::donor::Donor>,
 }
 
 /// How a run divides its threads and its memory: the writer count, and the budget's carve-outs
@@ -327,7 +328,7 @@ impl Run<'_> {
             })?,
             command_context: repo
                 .command_context()
-                .map_err(crate::execute::error::repo_err("setting up filters"))?,
+                .map_err(crate::write::error::repo_err("setting up filters"))?,
             meta: opts.filter_meta.clone(),
             donor: self.donor.filter(|_| self.fresh),
             queues: [
@@ -536,8 +537,8 @@ struct Shared<'a> {
     chunks: std::sync::OnceLock<Vec<usize>>,
     /// What long-running filters are told about the checkout (`ref=`, `treeish=`).
     meta: crate::convert::filter::Meta,
-    /// The work tree whose clean files are cloned instead of written ([`crate::donor`]).
-    donor: Option<&'a crate::donor::Donor>,
+    /// The work tree whose clean files are cloned instead of written ([`crate::write::donor`]).
+    donor: Option<&'a crate::write::donor::Donor>,
     /// Filtered entries the writers handed over, for the filter threads: those of long-running
     /// filters ([`PROCESS`](filters::PROCESS)), and the others
     /// ([`ONESHOT`](filters::ONESHOT): a command per file, or no command).

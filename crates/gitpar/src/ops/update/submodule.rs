@@ -1,7 +1,7 @@
 //! Submodules in a recursive update (`--recurse-submodules`, `submodule.recurse`): when the
 //! superproject's update moves a gitlink, the submodule's own work tree, index and `HEAD` follow,
 //! as git's `submodule_move_head` makes them follow — but through this engine (an in-process
-//! [`crate::update::update`] of the submodule, itself recursive) rather than a `git read-tree`
+//! [`crate::ops::update::update`] of the submodule, itself recursive) rather than a `git read-tree`
 //! child per submodule.
 //!
 //! Which submodules take part is git's rule: the gitlink's path is named in `.gitmodules` and the
@@ -17,15 +17,15 @@ use std::path::{Path, PathBuf};
 use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 
-use crate::execute::error::{EntryError, Error as CheckoutError};
-use crate::execute::options::Options;
 use crate::fs::{Dirs, Root};
+use crate::ops::update::{Error as UpdateError, Policy, SubmoduleRefusal, SubmoduleRefused};
 use crate::sys::context::{Context, Progress};
-use crate::update::{Error as UpdateError, Policy, SubmoduleRefusal, SubmoduleRefused};
+use crate::write::error::{EntryError, Error as CheckoutError};
+use crate::write::options::Options;
 
 /// Why a submodule could not be taken down or brought to its commit, in git's words as the
 /// superproject prints them (after its own "error: ", which the messages that carry one of
-/// their own lose, see [`crate::update`]'s `bring_submodules`).
+/// their own lose, see [`crate::ops::update`]'s `bring_submodules`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The submodule's own update failed.
@@ -33,7 +33,7 @@ pub enum Error {
     Update(#[from] Box<UpdateError>),
     /// An entry of the submodule's own update could not be written.
     #[error("error: {0}")]
-    Entry(crate::execute::error::EntryError),
+    Entry(crate::write::error::EntryError),
     /// The submodule lacks the commit the superproject records (git's read-tree message).
     #[error("fatal: failed to unpack tree object {0}")]
     MissingCommit(ObjectId),
@@ -255,7 +255,7 @@ fn has_dirty_index(repo: &gix::Repository) -> bool {
     let Ok(plan) = crate::plan::from_tree(
         &repo.objects,
         tree,
-        crate::execute::options::default_protect(),
+        crate::write::options::default_protect(),
     ) else {
         return true;
     };
@@ -365,7 +365,7 @@ fn check_one(
     };
     // A private progress: the superproject's counters are not the submodule's.
     let progress = Progress::default();
-    crate::update::check(
+    crate::ops::update::check(
         sub,
         head_tree(sub),
         new_tree,
@@ -407,7 +407,7 @@ pub fn take_down(
     };
     let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
     let progress = Progress::default();
-    crate::update::update(
+    crate::ops::update::update(
         &sub,
         head_tree(&sub),
         ObjectId::empty_tree(sub.object_hash()),
@@ -604,7 +604,7 @@ fn bring(
     };
     let run = |sub: &gix::Repository, old: Option<ObjectId>, tree: ObjectId, policy: Policy| {
         let workdir = sub.workdir().map(Path::to_owned).unwrap_or_default();
-        crate::update::update(
+        crate::ops::update::update(
             sub,
             old,
             tree,
@@ -678,7 +678,7 @@ pub fn checkout_submodules(
         context: "reading the index",
         source: Box::new(e),
     })?;
-    let moves: Vec<crate::update::submodule::Move> = index
+    let moves: Vec<crate::ops::update::submodule::Move> = index
         .entries()
         .iter()
         .filter(|e| e.mode == gix::index::entry::Mode::COMMIT && e.stage_raw() == 0)
@@ -686,7 +686,7 @@ pub fn checkout_submodules(
             let path = e.path(&index).to_path_lossy();
             gix::open(worktree.join(path)).is_ok_and(|sub| !sub.index_path().exists())
         })
-        .map(|e| crate::update::submodule::Move {
+        .map(|e| crate::ops::update::submodule::Move {
             path: e.path(&index).to_owned(),
             old: None,
             new: Some(e.id),
@@ -699,11 +699,11 @@ pub fn checkout_submodules(
         path: BString::from(worktree.as_os_str().as_encoded_bytes()),
         source,
     })?;
-    let failed: Vec<EntryError> = crate::update::submodule::bring_all(
+    let failed: Vec<EntryError> = crate::ops::update::submodule::bring_all(
         repo,
         &root,
         &moves,
-        crate::update::Policy::Safe,
+        crate::ops::update::Policy::Safe,
         opts,
         ctx,
     )

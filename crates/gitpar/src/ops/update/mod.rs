@@ -7,7 +7,7 @@
 //! The steps are the engine's usual ones: plan (both trees, validated) → classify every path
 //! (a sorted three-way walk over old tree, index and new tree) → check the affected work tree
 //! entries in parallel (lstat, and a re-hash where the stat data cannot decide) → remove (main
-//! thread) → write (the pool of `crate::execute`) → record the new index under the lock that was
+//! thread) → write (the pool of `crate::write`) → record the new index under the lock that was
 //! taken first.
 //!
 //! An update of an empty work tree (no index entries, nothing but `.git`: after `git clone -n`)
@@ -27,15 +27,15 @@ use bstr::{BStr, BString, ByteSlice};
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Mode, Stat};
 
-use crate::execute::error::{EntryError, Error as CheckoutError};
-use crate::execute::options::Options;
-use crate::execute::Job;
 use crate::fs::lock::IndexLock;
 use crate::fs::remove::Remover;
 use crate::fs::{Dirs, Root};
+use crate::inspect::refresh::StatRules;
 use crate::plan::{self, Kind, Plan};
-use crate::refresh::StatRules;
 use crate::sys::context::Context;
+use crate::write::error::{EntryError, Error as CheckoutError};
+use crate::write::options::Options;
+use crate::write::Job;
 
 /// An update of an empty work tree taken as a full checkout.
 pub(crate) mod initial;
@@ -248,7 +248,7 @@ struct Row<'a> {
     new: Option<(ObjectId, Kind)>,
     action: Action,
     /// The refresh's verdict on the work tree entry, for rows whose index entry was checked.
-    state: Option<crate::refresh::State>,
+    state: Option<crate::inspect::refresh::State>,
     /// The removal step has dealt with this row (so an interrupted update knows the work tree
     /// entry is gone).
     removed: bool,
@@ -392,13 +392,15 @@ enum Target {
 pub(crate) fn bring_submodules(
     repo: &gix::Repository,
     root: &Root,
-    moves: &[crate::update::submodule::Move],
+    moves: &[crate::ops::update::submodule::Move],
     mode: Policy,
     opts: &Options,
     ctx: &Context<'_>,
 ) -> Vec<EntryError> {
     let mut errors = Vec::new();
-    for (path, message) in crate::update::submodule::bring_all(repo, root, moves, mode, opts, ctx) {
+    for (path, message) in
+        crate::ops::update::submodule::bring_all(repo, root, moves, mode, opts, ctx)
+    {
         // The caller prints "error: " before the message, as for every entry.
         let details = message.strip_prefix("error: ").unwrap_or(&message);
         let message = if details.is_empty() {
@@ -667,7 +669,7 @@ fn reject_kept_over_skipped(rows: &mut [Row<'_>]) {
 /// The submodules a recursive update moves, from its rows: gitlinks that go or turn into
 /// something else, gitlinks that appear or change commit, and — in a forced update — every
 /// gitlink that stays (git resets their work trees).
-fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::update::submodule::Move> {
+fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::ops::update::submodule::Move> {
     let mut out = Vec::new();
     for row in rows.iter().filter(|r| !r.unmerged) {
         let old = row
@@ -685,7 +687,7 @@ fn submodule_moves(rows: &[Row<'_>], mode: Policy) -> Vec<crate::update::submodu
             _ => continue,
         };
         if old.is_some() || new.is_some() {
-            out.push(crate::update::submodule::Move {
+            out.push(crate::ops::update::submodule::Move {
                 path: row.path.to_owned(),
                 old,
                 new,
@@ -796,13 +798,13 @@ fn apply_sparse(
         let Some(skip) = row.skip else { continue };
         let was = was_skipped(row);
         let stat_changed = match (row.state, row.cur) {
-            (Some(crate::refresh::State::Refreshed(fresh)), Some(c)) => {
+            (Some(crate::inspect::refresh::State::Refreshed(fresh)), Some(c)) => {
                 !rules.same_as_git(&c.stat, &fresh)
             }
             _ => false,
         };
         let changed = row.state.is_some_and(|s| s.is_changed()) || (stat_decides && stat_changed);
-        let missing = row.state == Some(crate::refresh::State::Missing);
+        let missing = row.state == Some(crate::inspect::refresh::State::Missing);
         let dirty = changed && !missing && mode == Policy::Safe;
         match (was, skip, row.action) {
             (false, true, Action::Write { verify: true, .. }) if dirty => {}
@@ -943,7 +945,7 @@ fn settle(row: &mut Row<'_>, mode: Policy, rules: StatRules) -> Option<Lost> {
         return Some(Lost::Local);
     }
     let state = row.state?;
-    let missing = state == crate::refresh::State::Missing;
+    let missing = state == crate::inspect::refresh::State::Missing;
     let changed = state.is_changed();
     // git's `verify_uptodate`: skip-worktree and assume-unchanged entries are trusted until
     // they would be overwritten or removed; then a changed file stops even a forced update
@@ -967,7 +969,9 @@ fn settle(row: &mut Row<'_>, mode: Policy, rules: StatRules) -> Option<Lost> {
     // not (git's `oneway_merge` for a reset looks at the stat data only): a touched file
     // in a directory that cannot be written then fails as with git.
     let touched = match (state, row.cur) {
-        (crate::refresh::State::Refreshed(fresh), Some(c)) => !rules.same_as_git(&c.stat, &fresh),
+        (crate::inspect::refresh::State::Refreshed(fresh), Some(c)) => {
+            !rules.same_as_git(&c.stat, &fresh)
+        }
         _ => false,
     };
     match (&mut row.action, mode) {
@@ -1134,7 +1138,9 @@ fn missing_behind_a_file(root: &Root, rows: &mut [Row<'_>], mode: Policy, rules:
         // An entry leaving the sparse patterns is checked the same way before its file goes
         // (`verify_uptodate_sparse`).
         let leaves_patterns = mode == Policy::Safe && row.skip == Some(true) && !was_skipped(row);
-        if !(verified || leaves_patterns) || row.state != Some(crate::refresh::State::Missing) {
+        if !(verified || leaves_patterns)
+            || row.state != Some(crate::inspect::refresh::State::Missing)
+        {
             continue;
         }
         let uptodate = match (root.lstat_through_leading_links(row.path), row.cur) {
@@ -1143,7 +1149,7 @@ fn missing_behind_a_file(root: &Root, rows: &mut [Row<'_>], mode: Policy, rules:
             _ => false,
         };
         if !uptodate {
-            row.state = Some(crate::refresh::State::Modified);
+            row.state = Some(crate::inspect::refresh::State::Modified);
         }
     }
 }
@@ -1179,12 +1185,12 @@ fn refresh_rows(
         })
         .map(|(k, _)| k)
         .collect();
-    let states = crate::refresh::check(
+    let states = crate::inspect::refresh::check(
         repo,
         root,
         index,
         index.timestamp().unix_seconds(),
-        checked.iter().map(|&k| crate::refresh::Item {
+        checked.iter().map(|&k| crate::inspect::refresh::Item {
             path: rows[k].path,
             entry: rows[k].cur.expect("filtered on cur"),
         }),
@@ -1307,7 +1313,7 @@ impl Rules {
     fn dir_checked(self, row: &Row<'_>) -> bool {
         !self.clears_untracked
             && row.cur.is_some()
-            && row.state == Some(crate::refresh::State::Modified)
+            && row.state == Some(crate::inspect::refresh::State::Modified)
             && (matches!(row.action, Action::Remove { .. })
                 || row.unmerged && matches!(row.action, Action::Write { .. }))
     }
@@ -1323,7 +1329,7 @@ impl Rules {
     /// the way like an untracked one, as git's reset --hard sees it.
     fn looked_at(self, row: &Row<'_>) -> bool {
         let forced_over = self.mode == Policy::Force
-            && (row.unmerged || row.state == Some(crate::refresh::State::Modified));
+            && (row.unmerged || row.state == Some(crate::inspect::refresh::State::Modified));
         matches!(row.action, Action::Write { .. }) && (row.cur.is_none() || forced_over)
             || self.dir_checked(row)
             || self.staged_deletion(row)
@@ -1505,7 +1511,7 @@ fn changed_inside(index: &gix::index::File, rows: &[Row<'_>], dir: &BStr) -> Vec
             // A missing file is up to date to `verify_uptodate` (`ENOENT`).
             below(r.path)
                 && r.state
-                    .is_some_and(|s| s.is_changed() && s != crate::refresh::State::Missing)
+                    .is_some_and(|s| s.is_changed() && s != crate::inspect::refresh::State::Missing)
         })
         .map(|r| r.path)
         .collect();
@@ -1844,9 +1850,11 @@ fn result_index(
             Action::Keep => {
                 let c = row.cur.expect("keep has a current entry");
                 let stat = match row.state {
-                    Some(crate::refresh::State::Refreshed(fresh)) => fresh,
+                    Some(crate::inspect::refresh::State::Refreshed(fresh)) => fresh,
                     // git's racily-clean smudge: a zero size makes git re-check the content.
-                    Some(crate::refresh::State::RacilyModified) => Stat { size: 0, ..c.stat },
+                    Some(crate::inspect::refresh::State::RacilyModified) => {
+                        Stat { size: 0, ..c.stat }
+                    }
                     _ => c.stat,
                 };
                 state.dangerously_push_entry(
@@ -1995,16 +2003,16 @@ fn local_changes(
     root: &Root,
     tree: ObjectId,
     state: &gix::index::State,
-    worktree_state: &[Option<crate::refresh::State>],
+    worktree_state: &[Option<crate::inspect::refresh::State>],
 ) -> Result<Vec<(char, BString)>, Error> {
-    use crate::refresh::State as W;
+    use crate::inspect::refresh::State as W;
     let target = if tree.is_empty_tree() {
         Plan::default()
     } else {
         plan::from_tree(
             &repo.objects,
             tree,
-            crate::execute::options::default_protect(),
+            crate::write::options::default_protect(),
         )
         .map_err(CheckoutError::from)?
     };
@@ -2063,7 +2071,7 @@ fn local_changes(
                         // The rules are read once, at the first gitlink.
                         if rules.is_none() {
                             rules = Some(
-                                crate::status::SubmoduleRules::new(
+                                crate::inspect::status::SubmoduleRules::new(
                                     repo,
                                     root,
                                     state,
@@ -2127,11 +2135,11 @@ fn file_type(mode: Mode) -> u8 {
 /// commit, or it has modified or untracked content the rule shows. An unpopulated one does not.
 fn submodule_changed(
     repo: &gix::Repository,
-    rules: &crate::status::SubmoduleRules,
+    rules: &crate::inspect::status::SubmoduleRules,
     path: &BStr,
     id: ObjectId,
 ) -> bool {
-    use crate::status::IgnoreSubmodules;
+    use crate::inspect::status::IgnoreSubmodules;
     let Some(workdir) = repo.workdir() else {
         return false;
     };
@@ -2149,7 +2157,7 @@ fn submodule_changed(
     let Ok(root) = crate::fs::Root::open(workdir) else {
         return true;
     };
-    crate::status::submodule_content_as(&root, path, rule)
+    crate::inspect::status::submodule_content_as(&root, path, rule)
         .map_or(true, |content| content.modified || content.untracked)
 }
 

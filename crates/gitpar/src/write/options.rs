@@ -59,7 +59,7 @@ pub struct Options {
     /// costs a walk of the whole target tree, so only callers that print it ask for it.
     pub report_local_changes: bool,
     /// `--recurse-submodules` / `submodule.recurse`: the work trees of active, populated
-    /// submodules follow their gitlinks (`crate::update::submodule`).
+    /// submodules follow their gitlinks (`crate::ops::update::submodule`).
     pub recurse_submodules: bool,
     /// Ignored files in the way of a safe update are expendable and removed (git's default,
     /// `--overwrite-ignore`); when false (`--no-overwrite-ignore`) they refuse the update like
@@ -77,26 +77,26 @@ pub struct Options {
     /// processes of one (`par.filterProcesses`; [`DEFAULT_FILTER_PROCESSES`], at most one per
     /// CPU, by default).
     pub filter_processes: usize,
-    /// The work tree a full checkout may clone clean files from ([`crate::donor`]): set by
+    /// The work tree a full checkout may clone clean files from ([`crate::write::donor`]): set by
     /// `worktree add` (the work tree it runs in, or `--donor`).
     pub donor: Option<std::path::PathBuf>,
     /// Whether files may be cloned from the donor (`par.reflink`, `--no-reflink`).
-    pub reflink: crate::donor::Reflink,
+    pub reflink: crate::write::donor::Reflink,
     /// Files smaller than this are written even where they could be cloned
-    /// (`par.reflinkMinSize`; [`crate::donor::DEFAULT_MIN_SIZE`]).
+    /// (`par.reflinkMinSize`; [`crate::write::donor::DEFAULT_MIN_SIZE`]).
     pub clone_min_size: u64,
     /// The process's current directory relative to the top of the work tree, when it is below
     /// it (git's `startup_info->original_cwd`): an update never removes it. Emptied, it stays;
     /// an update that would put a file in its place refuses
-    /// ([`crate::update::Error::CwdInTheWay`]), as git 2.35 and later do.
+    /// ([`crate::ops::update::Error::CwdInTheWay`]), as git 2.35 and later do.
     pub cwd: Option<bstr::BString>,
     /// `reset --hard`: when entries cannot be written, the index is left as it was and the
-    /// update fails ([`crate::update::Error::Checkout`] with the entries), as git's `reset`
+    /// update fails ([`crate::ops::update::Error::Checkout`] with the entries), as git's `reset`
     /// dies before it writes the index ("Could not reset index file to revision").
     pub keep_index_on_failed_writes: bool,
     /// `switch -m`/`checkout -m`: git's two-way attempt runs quiet, and then a path the sparse
     /// patterns cannot be applied to (a warning otherwise: not up to date, already present)
-    /// fails it like a local change ([`crate::update::Error::WouldLose`]), for git's merge to
+    /// fails it like a local change ([`crate::ops::update::Error::WouldLose`]), for git's merge to
     /// take over; nothing was changed.
     pub sparse_warnings_refuse: bool,
     /// `reset --hard` and `worktree add` (which runs git's `reset --hard`): the new index's
@@ -126,8 +126,8 @@ impl Default for Options {
             filter_meta: crate::convert::filter::Meta::default(),
             filter_processes: DEFAULT_FILTER_PROCESSES.min(online_cpus()),
             donor: None,
-            reflink: crate::donor::Reflink::Auto,
-            clone_min_size: crate::donor::DEFAULT_MIN_SIZE,
+            reflink: crate::write::donor::Reflink::Auto,
+            clone_min_size: crate::write::donor::DEFAULT_MIN_SIZE,
             cwd: None,
             keep_index_on_failed_writes: false,
             sparse_warnings_refuse: false,
@@ -195,7 +195,7 @@ impl Options {
         if let Some(bytes) = config.integer("par.memoryBudget") {
             opts.budget = u64::try_from(bytes).unwrap_or(1).max(1);
         }
-        opts.reflink = crate::donor::Reflink::from_config(config);
+        opts.reflink = crate::write::donor::Reflink::from_config(config);
         if let Some(bytes) = config.integer("par.reflinkMinSize") {
             opts.clone_min_size = u64::try_from(bytes).unwrap_or(0);
         }

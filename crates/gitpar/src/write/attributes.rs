@@ -6,8 +6,8 @@
 use bstr::ByteSlice;
 
 use super::{Shared, Worker};
-use crate::execute::error::{repo_err, Error};
 use crate::plan::Plan;
+use crate::write::error::{repo_err, Error};
 
 /// The writers' content conversion for the entries of `index` (the new index): gix-filter's
 /// pipeline, and an attribute stack that reads `.gitattributes` in `order`. git reads them
@@ -98,7 +98,7 @@ impl OwnAttributes<'_> {
     }
 
     /// Whether a donor's clean copy of the file may be cloned instead of writing the blob
-    /// ([`crate::donor`]): `None` when a checkout converts it, or when the file the donor's
+    /// ([`crate::write::donor`]): `None` when a checkout converts it, or when the file the donor's
     /// index trusts may differ from its blob in ways its size cannot tell (`ident`, an
     /// encoding, a filter); else whether the sizes must be compared (an end-of-line
     /// conversion on check-in: an added file with CRLF is clean against a blob with LF, and

@@ -261,7 +261,7 @@ impl<'r> Worker<'r> {
     }
 
     /// Clone `entry`'s file from the donor instead of writing it, where the donor's copy is
-    /// what the checkout would write ([`crate::donor`]): `None` when it is to be written (the
+    /// what the checkout would write ([`crate::write::donor`]): `None` when it is to be written (the
     /// reason counted), else the clone's stat data or the failure to create it.
     fn clone_from(
         (reader, repo, donor_dirs, dirs): (
@@ -270,13 +270,13 @@ impl<'r> Worker<'r> {
             &mut Option<Dirs<'_>>,
             &mut Dirs<'_>,
         ),
-        donor: &crate::donor::Donor,
+        donor: &crate::write::donor::Donor,
         entry: &plan::Entry,
         job: Job,
         own: OwnAttributes<'_>,
         shared: &Shared<'_>,
     ) -> Option<Result<gix::index::entry::Stat, Failure>> {
-        use crate::donor::Written;
+        use crate::write::donor::Written;
         let written = |why| {
             donor.count(why);
             None
@@ -316,7 +316,7 @@ impl<'r> Worker<'r> {
         };
         let executable = entry.kind == Kind::Executable;
         let expect = |st: &rustix::fs::Stat| {
-            crate::donor::matches(&expected, st)
+            crate::write::donor::matches(&expected, st)
                 && (st.st_mode & 0o100 != 0) == executable
                 && size.is_none_or(|s| u64::try_from(st.st_size).ok() == Some(s))
         };

@@ -10,7 +10,7 @@
 //! As in gitignore, a matched directory brings everything below it, and a negation cannot take a
 //! path back out of a matched directory (`target/*` with `!target/tmp/` can, `target/` cannot).
 //!
-//! Two steps, as everywhere in the engine: [`plan`] walks the donor through the path-safe layer
+//! Two steps, as everywhere in the engine: `plan` walks the donor through the path-safe layer
 //! (`crate::fs`: no symlink is followed, nothing outside the donor is read, a nested repository is
 //! not entered, directories no pattern can reach are not read) and decides; then the directories
 //! are made, in order, and the files and symlinks are carried by a few threads, each over a
@@ -18,7 +18,7 @@
 //! (`fs::clone_file_at`) where the filesystem can share blocks, copied otherwise; a symlink is
 //! made again with the donor's target, never followed. Nothing in the new work tree is
 //! overwritten: a path that is tracked there, or that exists there, is reported in
-//! [`Carried::skipped`](crate::carry::Carried::skipped) with why, and the walk and the other paths go on.
+//! [`Carried::skipped`](crate::ops::carry::Carried::skipped) with why, and the walk and the other paths go on.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -29,8 +29,8 @@ use gix::glob::pattern::Case;
 use gix::index::entry::Mode;
 use rustix::fs::FileType;
 
-use crate::execute::error::Error;
 use crate::fs::{self, CloneError, CreateError, Dirs, Root};
+use crate::write::error::Error;
 
 /// The file at the donor's top that says what to carry.
 const INCLUDE_FILE: &str = ".worktreeinclude";

@@ -3,9 +3,9 @@
 //! them reaches into another for it.
 
 use crate::convert::filter::Fatal;
-use crate::execute::error::EntryError;
 use crate::fs;
 use crate::plan;
+use crate::write::error::EntryError;
 
 /// Why a writer did not hand back an entry's stat data.
 pub(super) enum Failure {

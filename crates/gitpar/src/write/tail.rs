@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use bstr::ByteSlice;
 
 use super::{Executed, Failure, Job, Shared, Worker};
-use crate::execute::error::EntryError;
 use crate::fs::{self, Dirs};
 use crate::plan::{Kind, Plan};
+use crate::write::error::EntryError;
 
 /// Which entries collided with which (git's `mark_colliding_entries`), for the tail.
 pub(super) struct Collisions {

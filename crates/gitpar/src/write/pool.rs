@@ -10,10 +10,10 @@ use bstr::ByteSlice;
 use super::attributes::names_a_filter;
 use super::filters::{filter_threads, Delayed};
 use super::{Failure, Filters, Job, JobResult, Shared, Worker};
-use crate::execute::options::Options;
 use crate::fs::tune;
 use crate::fs::{self, Root};
 use crate::plan::Plan;
+use crate::write::options::Options;
 
 /// The writer pool: the regular files of `jobs` (and symlinks, when they are written as plain
 /// files) go to writers that take contiguous chunks of them from a shared counter; symlinks and

@@ -12,10 +12,10 @@ use bstr::ByteSlice;
 use super::failure::{create_failure, Failure};
 use super::{Job, JobResult, Shared, Worker};
 use crate::convert::filter::{Direction, Filtered};
-use crate::execute::error::EntryError;
-use crate::execute::options::Options;
 use crate::fs::{self, Dirs};
 use crate::plan::{self, Kind, Plan};
+use crate::write::error::EntryError;
+use crate::write::options::Options;
 
 /// The queue of the entries of long-running filters.
 pub(super) const PROCESS: usize = 0;

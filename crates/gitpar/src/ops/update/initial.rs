@@ -1,7 +1,7 @@
 //! An update into an empty work tree is a full checkout: `git clone -n` (or `--no-checkout`)
 //! followed by `checkout -f`, `reset --hard`, `checkout BRANCH` or `switch BRANCH`.
 //!
-//! The two-way update ([`crate::update`]) merges the target with the index path by path and
+//! The two-way update ([`crate::ops::update`]) merges the target with the index path by path and
 //! looks at the disk before it writes: every path the target adds is checked for an untracked
 //! file in its way (an lstat each), and the paths about to be created are announced in an index
 //! written first. With no index entries and nothing in the work tree but `.git`, none of that
@@ -21,12 +21,12 @@
 use gix::hash::ObjectId;
 use gix::index::entry::{Flags, Stat};
 
-use crate::execute::options::Options;
 use crate::fs::lock::IndexLock;
 use crate::fs::Root;
 use crate::ops::checkout::{Context, Error as CheckoutError, Full};
+use crate::ops::update::{Error, Outcome, Policy};
 use crate::plan::Kind;
-use crate::update::{Error, Outcome, Policy};
+use crate::write::options::Options;
 
 /// Returns true if and only if updating to `new_tree` from `index` (whose `HEAD` tree is
 /// `old_tree`; `unborn`: there was no index file) in the work tree `root` writes every entry of
@@ -142,7 +142,7 @@ impl Initial<'_, '_> {
             None => Recorded::Made(on_disk(&full, self.repo, &executed.stats, interrupted)),
         };
         if !interrupted && !moves.is_empty() {
-            outcome.errors.extend(crate::update::bring_submodules(
+            outcome.errors.extend(crate::ops::update::bring_submodules(
                 self.repo, self.root, &moves, self.mode, self.opts, self.ctx,
             ));
         }
@@ -159,7 +159,7 @@ impl Initial<'_, '_> {
 
     /// The submodules that appear, with [`Options::recurse_submodules`]: nothing is there to
     /// check before, every submodule is new.
-    fn submodules(&self, full: &Full) -> Vec<crate::update::submodule::Move> {
+    fn submodules(&self, full: &Full) -> Vec<crate::ops::update::submodule::Move> {
         if !self.opts.recurse_submodules {
             return Vec::new();
         }
@@ -167,7 +167,7 @@ impl Initial<'_, '_> {
             .iter()
             .map(|j| &full.plan.entries[j.entry])
             .filter(|e| e.kind == Kind::Gitlink)
-            .map(|e| crate::update::submodule::Move {
+            .map(|e| crate::ops::update::submodule::Move {
                 path: e.path.clone(),
                 old: None,
                 new: Some(e.id),
@@ -188,7 +188,9 @@ impl Initial<'_, '_> {
         let index = match recorded {
             Recorded::Prepared(prepared, stats) => {
                 crate::sys::memory::drop_apart(full);
-                return crate::update::record_prepared(lock, self.repo, prepared, stats, outcome);
+                return crate::ops::update::record_prepared(
+                    lock, self.repo, prepared, stats, outcome,
+                );
             }
             Recorded::Made(index) => index,
         };
@@ -198,7 +200,7 @@ impl Initial<'_, '_> {
         } else {
             crate::ops::checkout::cache_tree_of(&full.plan, self.new_tree, self.opts)
         };
-        crate::update::record(
+        crate::ops::update::record(
             lock,
             self.repo,
             index,

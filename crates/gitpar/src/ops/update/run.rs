@@ -17,9 +17,6 @@ use super::{
     unmerged_paths, verify, write_plan, Action, Blockers, Error, Outcome, Policy, Row, Selection,
     SparseWarnings, Stop, Target,
 };
-use crate::execute::error::Error as CheckoutError;
-use crate::execute::options::Options;
-use crate::execute::{Executed, Job};
 use crate::fs::lock::IndexLock;
 use crate::fs::Root;
 use crate::index::fsmonitor::Previous;
@@ -27,6 +24,9 @@ use crate::plan::sparse::Sparse;
 use crate::plan::{self, Plan};
 use crate::sys::context::Context;
 use crate::sys::phase::mark;
+use crate::write::error::Error as CheckoutError;
+use crate::write::options::Options;
+use crate::write::{Executed, Job};
 
 /// The update's phases; `dry_run` stops after the checks, before anything changes.
 pub(super) fn run(
@@ -42,9 +42,9 @@ pub(super) fn run(
     let mut found = Found::read(repo, worktree, index_path)?;
     let (index, unborn, root) = (&found.index, found.unborn, &found.root);
     if let Some((old_tree, new_tree)) = target.trees().filter(|_| !dry_run) {
-        if crate::update::initial::applies(index, unborn, (old_tree, new_tree), mode, root) {
+        if crate::ops::update::initial::applies(index, unborn, (old_tree, new_tree), mode, root) {
             let previous = (!unborn).then_some(&**index);
-            return crate::update::initial::update(
+            return crate::ops::update::initial::update(
                 lock, repo, previous, new_tree, root, mode, opts, ctx,
             );
         }
@@ -330,14 +330,17 @@ impl<'c> Update<'_, 'c> {
 
     /// The submodules the update moves (with [`Options::recurse_submodules`]), checked that
     /// they can follow before anything changes.
-    fn submodules(&self, rows: &[Row<'_>]) -> Result<Vec<crate::update::submodule::Move>, Error> {
+    fn submodules(
+        &self,
+        rows: &[Row<'_>],
+    ) -> Result<Vec<crate::ops::update::submodule::Move>, Error> {
         let moves = if self.opts.recurse_submodules {
             submodule_moves(rows, self.mode)
         } else {
             Vec::new()
         };
         mark("update: classified and checked");
-        crate::update::submodule::check(
+        crate::ops::update::submodule::check(
             self.repo, self.root, &moves, self.mode, self.opts, self.ctx,
         )?;
         Ok(moves)
@@ -361,12 +364,12 @@ impl<'c> Update<'_, 'c> {
         crate::objects::prefetch::missing_blobs(repo, plan.entries.iter(), self.ctx)
             .map_err(CheckoutError::from)?;
         let state = result_index(repo, self.index, rows, None);
-        let present = crate::execute::attributes_present(
+        let present = crate::write::attributes_present(
             repo,
             self.root,
             state.entries().iter().map(|e| e.path(&state)),
         );
-        let (filter, attributes) = crate::execute::filters_for(
+        let (filter, attributes) = crate::write::filters_for(
             repo,
             &state,
             gix::worktree::stack::state::attributes::Source::IdMappingThenWorktree,
@@ -418,20 +421,20 @@ impl<'c> Update<'_, 'c> {
     /// failure is an entry error.
     fn take_down_submodules(
         &self,
-        moves: &[crate::update::submodule::Move],
+        moves: &[crate::ops::update::submodule::Move],
         outcome: &mut Outcome,
     ) {
         if moves.is_empty() {
             return;
         }
-        let modules = crate::update::submodule::Modules::load(self.root);
+        let modules = crate::ops::update::submodule::Modules::load(self.root);
         for m in moves.iter().filter(|m| m.new.is_none()) {
             let path = m.path.as_bstr();
-            let taken = crate::update::submodule::take_down(
+            let taken = crate::ops::update::submodule::take_down(
                 self.repo, self.root, &modules, path, self.opts, self.ctx,
             );
             if let Err(err) = taken {
-                outcome.errors.push(crate::execute::error::EntryError {
+                outcome.errors.push(crate::write::error::EntryError {
                     path: m.path.clone(),
                     message: err.to_string(),
                 });
@@ -498,13 +501,13 @@ impl<'c> Update<'_, 'c> {
 
     /// Run the writers over `jobs` of the prepared plan.
     fn execute(&self, prepared: &Prepared, jobs: &[Job]) -> Result<Executed, CheckoutError> {
-        crate::execute::execute(
+        crate::write::execute(
             self.repo,
             &prepared.plan,
             jobs,
             self.root,
             self.opts,
-            crate::execute::Filters {
+            crate::write::Filters {
                 pipeline: &prepared.filter,
                 attributes: &prepared.attributes,
                 present: prepared.present,
@@ -547,7 +550,7 @@ impl<'c> Update<'_, 'c> {
         &self,
         rows: &[Row<'_>],
         state: &gix::index::State,
-        moves: &[crate::update::submodule::Move],
+        moves: &[crate::ops::update::submodule::Move],
         interrupted: bool,
         outcome: &mut Outcome,
     ) -> Result<(), Error> {
@@ -574,7 +577,7 @@ impl<'c> Update<'_, 'c> {
         &self,
         rows: &[Row<'_>],
         outcome: &Outcome,
-    ) -> Vec<Option<crate::refresh::State>> {
+    ) -> Vec<Option<crate::inspect::refresh::State>> {
         let failed: HashSet<&BStr> = outcome.errors.iter().map(|e| e.path.as_bstr()).collect();
         let mut dirs = self.root.dirs();
         rows.iter()
@@ -583,9 +586,9 @@ impl<'c> Update<'_, 'c> {
                 if r.job.is_some() && failed.contains(r.path) {
                     let there = dirs.lstat(r.path).ok().flatten().is_some();
                     return Some(if there {
-                        crate::refresh::State::Modified
+                        crate::inspect::refresh::State::Modified
                     } else {
-                        crate::refresh::State::Missing
+                        crate::inspect::refresh::State::Missing
                     });
                 }
                 // Written entries are what the target says; skip-worktree ones are not
