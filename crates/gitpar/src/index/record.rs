@@ -437,6 +437,19 @@ pub(crate) struct ReadIndex {
 /// it, so the file mapped is never changed while it is mapped.
 pub(crate) type IndexBytes = memmap2::Mmap;
 
+/// Why an index could not be read for a refresh; the message is gix's or the system's (git
+/// says `index file corrupt` around it).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadError {
+    /// The file could not be opened, mapped or read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The bytes are not an index gix can decode, or a split index's shared index could not
+    /// be read.
+    #[error(transparent)]
+    Decode(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Read the index file at `path` once, for a refresh: decoded as gix decodes it (git does not
 /// verify the checksum when it reads, only fsck does), with its bytes kept, so that writing the
 /// refreshed index costs no second read and no re-encoding of the entries that did not change.
@@ -444,7 +457,7 @@ pub(crate) type IndexBytes = memmap2::Mmap;
 pub(crate) fn read_for_refresh(
     path: &std::path::Path,
     hash: gix::hash::Kind,
-) -> Result<ReadIndex, String> {
+) -> Result<ReadIndex, ReadError> {
     use std::io::Read;
     let empty = || ReadIndex {
         file: gix::index::File::from_state(State::new(hash), path),
@@ -454,29 +467,29 @@ pub(crate) fn read_for_refresh(
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(empty()),
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(ReadError::Io(err)),
     };
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let meta = file.metadata()?;
     if meta.len() == 0 {
         // Nothing to map (a zero-length mapping is an error): gix names what is wrong.
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        file.read_to_end(&mut bytes)?;
         State::from_bytes(&bytes, filetime::FileTime::zero(), hash, Default::default())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ReadError::Decode(e.into()))?;
         return Ok(empty());
     }
     // SAFETY: the file is not changed while mapped: git and git-par replace an index by
     // renaming a new file over it (see `IndexBytes`).
-    let bytes = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| e.to_string())?;
+    let bytes = unsafe { memmap2::MmapOptions::new().map(&file) }?;
     let mtime = filetime::FileTime::from_last_modification_time(&meta);
     let options = gix::index::decode::Options::default();
     // The checksum read is not kept: a refreshed index is written with a new one.
     let (state, _checksum) =
-        State::from_bytes(&bytes, mtime, hash, options).map_err(|e| e.to_string())?;
+        State::from_bytes(&bytes, mtime, hash, options).map_err(|e| ReadError::Decode(e.into()))?;
     if state.link().is_some() {
         // A split index: gix resolves the shared index when it opens the file itself.
         let file = gix::index::File::at(path, hash, SKIP_HASH_ON_READ, options)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ReadError::Decode(e.into()))?;
         return Ok(ReadIndex {
             file,
             bytes: None,

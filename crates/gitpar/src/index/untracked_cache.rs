@@ -22,6 +22,12 @@ use rustix::fs::FileType;
 
 use crate::index::ignore_files::OidStat;
 
+/// The ignore rules or the attributes the untracked walk needs could not be read; gix's
+/// message.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub(crate) struct WalkError(Box<dyn std::error::Error + Send + Sync>);
+
 /// git's `DIR_SHOW_OTHER_DIRECTORIES`: an untracked directory is shown as `dir/`.
 pub(crate) const DIR_SHOW_OTHER_DIRECTORIES: u32 = 1 << 1;
 /// git's `DIR_HIDE_EMPTY_DIRECTORIES`: a directory without untracked files is not shown.
@@ -1153,7 +1159,7 @@ impl Plan {
         index: &gix::index::State,
         index_ts: i64,
         flags: u32,
-    ) -> Result<Vec<BString>, String> {
+    ) -> Result<Vec<BString>, WalkError> {
         let cache = self.cache.as_mut().expect("a cache to use");
         let mut excludes = repo
             .excludes(
@@ -1161,13 +1167,13 @@ impl Plan {
                 None,
                 gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| WalkError(e.into()))?;
         let mut attributes = repo
             .attributes_only(
                 index,
                 gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| WalkError(e.into()))?;
         let config = repo.config_snapshot();
         let mut outcome = gix::attrs::search::Outcome::default();
         outcome.initialize_with_selection(

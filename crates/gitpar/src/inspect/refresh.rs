@@ -25,7 +25,7 @@ pub enum Error {
     /// The filter drivers or the to-git pipeline could not be set up ([`crate::convert::filter`]
     /// says why in its own words).
     #[error("{0}")]
-    Conversion(String),
+    Conversion(#[from] crate::convert::filter::Error),
 }
 
 /// One entry to check.

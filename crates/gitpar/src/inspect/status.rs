@@ -207,8 +207,8 @@ fn read_index(
     ),
     Error,
 > {
-    let read =
-        crate::index::record::read_for_refresh(path, repo.object_hash()).map_err(Error::Index)?;
+    let read = crate::index::record::read_for_refresh(path, repo.object_hash())
+        .map_err(|e| Error::Index(e.to_string()))?;
     crate::sys::phase::mark("index decoded");
     let (mut index, mut bytes, split) = (read.file, read.bytes, read.split);
     let has_fsmonitor = index.fs_monitor().is_some();
@@ -1178,7 +1178,7 @@ fn walk_beside(
         cache
             .walk(&repo, root, state, index_ts, flags)
             .map(|untracked| (untracked, Vec::new()))
-            .map_err(Error::Other)
+            .map_err(|e| Error::Other(e.to_string()))
     } else if state.entries().iter().any(|e| e.stage_raw() != 0) {
         walk(&repo, &with_unmerged_as_tracked(state), opts)
     } else {
@@ -1219,7 +1219,9 @@ fn limit_to_pathspec(
     pathspec: &crate::plan::pathspec::Pathspec,
     out: &mut Status,
 ) -> Result<(), Error> {
-    let matcher = pathspec.matcher(repo, index).map_err(Error::Other)?;
+    let matcher = pathspec
+        .matcher(repo, index)
+        .map_err(|e| Error::Other(e.to_string()))?;
     let mut dirs = root.dirs();
     let mut excludes = None;
     for (list, untracked) in [(&mut out.untracked, true), (&mut out.ignored, false)] {
@@ -1821,7 +1823,8 @@ impl Renames {
         index: &gix::index::State,
         changes: &std::collections::BTreeMap<BString, Change>,
     ) -> Result<(), Error> {
-        let drivers = crate::convert::filter::drivers(repo).map_err(Error::Other)?;
+        let drivers =
+            crate::convert::filter::drivers(repo).map_err(|e| Error::Other(e.to_string()))?;
         let mut filter: Option<crate::convert::filter::ToGit<'_>> = None;
         for path in &self.dests {
             let mode = changes[path].modes[2];
@@ -1833,7 +1836,7 @@ impl Renames {
                     Some(f) => f,
                     None => filter.insert(
                         crate::convert::filter::ToGit::for_work_tree(repo, index, &drivers)
-                            .map_err(Error::Other)?,
+                            .map_err(|e| Error::Other(e.to_string()))?,
                     ),
                 };
                 crate::inspect::refresh::to_git(dirs, path.as_bstr(), index, filter, &mut buf, None)

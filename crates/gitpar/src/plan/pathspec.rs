@@ -40,6 +40,9 @@ pub enum Error {
     /// The `GIT_*_PATHSPECS` variables contradict each other.
     #[error("{0}")]
     Environment(String),
+    /// The attributes `:(attr:...)` magic needs could not be read; gix's message.
+    #[error(transparent)]
+    Attributes(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The `GIT_LITERAL_PATHSPECS`, `GIT_GLOB_PATHSPECS`, `GIT_NOGLOB_PATHSPECS` and
@@ -181,14 +184,14 @@ impl Pathspec {
         &self,
         repo: &'r gix::Repository,
         index: &gix::index::State,
-    ) -> Result<Matcher<'r>, String> {
+    ) -> Result<Matcher<'r>, Error> {
         let attributes = if self.needs_attributes {
             let stack = repo
                 .attributes_only(
                     index,
                     gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
                 )
-                .map_err(|e| e.to_string())?
+                .map_err(|e| Error::Attributes(Box::new(e)))?
                 .detach();
             Some(RefCell::new(stack))
         } else {

@@ -649,21 +649,49 @@ pub fn set_tracking(
 // ---------------------------------------------------------------------------------------------
 // Submodule git directories
 
+/// Why a submodule's git directory could not be set up, in git's words.
+#[derive(Debug, thiserror::Error)]
+pub enum GitDirError {
+    /// `config.lock` is held or could not be made.
+    #[error("could not lock config file {}: {source}", path.display())]
+    Lock {
+        /// The config file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The config file could not be read or changed; gix's message.
+    #[error(transparent)]
+    Config(Box<dyn std::error::Error + Send + Sync>),
+    /// A file or directory could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// What was being written.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
 /// Set (or with `None` remove) `core.worktree` in a git directory's own config (a submodule's,
 /// under `.git/modules`), under `config.lock` as git's `git_config_set_in_file` does.
-pub fn set_core_worktree(git_dir: &Path, value: Option<&Path>) -> Result<(), String> {
+pub fn set_core_worktree(git_dir: &Path, value: Option<&Path>) -> Result<(), GitDirError> {
     let path = git_dir.join("config");
-    let lock = FileLock::acquire(&path)
-        .map_err(|e| format!("could not lock config file {}: {e}", path.display()))?;
+    let lock = FileLock::acquire(&path).map_err(|e| GitDirError::Lock {
+        path: path.clone(),
+        source: e.into(),
+    })?;
     let mut config =
         gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| GitDirError::Config(e.into()))?;
     match value {
         Some(v) => {
             let v = v.to_string_lossy();
             config
                 .set_raw_value("core.worktree", v.as_bytes().as_bstr())
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| GitDirError::Config(e.into()))?;
         }
         None => {
             if let Ok(mut values) = config.raw_values_mut("core.worktree") {
@@ -672,14 +700,21 @@ pub fn set_core_worktree(git_dir: &Path, value: Option<&Path>) -> Result<(), Str
         }
     }
     let mut out = Vec::new();
-    config.write_to(&mut out).map_err(|e| e.to_string())?;
-    lock.commit(&out)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    config
+        .write_to(&mut out)
+        .map_err(|e| GitDirError::Config(e.into()))?;
+    lock.commit(&out).map_err(|e| GitDirError::Write {
+        path,
+        source: e.into(),
+    })
 }
 
 /// Create `path` and its missing parents inside a git directory (`.git/modules/...`).
-pub fn create_git_dirs(path: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
+pub fn create_git_dirs(path: &Path) -> Result<(), GitDirError> {
+    std::fs::create_dir_all(path).map_err(|e| GitDirError::Write {
+        path: path.to_owned(),
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]

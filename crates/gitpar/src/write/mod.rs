@@ -320,11 +320,9 @@ impl Run<'_> {
             eol: crate::convert::EolConfig::of(&repo.config_snapshot()),
             target: AtomicUsize::new(usize::MAX),
             chunks: std::sync::OnceLock::new(),
-            drivers: crate::convert::filter::drivers(repo).map_err(|message| {
-                Error::Repository {
-                    context: "reading filter configuration",
-                    source: message.into(),
-                }
+            drivers: crate::convert::filter::drivers(repo).map_err(|err| Error::Repository {
+                context: "reading filter configuration",
+                source: err.into(),
             })?,
             command_context: repo
                 .command_context()

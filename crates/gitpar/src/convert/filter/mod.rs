@@ -29,13 +29,26 @@ use std::sync::{Mutex, PoisonError};
 use bstr::{BStr, BString, ByteSlice};
 use gix::filter::plumbing::Driver;
 
+/// Why the conversion of files could not be set up: the filter configuration, the command
+/// context or the attributes could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The filter configuration (`filter.<driver>.*`, `core.autocrlf`, ...) or the context
+    /// commands run with; gix's message.
+    #[error(transparent)]
+    Config(Box<dyn std::error::Error + Send + Sync>),
+    /// The attributes of the work tree and the index.
+    #[error("reading attributes: {0}")]
+    Attributes(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// The configured filter drivers: those that define a command (`smudge`, `clean` or
 /// `process`), and required ones (a required driver without the command for a direction fails
 /// every entry in that direction, as in git). Only configuration (repository, global, system,
 /// `-c`) defines drivers; a `.gitattributes` merely names one.
-pub(crate) fn drivers(repo: &gix::Repository) -> Result<Vec<Driver>, String> {
+pub(crate) fn drivers(repo: &gix::Repository) -> Result<Vec<Driver>, Error> {
     Ok(gix::filter::Pipeline::options(repo)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| Error::Config(Box::new(e)))?
         .drivers
         .into_iter()
         .filter(|d| d.smudge.is_some() || d.clean.is_some() || d.process.is_some() || d.required)

@@ -43,13 +43,13 @@ impl<'r> ToGit<'r> {
         repo: &'r gix::Repository,
         index: &gix::index::State,
         drivers: &'r [Driver],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, super::Error> {
         let attributes = repo
             .attributes_only(
                 index,
                 gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
             )
-            .map_err(|e| format!("reading attributes: {e}"))?
+            .map_err(|e| super::Error::Attributes(Box::new(e)))?
             .detach();
         ToGit::new(repo, attributes, drivers)
     }
@@ -60,11 +60,14 @@ impl<'r> ToGit<'r> {
         repo: &'r gix::Repository,
         attributes: gix::worktree::Stack,
         drivers: &'r [Driver],
-    ) -> Result<Self, String> {
-        let mut options = gix::filter::Pipeline::options(repo).map_err(|e| e.to_string())?;
+    ) -> Result<Self, super::Error> {
+        let mut options =
+            gix::filter::Pipeline::options(repo).map_err(|e| super::Error::Config(Box::new(e)))?;
         options.drivers.clear();
         let eol = options.eol_config;
-        let context = repo.command_context().map_err(|e| e.to_string())?;
+        let context = repo
+            .command_context()
+            .map_err(|e| super::Error::Config(Box::new(e)))?;
         let pipeline =
             gix::filter::plumbing::Pipeline::new(context.clone(), repo.object_hash(), options);
         let mut outcome = gix::attrs::search::Outcome::default();

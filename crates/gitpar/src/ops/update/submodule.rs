@@ -117,8 +117,8 @@ pub enum Error {
     Reflog(#[from] crate::repo::branch::ReflogError),
     /// git's words from [`crate::repo::branch`] (the submodule's configuration or its git
     /// directory's leading directories).
-    #[error("{0}")]
-    Repo(String),
+    #[error(transparent)]
+    Repo(#[from] crate::repo::branch::GitDirError),
 }
 
 /// One gitlink whose submodule the update moves: from `old` (`None`: it appears) to `new`
