@@ -587,66 +587,22 @@ impl Walk<'_, '_, '_> {
     ) -> Treatment {
         let mut dir_state = Treatment::None;
         let baselen = base.len();
-        // open_cached_dir
-        let listing = if self.valid_cached_dir(node, base.as_bstr(), check_only) {
-            None
-        } else {
-            let at = base.strip_suffix(b"/").unwrap_or(&base).as_bstr();
-            let read = self.cx.dirs.entries(at);
-            if let Some(n) = node {
-                self.cache.invalidate_directory(n);
-                self.cache.counters.dir_opened += 1;
-            }
-            match read {
-                Ok(entries) => Some(entries),
-                Err(err) => {
-                    let shown = if at.is_empty() {
-                        ".".into()
-                    } else {
-                        at.to_string()
-                    };
-                    self.warnings.push(format!(
-                        "could not open directory '{shown}': {}",
-                        crate::fs::strerror(&err)
-                    ));
-                    return dir_state;
-                }
-            }
+        let Ok(listing) = self.open_cached_dir(base.as_bstr(), node, check_only) else {
+            return dir_state;
         };
-        self.cache.counters.visited_directories += 1;
-        if let Some(n) = node {
-            self.cache.nodes[n].check_only = check_only;
-        }
         let from_disk = listing.is_some();
         let mut disk = listing.map(Vec::into_iter);
         let (mut next_dir, mut next_file) = (0, 0);
         loop {
-            // read_cached_dir
             let item = match disk.as_mut() {
                 Some(it) => match it.next() {
                     Some((name, kind)) => Item::Disk(name, kind),
                     None => break,
                 },
-                None => {
-                    let n = node.expect("a cached directory has a node");
-                    let mut found = None;
-                    while next_dir < self.cache.nodes[n].dirs.len() {
-                        let d = self.cache.nodes[n].dirs[next_dir];
-                        next_dir += 1;
-                        if self.cache.nodes[d].recurse {
-                            found = Some(Item::CachedDir(d));
-                            break;
-                        }
-                    }
-                    match found {
-                        Some(item) => item,
-                        None if next_file < self.cache.nodes[n].untracked.len() => {
-                            next_file += 1;
-                            Item::CachedFile(self.cache.nodes[n].untracked[next_file - 1].clone())
-                        }
-                        None => break,
-                    }
-                }
+                None => match self.read_cached_dir(node, &mut next_dir, &mut next_file) {
+                    Some(item) => item,
+                    None => break,
+                },
             };
             let (state, path) = self.treat_path(node, item, base.as_bstr());
             self.cache.counters.visited_paths += 1;
@@ -684,6 +640,63 @@ impl Walk<'_, '_, '_> {
             self.cache.nodes[n].recurse = true;
         }
         dir_state
+    }
+
+    /// git's `open_cached_dir`: `None` when the cache's listing of `base` is valid (the walk
+    /// reads it from the cache), else the directory read from disk (its node invalidated);
+    /// `Err` when it cannot be read, with git's warning recorded.
+    fn open_cached_dir(
+        &mut self,
+        base: &BStr,
+        node: Option<usize>,
+        check_only: bool,
+    ) -> Result<Option<Vec<(BString, FileType)>>, ()> {
+        if self.valid_cached_dir(node, base, check_only) {
+            return Ok(None);
+        }
+        let at = base.strip_suffix(b"/").unwrap_or(base).as_bstr();
+        let read = self.cx.dirs.entries(at);
+        if let Some(n) = node {
+            self.cache.invalidate_directory(n);
+            self.cache.counters.dir_opened += 1;
+        }
+        match read {
+            Ok(entries) => Ok(Some(entries)),
+            Err(err) => {
+                let shown = if at.is_empty() {
+                    ".".into()
+                } else {
+                    at.to_string()
+                };
+                self.warnings.push(format!(
+                    "could not open directory '{shown}': {}",
+                    crate::fs::strerror(&err)
+                ));
+                Err(())
+            }
+        }
+    }
+
+    /// git's `read_cached_dir` over a valid cached directory: its subdirectories still to
+    /// recurse into first, then its untracked files; `None` at the end.
+    fn read_cached_dir(
+        &self,
+        node: Option<usize>,
+        next_dir: &mut usize,
+        next_file: &mut usize,
+    ) -> Option<Item> {
+        let n = node.expect("a cached directory has a node");
+        let cached = &self.cache.nodes[n];
+        while *next_dir < cached.dirs.len() {
+            let d = cached.dirs[*next_dir];
+            *next_dir += 1;
+            if self.cache.nodes[d].recurse {
+                return Some(Item::CachedDir(d));
+            }
+        }
+        let file = cached.untracked.get(*next_file)?.clone();
+        *next_file += 1;
+        Some(Item::CachedFile(file))
     }
 
     fn add_untracked(&mut self, node: Option<usize>, name: &[u8]) {

@@ -99,7 +99,7 @@ impl<'r> ToGit<'r> {
             eol,
             outcome,
         } = self;
-        let platform = attributes
+        let mut platform = attributes
             .at_entry(rela, None, &repo.objects)
             .map_err(|e| io::Error::other(e.to_string()))?;
         outcome.reset();
@@ -113,64 +113,15 @@ impl<'r> ToGit<'r> {
         let encoding = value(1).and_then(BomEncoding::from_name);
 
         if let Some(driver) = driver {
-            let cleaned = runner.run(
-                driver,
-                Direction::Clean,
-                rela,
-                (&Meta::default(), None),
-                &src,
-                false,
-                |r| {
-                    let mut out = Vec::new();
-                    r.read_to_end(&mut out).map(|_| out)
-                },
-            );
-            match cleaned {
-                Ok(Filtered::Converted(Ok(out))) => src = out,
-                Ok(Filtered::Converted(Err(err))) => return Err(err),
-                Ok(Filtered::Unconverted | Filtered::Delayed) => {}
-                Err(fatal) => return Err(io::Error::other(fatal.message)),
-            }
-            runner.messages.clear();
+            src = clean(runner, driver, rela, src)?;
         }
-
-        let mut index_object = |out: &mut Vec<u8>| -> gix::Result<Option<()>> {
-            use gix::objs::Find;
-            let Some(entry) = index.entry_by_path(rela) else {
-                return Ok(None);
-            };
-            let found = repo.objects.try_find(&entry.id, out)?;
-            Ok(found
-                .filter(|o| o.kind == gix::objs::Kind::Blob)
-                .map(|_| ()))
-        };
-
+        let repo: &gix::Repository = repo;
+        let mut index_object = |out: &mut Vec<u8>| index_blob(repo, index, rela, out);
         buf.clear();
         let Some(encoding) = encoding else {
             // gix-filter does the rest: an encoding it knows, eol, ident.
-            let path = gix::path::from_bstr(rela).map_err(|e| io::Error::other(e.to_string()))?;
-            let converted = pipeline
-                .convert_to_git(
-                    &src[..],
-                    &path,
-                    &mut |_, attrs| {
-                        platform.matching_attributes(attrs);
-                    },
-                    &mut index_object,
-                )
-                .map_err(|e| io::Error::other(e.to_string()))?;
-            match converted {
-                ToGitOutcome::Unchanged(mut r) => {
-                    r.read_to_end(buf)?;
-                }
-                ToGitOutcome::Buffer(b) => buf.extend_from_slice(b),
-                ToGitOutcome::Process(mut r) => {
-                    r.read_to_end(buf)?;
-                }
-            }
-            return Ok(());
+            return through_pipeline(pipeline, &mut platform, rela, &src, &mut index_object, buf);
         };
-
         // Ours: the encoding (left as it is where git cannot decode), then eol and ident with
         // gix-filter's functions and git's attribute rules.
         if let Some(utf8) = encoding.decode(&src) {
@@ -183,29 +134,121 @@ impl<'r> ToGit<'r> {
             *eol,
         );
         let ident = attrs[5].assignment.state.is_set();
-        let converted = eol::convert_to_git(
-            &src,
-            digest,
-            buf,
-            &mut index_object,
-            eol::convert_to_git::Options {
-                round_trip_check: None,
-                config: *eol,
+        eol_and_ident(src, (digest, *eol, ident), &mut index_object, buf)
+    }
+}
+
+/// The driver's `clean` of `src` (per file, or by the long-running filter): what it made, or
+/// `src` as it was when the driver left it unconverted.
+fn clean(
+    runner: &mut Runner<'_>,
+    driver: &Driver,
+    rela: &BStr,
+    src: Vec<u8>,
+) -> io::Result<Vec<u8>> {
+    let cleaned = runner.run(
+        driver,
+        Direction::Clean,
+        rela,
+        (&Meta::default(), None),
+        &src,
+        false,
+        |r| {
+            let mut out = Vec::new();
+            r.read_to_end(&mut out).map(|_| out)
+        },
+    );
+    let out = match cleaned {
+        Ok(Filtered::Converted(Ok(out))) => out,
+        Ok(Filtered::Converted(Err(err))) => return Err(err),
+        Ok(Filtered::Unconverted | Filtered::Delayed) => src,
+        Err(fatal) => return Err(io::Error::other(fatal.message)),
+    };
+    runner.messages.clear();
+    Ok(out)
+}
+
+/// The index's blob of `rela` into `out`, which git's `text=auto` consults (`None`: no such
+/// entry, or not a blob).
+fn index_blob(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    rela: &BStr,
+    out: &mut Vec<u8>,
+) -> gix::Result<Option<()>> {
+    use gix::objs::Find;
+    let Some(entry) = index.entry_by_path(rela) else {
+        return Ok(None);
+    };
+    let found = repo.objects.try_find(&entry.id, out)?;
+    Ok(found
+        .filter(|o| o.kind == gix::objs::Kind::Blob)
+        .map(|_| ()))
+}
+
+/// gix-filter's to-git pipeline (an encoding it knows, eol, ident) of `src` into `buf`, with
+/// the attributes of `platform`.
+fn through_pipeline(
+    pipeline: &mut gix::filter::plumbing::Pipeline,
+    platform: &mut gix::worktree::stack::Platform<'_>,
+    rela: &BStr,
+    src: &[u8],
+    index_object: &mut dyn FnMut(&mut Vec<u8>) -> gix::Result<Option<()>>,
+    buf: &mut Vec<u8>,
+) -> io::Result<()> {
+    let path = gix::path::from_bstr(rela).map_err(|e| io::Error::other(e.to_string()))?;
+    let converted = pipeline
+        .convert_to_git(
+            src,
+            &path,
+            &mut |_, attrs| {
+                platform.matching_attributes(attrs);
             },
+            index_object,
         )
         .map_err(|e| io::Error::other(e.to_string()))?;
-        if converted {
-            std::mem::swap(&mut src, buf);
+    match converted {
+        ToGitOutcome::Unchanged(mut r) => {
+            r.read_to_end(buf)?;
         }
-        buf.clear();
-        let undone = ident
-            && gix::filter::plumbing::ident::undo(&src, buf)
-                .map_err(|e| io::Error::other(e.to_string()))?;
-        if !undone {
-            *buf = src;
+        ToGitOutcome::Buffer(b) => buf.extend_from_slice(b),
+        ToGitOutcome::Process(mut r) => {
+            r.read_to_end(buf)?;
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// The eol conversion (`digest`, with the configuration `eol`) and, if `ident` is set, the
+/// undoing of `$Id$` expansions, of `src` into `buf`.
+fn eol_and_ident(
+    mut src: Vec<u8>,
+    (digest, eol, ident): (eol::AttributesDigest, eol::Configuration, bool),
+    index_object: &mut dyn FnMut(&mut Vec<u8>) -> gix::Result<Option<()>>,
+    buf: &mut Vec<u8>,
+) -> io::Result<()> {
+    let converted = eol::convert_to_git(
+        &src,
+        digest,
+        buf,
+        index_object,
+        eol::convert_to_git::Options {
+            round_trip_check: None,
+            config: eol,
+        },
+    )
+    .map_err(|e| io::Error::other(e.to_string()))?;
+    if converted {
+        std::mem::swap(&mut src, buf);
+    }
+    buf.clear();
+    let undone = ident
+        && gix::filter::plumbing::ident::undo(&src, buf)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    if !undone {
+        *buf = src;
+    }
+    Ok(())
 }
 
 /// The end-of-line treatment of a path from its `text`, `crlf` and `eol` attributes and the
