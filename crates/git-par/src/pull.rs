@@ -13,7 +13,7 @@
 use std::ffi::OsString;
 
 use crate::branches::{advise_if_enabled, advise_in};
-use crate::fatal;
+use crate::exit::fatal;
 use crate::gitopts::{self, both, long, short, Arity, Given, Parsed, Spec};
 use crate::merge::Caller;
 
@@ -72,7 +72,7 @@ const NONEG: &[&str] = &["n", "ff-only", "unshallow", "refmap"];
 /// Replace this process by `git pull` with git-par's own arguments, saying why with
 /// `GIT_PAR_TRACE`.
 fn hand_to_git(why: &str) -> u8 {
-    crate::patch::hand_to_git("pull", why, &crate::own_args())
+    crate::patch::hand_to_git("pull", why, &crate::git::own_args())
 }
 
 /// An option as `OPT_PASSTHRU` rebuilds it: `--[no-]<long>[=<value>]`, or `-<short><value>`
@@ -178,7 +178,7 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
     if p.flag("dry-run") == Some(true) {
         return Err(hand_to_git("--dry-run"));
     }
-    let opened = crate::switch::open_repo(overrides)?;
+    let opened = crate::hooks::open_repo(overrides)?;
     let repo = &opened.repo;
     let config = repo.config_snapshot();
     if config.boolean("submodule.recurse") == Some(true) {
@@ -257,12 +257,12 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
         Some((r, rest)) => (Some(r.clone()), rest.to_vec()),
         None => (None, Vec::new()),
     };
-    let code = crate::run_git(&fetch_args(&p, remote.as_ref(), &refspecs), None)?;
+    let code = crate::git::run_git(&fetch_args(&p, remote.as_ref(), &refspecs), None)?;
     if code != 0 {
         return Err(1);
     }
     // The fetch wrote objects and refs: read them afresh.
-    let opened = crate::switch::open_repo(overrides)?;
+    let opened = crate::hooks::open_repo(overrides)?;
     let repo = &opened.repo;
     let curr_head = repo.head_commit().map(|c| c.id).ok();
     if let Some(curr) = curr_head.filter(|c| *c != orig_head) {
@@ -441,12 +441,12 @@ fn catch_up_work_tree(
          commit {orig}."
     );
     let workdir = opened.require_workdir()?.to_owned();
-    let args = crate::CheckoutArgs {
+    let args = crate::checkout_args::CheckoutArgs {
         preserve_ignored: true,
-        ..crate::CheckoutArgs::default()
+        ..crate::checkout_args::CheckoutArgs::default()
     };
-    let options = crate::switch::options(repo, &args, gitpar::update::Policy::Safe);
-    let result = crate::switch::with_progress(&args, |ctx| {
+    let options = crate::engine::update_options(repo, &args, gitpar::update::Policy::Safe);
+    let result = crate::engine::with_progress(&args, |ctx| {
         gitpar::fast_forward::update(
             repo,
             orig,

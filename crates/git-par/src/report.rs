@@ -8,7 +8,7 @@ use gitpar::repo::notice::{Notice, Sink};
 use gitpar::update::{Error as UpdateError, Outcome as UpdateOutcome};
 
 use crate::branches::{advice_enabled, advise};
-use crate::{fatal, FATAL};
+use crate::exit::{fatal, FATAL};
 
 /// The sink the binary hands the engine: every notice printed as git prints it, when it
 /// happens.

@@ -21,7 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use bstr::{BStr, BString, ByteSlice};
 use gitpar::status::{Change, IgnoreSubmodules, Ignored, Status, StatusOptions, Untracked};
 
-use crate::{fatal, repo::Opened};
+use crate::exit::fatal;
+use crate::repo::Opened;
 
 mod wt_state;
 
@@ -141,7 +142,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
 fn hand_to_git(why: &str) -> u8 {
     let mut git = vec![OsString::from("status")];
     git.extend(
-        crate::own_args()
+        crate::git::own_args()
             .into_iter()
             .skip_while(|a| a != "status")
             .skip(1),
@@ -356,7 +357,7 @@ impl Head {
             .and_then(|h| h.referent_name())
             .map(|n| n.as_bstr().to_owned());
         let commit = head.as_ref().and_then(|h| h.id()).map(gix::Id::detach);
-        let tree = commit.and_then(|c| crate::tree_of(repo, c).ok());
+        let tree = commit.and_then(|c| crate::engine::tree_of(repo, c).ok());
         let upstream = branch.as_ref().and_then(|b| upstream(repo, b.as_bstr()));
         Head {
             branch,
@@ -469,13 +470,13 @@ fn relative(path: &BStr, prefix: &BStr) -> BString {
 /// (`QUOTE_PATH_QUOTE_SP`, the short formats).
 fn quote(path: &BStr, space: bool) -> BString {
     if space && path.contains(&b' ') {
-        let q = crate::quote_path(path);
+        let q = crate::quote::quote_path(path);
         if q.starts_with('"') {
             return q.into();
         }
         return format!("\"{q}\"").into();
     }
-    crate::quote_path(path).into()
+    crate::quote::quote_path(path).into()
 }
 
 const GREEN: &str = "\x1b[32m";
