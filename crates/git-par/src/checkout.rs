@@ -102,28 +102,7 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         Parsed::Guessed(_) => Vec::new(),
     };
     if let Some(first) = paths.first() {
-        if paths_reach_submodules(&opened, args.checkout.recurse_submodules) {
-            return Err(paths_to_git("checkout"));
-        }
-        let commit = match &parsed {
-            Parsed::Rev(target, _) => target.commit,
-            _ => None,
-        };
-        let creating = args.create.as_ref().or(args.force_create.as_ref());
-        if let (Some(new), None, 1) = (creating, commit, paths.len()) {
-            return Err(fatal(format!(
-                "'{first}' is not a commit and a branch '{new}' cannot be created from it"
-            )));
-        }
-        if args.detach {
-            return Err(fatal(format!(
-                "git checkout: --detach does not take a path argument '{first}'"
-            )));
-        }
-        let given = [args.stage.get().is_some(), args.force, args.merge.given()];
-        if given.iter().filter(|&&g| g).count() > 1 {
-            return Err(MergeArgs::refuse_incompatible());
-        }
+        refuse_paths_with(&opened, &args, &parsed, first, paths.len())?;
     }
     let paths = args.pathspec_file.pathspecs(paths, args.detach)?;
     let new = crate::branches::requested(
@@ -135,39 +114,8 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         &args.branch,
     )?;
     if !paths.is_empty() {
-        crate::branches::refuse_track_with_paths(&args.branch)?;
-        if let Some(new) = args.create.as_ref().or(args.force_create.as_ref()) {
-            return Err(fatal(format!(
-                "Cannot update paths and switch to branch '{new}' at the same time."
-            )));
-        }
-        let source = match &parsed {
-            Parsed::Rev(target, _) => Some(target.tree),
-            _ => None,
-        };
-        if let Parsed::Rev(target, _) = &parsed {
-            // git's `checkout_worktree`: the ref the argument names, the commit (or tree).
-            args.checkout.filter_meta = gitpar::FilterMeta {
-                ref_name: crate::names::dwim_ref(repo, &target.name),
-                treeish: Some(target.commit.unwrap_or(target.tree)),
-            };
-        }
-        if source.is_some() && (args.stage.get().is_some() || args.merge.given()) {
-            return Err(StageArgs::refuse_tree());
-        }
-        return restore_paths(
-            &opened,
-            source,
-            source.is_some(),
-            true,
-            args.overlay.resolve(true),
-            (args.force, args.ignore_skip_worktree_bits),
-            &paths,
-            &args.checkout,
-            !words.dash_dash && !before.is_empty(),
-            args.stage.get(),
-            args.merge.style(repo),
-        );
+        let count_paths = !words.dash_dash && !before.is_empty();
+        return checkout_paths(&opened, &mut args, &parsed, &paths, count_paths);
     }
     if args.overlay.given() {
         return Err(fatal(
@@ -198,6 +146,87 @@ pub fn checkout(mut args: CheckoutCmdArgs, overrides: &[String]) -> Result<(), u
         merge,
         &args.checkout,
         "checkout",
+    )
+}
+
+/// git's refusals of a paths form given with what only the branch form takes (a new branch from
+/// something that is no commit, `--detach`), or with more than one of `--ours/--theirs`,
+/// `--force` and `--merge`; a path checkout that would move submodules is git's.
+fn refuse_paths_with(
+    opened: &crate::repo::Opened,
+    args: &CheckoutCmdArgs,
+    parsed: &Parsed<(Head, gix::ObjectId)>,
+    first: &str,
+    count: usize,
+) -> Result<(), u8> {
+    if paths_reach_submodules(opened, args.checkout.recurse_submodules) {
+        return Err(paths_to_git("checkout"));
+    }
+    let commit = match parsed {
+        Parsed::Rev(target, _) => target.commit,
+        _ => None,
+    };
+    let creating = args.create.as_ref().or(args.force_create.as_ref());
+    if let (Some(new), None, 1) = (creating, commit, count) {
+        return Err(fatal(format!(
+            "'{first}' is not a commit and a branch '{new}' cannot be created from it"
+        )));
+    }
+    if args.detach {
+        return Err(fatal(format!(
+            "git checkout: --detach does not take a path argument '{first}'"
+        )));
+    }
+    let given = [args.stage.get().is_some(), args.force, args.merge.given()];
+    if given.iter().filter(|&&g| g).count() > 1 {
+        return Err(MergeArgs::refuse_incompatible());
+    }
+    Ok(())
+}
+
+/// The paths form, `checkout [<tree-ish>] [--] <paths>`: git's refusals with a new branch or
+/// `--track`, what the filters are told, then the paths restored from the tree (index too) or
+/// the index; `count_paths`: say how many were updated.
+fn checkout_paths(
+    opened: &crate::repo::Opened,
+    args: &mut CheckoutCmdArgs,
+    parsed: &Parsed<(Head, gix::ObjectId)>,
+    paths: &[String],
+    count_paths: bool,
+) -> Result<(), u8> {
+    let repo = &opened.repo;
+    crate::branches::refuse_track_with_paths(&args.branch)?;
+    if let Some(new) = args.create.as_ref().or(args.force_create.as_ref()) {
+        return Err(fatal(format!(
+            "Cannot update paths and switch to branch '{new}' at the same time."
+        )));
+    }
+    let source = match parsed {
+        Parsed::Rev(target, _) => Some(target.tree),
+        _ => None,
+    };
+    if let Parsed::Rev(target, _) = parsed {
+        // git's `checkout_worktree`: the ref the argument names, the commit (or tree).
+        args.checkout.filter_meta = gitpar::FilterMeta {
+            ref_name: crate::names::dwim_ref(repo, &target.name),
+            treeish: Some(target.commit.unwrap_or(target.tree)),
+        };
+    }
+    if source.is_some() && (args.stage.get().is_some() || args.merge.given()) {
+        return Err(StageArgs::refuse_tree());
+    }
+    restore_paths(
+        opened,
+        source,
+        source.is_some(),
+        true,
+        args.overlay.resolve(true),
+        (args.force, args.ignore_skip_worktree_bits),
+        paths,
+        &args.checkout,
+        count_paths,
+        args.stage.get(),
+        args.merge.style(repo),
     )
 }
 

@@ -72,6 +72,9 @@ pub(crate) fn pathspec(
     gitpar::plan::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
 }
 
+/// Restore the paths `specs` select from `source` (the index when `None`) to the work tree
+/// and/or the index, as `checkout [<tree-ish>] -- <paths>` and `restore` do, with git's
+/// messages; `count_paths`: say how many paths were updated (`checkout <rev> <paths>`).
 #[allow(clippy::too_many_arguments)] // each flag is one of git's options for the two commands
 pub(crate) fn restore_paths(
     opened: &Opened,
@@ -126,30 +129,7 @@ pub(crate) fn restore_paths(
     );
     match result {
         Ok(outcome) => {
-            if !args.quiet {
-                for path in &outcome.unmerged {
-                    eprintln!("warning: path '{path}' is unmerged");
-                }
-            }
-            for path in &outcome.binary {
-                eprintln!("warning: Cannot merge binary files: {path} (ours vs. theirs)");
-            }
-            for e in &outcome.errors {
-                eprintln!("error: {e}");
-            }
-            if count_paths && !args.quiet {
-                // git's `checkout <rev> <paths>` without `--`: "Updated N paths from …", after
-                // "Recreated N merge conflicts" for `-m`.
-                let recreated = outcome.recreated;
-                if recreated > 0 {
-                    let s = if recreated == 1 { "" } else { "s" };
-                    eprintln!("Recreated {recreated} merge conflict{s}");
-                }
-                let written = outcome.written.saturating_sub(recreated);
-                if source.is_some() || recreated == 0 || written > 0 {
-                    eprintln!("{}", crate::revision::updated_paths(repo, source, written));
-                }
-            }
+            report_restored(repo, &outcome, args.quiet, count_paths, source);
             let status = match entries_status(&outcome.errors) {
                 0 => Ok(()),
                 code => Err(code),
@@ -157,53 +137,96 @@ pub(crate) fn restore_paths(
             // git's `checkout_paths` (restore too) ends with `post-checkout HEAD HEAD 0`.
             crate::hooks::after_paths(opened, status)
         }
-        Err(gitpar::restore::Error::Unmerged(paths)) => {
+        Err(e) => Err(restore_error(e)),
+    }
+}
+
+/// git's warnings and errors for a restore that ran: unmerged paths left alone (unless
+/// `quiet`), binary files it could not merge, paths it could not write, and with `count_paths`
+/// (and not `quiet`), "Recreated N merge conflicts" and "Updated N paths from …".
+fn report_restored(
+    repo: &gix::Repository,
+    outcome: &gitpar::restore::Outcome,
+    quiet: bool,
+    count_paths: bool,
+    source: Option<gix::ObjectId>,
+) {
+    if !quiet {
+        for path in &outcome.unmerged {
+            eprintln!("warning: path '{path}' is unmerged");
+        }
+    }
+    for path in &outcome.binary {
+        eprintln!("warning: Cannot merge binary files: {path} (ours vs. theirs)");
+    }
+    for e in &outcome.errors {
+        eprintln!("error: {e}");
+    }
+    if count_paths && !quiet {
+        // git's `checkout <rev> <paths>` without `--`: "Updated N paths from …", after
+        // "Recreated N merge conflicts" for `-m`.
+        let recreated = outcome.recreated;
+        if recreated > 0 {
+            let s = if recreated == 1 { "" } else { "s" };
+            eprintln!("Recreated {recreated} merge conflict{s}");
+        }
+        let written = outcome.written.saturating_sub(recreated);
+        if source.is_some() || recreated == 0 || written > 0 {
+            eprintln!("{}", crate::revision::updated_paths(repo, source, written));
+        }
+    }
+}
+
+/// git's messages for a restore that stopped, and its exit code.
+fn restore_error(e: gitpar::restore::Error) -> u8 {
+    match e {
+        gitpar::restore::Error::Unmerged(paths) => {
             for path in &paths {
                 eprintln!("error: path '{path}' is unmerged");
             }
-            Err(1)
+            1
         }
-        Err(gitpar::restore::Error::MissingStage { stage, paths }) => {
+        gitpar::restore::Error::MissingStage { stage, paths } => {
             let whose = if stage == 2 { "our" } else { "their" };
             for path in &paths {
                 eprintln!("error: path '{path}' does not have {whose} version");
             }
-            Err(1)
+            1
         }
-        Err(gitpar::restore::Error::MissingStages(paths)) => {
+        gitpar::restore::Error::MissingStages(paths) => {
             for path in &paths {
                 eprintln!("error: path '{path}' does not have all necessary versions");
             }
-            Err(1)
+            1
         }
-        Err(gitpar::restore::Error::NoMatch(specs)) => {
+        gitpar::restore::Error::NoMatch(specs) => {
             for spec in &specs {
                 eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
             }
-            Err(1)
+            1
         }
-        Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Entries(errors))) => {
+        gitpar::restore::Error::Checkout(gitpar::checkout::Error::Entries(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");
             }
-            Err(ENTRY_FAILED)
+            ENTRY_FAILED
         }
-        Err(gitpar::restore::Error::Checkout(err @ gitpar::checkout::Error::Filter { .. })) => {
+        gitpar::restore::Error::Checkout(err @ gitpar::checkout::Error::Filter { .. }) => {
             report::checkout_error(&err);
-            Err(crate::exit::FATAL)
+            crate::exit::FATAL
         }
-        Err(gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted)) => {
+        gitpar::restore::Error::Checkout(gitpar::checkout::Error::Interrupted) => {
             eprintln!("error: interrupted");
-            Err(crate::interrupt::EXIT_CODE)
+            crate::interrupt::EXIT_CODE
         }
-        Err(stopped @ gitpar::restore::Error::Subtree { .. }) => {
+        stopped @ gitpar::restore::Error::Subtree { .. } => {
             if let gitpar::restore::Error::Subtree { failed, .. } = &stopped {
                 for e in failed {
                     eprintln!("error: {e}");
                 }
             }
-            Err(fatal(stopped))
+            fatal(stopped)
         }
-        Err(other) => Err(fatal(other)),
+        other => fatal(other),
     }
 }
