@@ -13,6 +13,7 @@ use crate::repo::Opened;
 use crate::report;
 use crate::revision::Parsed;
 
+/// The commit `spec` names (`A...B` too), quietly: `None` when it names none.
 pub(crate) fn resolve_commit(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
     crate::revision::commit_mb(repo, spec)
 }
