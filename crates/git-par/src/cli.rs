@@ -72,6 +72,15 @@ pub(crate) enum Command {
     /// merges are git's.
     #[command(override_usage = "git par pull [git pull's options] [<repository> [<refspec>...]]")]
     Pull(PassThrough),
+    /// Print a completion script for bash, zsh or fish (for `git par ...` and `git-par ...`).
+    #[command(long_about = COMPLETION_HELP)]
+    Completion {
+        /// The shell to complete in.
+        shell: Shell,
+    },
+    /// Print git-par's manual page (roff), the one docs/git-par.1 holds.
+    #[command(hide = true)]
+    Manpage,
     /// Make git-par stand in for git: a link named `git` in DIR, and the PATH line to use.
     #[command(
         long_about = "Make a link named `git` to git-par in DIR (created if missing) and print the \
@@ -99,6 +108,33 @@ pub(crate) enum WorktreeCommand {
                       -j N sets git-par's writer threads (else checkout.workers)."
     )]
     Add(PassThrough),
+}
+
+/// How to install each shell's completion: `git par completion --help`.
+const COMPLETION_HELP: &str = "Print a completion script for git-par's commands and options.
+
+bash: put this line in ~/.bashrc (git's own completion then completes `git par ...` too):
+    eval \"$(git par completion bash)\"
+
+zsh: write the script to a directory on fpath, before compinit runs in ~/.zshrc:
+    git par completion zsh > ~/.zfunc/_git-par
+    (and in ~/.zshrc: fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit)
+
+fish: write the script where fish looks for completions:
+    git par completion fish > ~/.config/fish/completions/git-par.fish
+
+The manual page (for `git par --help`, which runs `man git-par`):
+    install -Dm644 docs/git-par.1 ~/.local/share/man/man1/git-par.1";
+
+/// The shells `git par completion` writes a script for.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shell {
+    /// GNU bash, hooked into git's own completion.
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish.
+    Fish,
 }
 
 /// `git par refresh`'s options.

@@ -10,6 +10,7 @@ mod checkout;
 mod checkout_args;
 mod cli;
 mod clone;
+mod completion;
 mod config_env;
 mod engine;
 mod exit;
@@ -18,6 +19,7 @@ mod gitopts;
 mod hooks;
 mod identity;
 mod interrupt;
+mod man_page;
 mod merge;
 mod names;
 mod option_groups;
@@ -75,6 +77,8 @@ fn main() -> ExitCode {
         Command::Pull(args) => pull::pull(args.args, &overrides),
         Command::Bench(args) => bench::run(args),
         Command::Shim { dir } => transparent::shim(&dir),
+        Command::Completion { shell } => completion::print(shell),
+        Command::Manpage => man_page::print(),
     };
     // git waits for its long-running filters when it exits.
     gitpar::finish_filters();
