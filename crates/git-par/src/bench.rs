@@ -137,7 +137,7 @@ pub fn run(args: BenchArgs) -> Result<(), u8> {
         Ok(()) => Ok(()),
         Err(err) => {
             eprintln!("fatal: {err:#}");
-            Err(crate::FATAL)
+            Err(crate::exit::FATAL)
         }
     }
 }

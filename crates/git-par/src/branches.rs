@@ -14,7 +14,7 @@ use clap::Args;
 use gitpar::repo::create_branch::resolve_symbolic;
 pub(crate) use gitpar::repo::create_branch::{NewBranch, Track};
 
-use crate::{fatal, FATAL};
+use crate::exit::{fatal, FATAL};
 
 /// The branch options `switch` and `checkout` share.
 #[derive(Args, Debug, Default)]

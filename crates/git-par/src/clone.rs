@@ -12,14 +12,16 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::checkout_args::CheckoutArgs;
+use crate::exit::{fatal, FATAL};
 use crate::gitopts::{self, Parsed};
-use crate::{fatal, hooks, interrupt, CheckoutArgs, FATAL};
+use crate::{hooks, interrupt};
 
 /// Run `git par clone ARGS` (the arguments after `clone`).
 pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let parsed = gitopts::parse(&args, gitopts::CLONE);
     if parsed.help {
-        crate::print_help(&["clone"]);
+        crate::cli::print_help(&["clone"]);
         return Ok(());
     }
     let bare = parsed.flag("bare") == Some(true) || parsed.flag("mirror") == Some(true);
@@ -30,7 +32,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     if checks_out {
         git_args.insert(1 + parsed.append_at(&args), "--no-checkout".into());
     }
-    let status = crate::run_git(&git_args, None)?;
+    let status = crate::git::run_git(&git_args, None)?;
     if status != 0 || !checks_out {
         return if status == 0 { Ok(()) } else { Err(status) };
     }
@@ -50,7 +52,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     let Some(commit) = head_to_check_out(&repo)? else {
         return Ok(());
     };
-    let tree = crate::tree_of(&repo, commit).map_err(fatal)?;
+    let tree = crate::engine::tree_of(&repo, commit).map_err(fatal)?;
     let checkout = CheckoutArgs {
         jobs: None,
         quiet,
@@ -65,7 +67,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         },
         ..CheckoutArgs::default()
     };
-    let checked_out = crate::run_checkout(&repo, tree, &workdir, &checkout, None);
+    let checked_out = crate::engine::run_checkout(&repo, tree, &workdir, &checkout, None);
     if let Ok(outcome) = &checked_out {
         report_collisions(&repo, &outcome.collisions);
     }
@@ -388,7 +390,7 @@ fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
         read_tree.push("-v".into());
     }
     read_tree.push("HEAD".into());
-    if crate::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
+    if crate::git::run_git(&read_tree, Some((&workdir, &git_dir)))? != 0 {
         eprintln!("fatal: unable to checkout working tree");
         checkout_failed();
         return Err(FATAL);
@@ -399,7 +401,7 @@ fn checkout_by_git(parsed: &Parsed, dir: &Path, quiet: bool) -> Result<(), u8> {
         .map(OsString::from)
         .chain([null.into(), head.into(), "1".into()])
         .collect();
-    let rc = crate::run_git(&hook, Some((&workdir, &git_dir)))?;
+    let rc = crate::git::run_git(&hook, Some((&workdir, &git_dir)))?;
     if rc == 0 && parsed.flag("recurse-submodules") == Some(true) {
         let filter = git_output(
             dir,
@@ -522,11 +524,11 @@ fn update_submodules(
     if engine.is_some() {
         run_git_quiet_stdout(&args, workdir, &git_dir)
     } else {
-        crate::run_git(&args, Some((workdir, &git_dir)))
+        crate::git::run_git(&args, Some((workdir, &git_dir)))
     }
 }
 
-/// [`crate::run_git`] with standard output held back: what git prints for the `!true` update
+/// [`crate::git::run_git`] with standard output held back: what git prints for the `!true` update
 /// command (`Submodule path 'x': 'true <id>'`) is not what happened; [`clone_submodules`] says
 /// what the engine did instead. Standard error (cloning progress, errors) passes through.
 fn run_git_quiet_stdout(args: &[OsString], dir: &Path, git_dir: &Path) -> Result<u8, u8> {

@@ -199,3 +199,12 @@ pub(crate) fn after_worktree_add(
     };
     gitpar::repo::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }
+
+/// The repository, work tree and index as git's setup finds them (`GIT_DIR`, `GIT_WORK_TREE`,
+/// `GIT_INDEX_FILE`, `core.worktree`, `safe.directory`, ...).
+pub(crate) fn open_repo(overrides: &[String]) -> Result<Opened, u8> {
+    let opened = crate::repo::open(overrides)?;
+    // The `reference-transaction` hook runs from wherever refs move (`reftx.rs`).
+    remember(&opened);
+    Ok(opened)
+}

@@ -14,8 +14,9 @@ use std::io::Write as _;
 
 use gix::ObjectId;
 
+use crate::checkout_args::CheckoutArgs;
 use crate::gitopts::{self, alias, both, long, short, Arity, Spec};
-use crate::{report, CheckoutArgs};
+use crate::report;
 
 /// The options of `git merge` (git 2.47's `builtin_merge_options`).
 pub(crate) const MERGE: &[Spec] = &[
@@ -86,7 +87,7 @@ pub(crate) fn opens_an_editor(args: &[OsString]) -> bool {
 /// Replace this process by git for this merge, saying why with `GIT_PAR_TRACE`.
 fn hand_to_git(args: &[OsString], caller: Caller, why: &str) -> u8 {
     let git = match caller {
-        Caller::User => crate::own_args(),
+        Caller::User => crate::git::own_args(),
         Caller::Pull => std::iter::once(OsString::from("merge"))
             .chain(args.iter().cloned())
             .collect(),
@@ -196,7 +197,7 @@ fn config_ff(config: &gix::config::Snapshot<'_>) -> Option<Ff> {
 pub(crate) fn run(args: &[OsString], overrides: &[String], caller: Caller) -> Result<(), u8> {
     let hand = |why: &str| hand_to_git(args, caller, why);
     let w = wanted(args).map_err(hand)?;
-    let opened = crate::switch::open_repo(overrides)?;
+    let opened = crate::hooks::open_repo(overrides)?;
     gitpar::sys::phase::mark("repository opened");
     let repo = &opened.repo;
     let config = repo.config_snapshot();
@@ -337,8 +338,8 @@ fn fast_forward(
     if w.verbosity >= 0 {
         println!(
             "Updating {}..{}",
-            crate::short(repo, head),
-            crate::short(repo, theirs)
+            crate::names::short(repo, head),
+            crate::names::short(repo, theirs)
         );
     }
     let stat = w.verbosity >= 0
@@ -359,8 +360,8 @@ fn fast_forward(
         },
         ..CheckoutArgs::default()
     };
-    let options = crate::switch::options(repo, &args, gitpar::update::Policy::Safe);
-    let outcome = crate::switch::with_progress(&args, |ctx| {
+    let options = crate::engine::update_options(repo, &args, gitpar::update::Policy::Safe);
+    let outcome = crate::engine::with_progress(&args, |ctx| {
         gitpar::fast_forward::update(
             repo,
             head,

@@ -90,7 +90,7 @@ pub fn hand_to_git(what: &str, why: &str, args: &[OsString]) -> u8 {
     }
     let _ = std::io::stdout().flush();
     let err = exec_git(args);
-    crate::fatal(format!("cannot run git: {err}"))
+    crate::exit::fatal(format!("cannot run git: {err}"))
 }
 
 #[cfg(test)]

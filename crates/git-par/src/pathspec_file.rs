@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::fatal;
+use crate::exit::fatal;
 
 /// `--pathspec-from-file=FILE` (`-`: standard input) and `--pathspec-file-nul`.
 #[derive(Args, Debug, Default)]

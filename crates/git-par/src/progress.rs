@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use gitpar::Progress;
 
-use crate::CheckoutArgs;
+use crate::checkout_args::CheckoutArgs;
 
 /// How often the line is redrawn.
 const TICK: Duration = Duration::from_millis(100);

@@ -13,7 +13,7 @@
 use std::ffi::OsString;
 
 use crate::branches::{advise_if_enabled, advise_in};
-use crate::fatal;
+use crate::exit::fatal;
 use crate::gitopts::{self, both, long, short, Arity, Given, Parsed, Spec};
 use crate::merge::Caller;
 
@@ -72,7 +72,7 @@ const NONEG: &[&str] = &["n", "ff-only", "unshallow", "refmap"];
 /// Replace this process by `git pull` with git-par's own arguments, saying why with
 /// `GIT_PAR_TRACE`.
 fn hand_to_git(why: &str) -> u8 {
-    crate::patch::hand_to_git("pull", why, &crate::own_args())
+    crate::patch::hand_to_git("pull", why, &crate::git::own_args())
 }
 
 /// An option as `OPT_PASSTHRU` rebuilds it: `--[no-]<long>[=<value>]`, or `-<short><value>`
@@ -158,6 +158,71 @@ fn config_value(config: &gix::config::Snapshot<'_>, key: &str) -> Option<Option<
 /// `git par pull ARGS` (the arguments after `pull`).
 pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let p = gitopts::parse(&args, PULL);
+    refuse_unread_options(&p)?;
+    let opened = crate::hooks::open_repo(overrides)?;
+    let repo = &opened.repo;
+    let config = repo.config_snapshot();
+    if config.boolean("submodule.recurse") == Some(true) {
+        return Err(hand_to_git("submodule.recurse"));
+    }
+    // `--rebase[=<how>]`, `-r`, `--no-rebase`: anything but false rebases.
+    let cli_rebase = p.options.iter().rev().find(|o| o.name == "rebase");
+    let opt_ff = ff_option(&p, &config, cli_rebase.is_some())?;
+    let branch = repo
+        .head_name()
+        .ok()
+        .flatten()
+        .map(|n| n.shorten().to_string());
+    let (rebase, rebase_unspecified) = rebase_choice(cli_rebase, branch.as_deref(), &config);
+    if rebase != Some(false) {
+        return Err(hand_to_git("a rebasing pull"));
+    }
+    if p.flag("autostash") == Some(true) {
+        return Err(hand_to_git("--autostash"));
+    }
+    let orig_head = refuse_repository_state(&opened)?;
+    // From here on the pull is git-par's: git's pull names itself in every reflog line.
+    set_reflog_action(&args);
+    let (remote, refspecs) = match p.positionals.split_first() {
+        Some((r, rest)) => (Some(r.clone()), rest.to_vec()),
+        None => (None, Vec::new()),
+    };
+    let code = crate::git::run_git(&fetch_args(&p, remote.as_ref(), &refspecs), None)?;
+    if code != 0 {
+        return Err(1);
+    }
+    // The fetch wrote objects and refs: read them afresh.
+    let opened = crate::hooks::open_repo(overrides)?;
+    let repo = &opened.repo;
+    let curr_head = repo.head_commit().map(|c| c.id).ok();
+    if let Some(curr) = curr_head.filter(|c| *c != orig_head) {
+        catch_up_work_tree(&opened, orig_head, curr)?;
+    }
+    let Some(merge_heads) = crate::merge::fetch_head_commits(repo) else {
+        return Err(fatal(format!(
+            "could not open '{}' for reading: No such file or directory",
+            repo.git_dir().join("FETCH_HEAD").display()
+        )));
+    };
+    if merge_heads.is_empty() {
+        no_merge_candidates(repo, branch.as_deref(), remote.as_ref(), &refspecs);
+        return Err(1);
+    }
+    let ff_only = opt_ff.as_deref() == Some("--ff-only".as_ref());
+    if merge_heads.len() > 1 && ff_only {
+        return Err(fatal("Cannot fast-forward to multiple branches."));
+    }
+    let divergent = diverges(repo, orig_head, &merge_heads)?;
+    if divergent {
+        refuse_divergent(repo, ff_only, opt_ff.is_none() && rebase_unspecified)?;
+    }
+    let args = merge_args(&p, opt_ff);
+    crate::merge::run(&args, overrides, Caller::Pull)
+}
+
+/// The options git-par's pull does not carry out itself: the call is git's (before the
+/// repository is opened, as git-par reads nothing of it for them).
+fn refuse_unread_options(p: &Parsed) -> Result<(), u8> {
     if p.unreadable || p.help {
         return Err(hand_to_git("an option git-par does not read"));
     }
@@ -178,17 +243,19 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
     if p.flag("dry-run") == Some(true) {
         return Err(hand_to_git("--dry-run"));
     }
-    let opened = crate::switch::open_repo(overrides)?;
-    let repo = &opened.repo;
-    let config = repo.config_snapshot();
-    if config.boolean("submodule.recurse") == Some(true) {
-        return Err(hand_to_git("submodule.recurse"));
-    }
-    // `--rebase[=<how>]`, `-r`, `--no-rebase`: anything but false rebases.
-    let cli_rebase = p.options.iter().rev().find(|o| o.name == "rebase");
-    let mut opt_ff = slot(&p, &["ff", "ff-only"]);
+    Ok(())
+}
+
+/// git's `opt_ff`: `--ff`, `--no-ff` or `--ff-only` as given, else from `pull.ff` (where
+/// `--rebase` on the command line turns `only` into `--ff`). An invalid `pull.ff` is git's.
+fn ff_option(
+    p: &Parsed,
+    config: &gix::config::Snapshot<'_>,
+    cli_rebase: bool,
+) -> Result<Option<OsString>, u8> {
+    let mut opt_ff = slot(p, &["ff", "ff-only"]);
     if opt_ff.is_none() {
-        opt_ff = match config_value(&config, "pull.ff") {
+        opt_ff = match config_value(config, "pull.ff") {
             None => None,
             Some(v) => match (maybe_bool(v.as_deref()), v.as_deref()) {
                 (Some(false), _) => Some("--no-ff".into()),
@@ -197,45 +264,46 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
                 _ => return Err(hand_to_git("an invalid pull.ff")),
             },
         };
-        if cli_rebase.is_some() && opt_ff.as_deref() == Some("--ff-only".as_ref()) {
+        if cli_rebase && opt_ff.as_deref() == Some("--ff-only".as_ref()) {
             opt_ff = Some("--ff".into());
         }
     }
-    let branch = repo
-        .head_name()
-        .ok()
-        .flatten()
-        .map(|n| n.shorten().to_string());
-    let mut rebase_unspecified = false;
-    let rebase = match cli_rebase {
-        Some(o) if o.negated => Some(false),
+    Ok(opt_ff)
+}
+
+/// git's `config_get_rebase`: `--[no-]rebase[=<how>]`, else `branch.<name>.rebase`, else
+/// `pull.rebase` (`Some(false)`: merge; `None`: a value that is no boolean, which rebases), and
+/// whether none of them was given (git then asks how to reconcile divergent branches).
+fn rebase_choice(
+    cli_rebase: Option<&Given>,
+    branch: Option<&str>,
+    config: &gix::config::Snapshot<'_>,
+) -> (Option<bool>, bool) {
+    match cli_rebase {
+        Some(o) if o.negated => (Some(false), false),
         Some(o) => match &o.value {
-            None => Some(true),
-            Some(v) => maybe_bool(Some(&v.to_string_lossy())),
+            None => (Some(true), false),
+            Some(v) => (maybe_bool(Some(&v.to_string_lossy())), false),
         },
         None => {
-            let key = branch.as_ref().map(|b| format!("branch.{b}.rebase"));
+            let key = branch.map(|b| format!("branch.{b}.rebase"));
             match key
                 .as_deref()
-                .and_then(|k| config_value(&config, k))
-                .or_else(|| config_value(&config, "pull.rebase"))
+                .and_then(|k| config_value(config, k))
+                .or_else(|| config_value(config, "pull.rebase"))
             {
-                Some(v) => maybe_bool(v.as_deref()),
-                None => {
-                    rebase_unspecified = true;
-                    Some(false)
-                }
+                Some(v) => (maybe_bool(v.as_deref()), false),
+                None => (Some(false), true),
             }
         }
-    };
-    if rebase != Some(false) {
-        return Err(hand_to_git("a rebasing pull"));
     }
-    if p.flag("autostash") == Some(true) {
-        return Err(hand_to_git("--autostash"));
-    }
-    let dir = repo.git_dir();
-    if dir.join("MERGE_HEAD").exists() {
+}
+
+/// The states git-par's pull leaves to git: a merge in progress, no commit on `HEAD`, unmerged
+/// entries. Returns the commit `HEAD` is at.
+fn refuse_repository_state(opened: &crate::repo::Opened) -> Result<gix::ObjectId, u8> {
+    let repo = &opened.repo;
+    if repo.git_dir().join("MERGE_HEAD").exists() {
         return Err(hand_to_git("a merge in progress"));
     }
     let Ok(orig_head) = repo.head_commit().map(|c| c.id) else {
@@ -244,45 +312,29 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
     if crate::merge::has_unmerged_entries(&opened.index_path, repo) {
         return Err(hand_to_git("unmerged entries"));
     }
-    // From here on the pull is git-par's: git's pull names itself in every reflog line.
+    Ok(orig_head)
+}
+
+/// git's pull names itself in every reflog line: `GIT_REFLOG_ACTION=pull ARGS`, unless set.
+fn set_reflog_action(args: &[OsString]) {
     if std::env::var_os("GIT_REFLOG_ACTION").is_none() {
         let mut msg = String::from("pull");
-        for a in &args {
+        for a in args {
             msg.push(' ');
             msg.push_str(&a.to_string_lossy());
         }
         std::env::set_var("GIT_REFLOG_ACTION", msg);
     }
-    let (remote, refspecs) = match p.positionals.split_first() {
-        Some((r, rest)) => (Some(r.clone()), rest.to_vec()),
-        None => (None, Vec::new()),
-    };
-    let code = crate::run_git(&fetch_args(&p, remote.as_ref(), &refspecs), None)?;
-    if code != 0 {
-        return Err(1);
-    }
-    // The fetch wrote objects and refs: read them afresh.
-    let opened = crate::switch::open_repo(overrides)?;
-    let repo = &opened.repo;
-    let curr_head = repo.head_commit().map(|c| c.id).ok();
-    if let Some(curr) = curr_head.filter(|c| *c != orig_head) {
-        catch_up_work_tree(&opened, orig_head, curr)?;
-    }
-    let Some(merge_heads) = crate::merge::fetch_head_commits(repo) else {
-        return Err(fatal(format!(
-            "could not open '{}' for reading: No such file or directory",
-            repo.git_dir().join("FETCH_HEAD").display()
-        )));
-    };
-    if merge_heads.is_empty() {
-        no_merge_candidates(repo, branch.as_deref(), remote.as_ref(), &refspecs);
-        return Err(1);
-    }
-    let ff_only = opt_ff.as_deref() == Some("--ff-only".as_ref());
-    if merge_heads.len() > 1 && ff_only {
-        return Err(fatal("Cannot fast-forward to multiple branches."));
-    }
-    // git compares commits: a fetched tag stands for the commit it points to.
+}
+
+/// Whether `HEAD` (`orig_head`) and the fetched heads diverge: neither a fast-forward to the
+/// one head nor already containing them all. git compares commits: a fetched tag stands for the
+/// commit it points to.
+fn diverges(
+    repo: &gix::Repository,
+    orig_head: gix::ObjectId,
+    merge_heads: &[gix::ObjectId],
+) -> Result<bool, u8> {
     let relation = |theirs: gix::ObjectId| {
         let commit = repo
             .find_object(theirs)
@@ -292,7 +344,7 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
         gitpar::fast_forward::relation(repo, orig_head, commit)
             .map_err(|e| fatal(format!("unable to find the merge bases: {e}")))
     };
-    let can_ff = match merge_heads.as_slice() {
+    let can_ff = match merge_heads {
         [one] => {
             matches!(relation(*one)?, gitpar::fast_forward::Relation::FastForward)
                 || *one == orig_head
@@ -300,14 +352,19 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
         _ => false,
     };
     let mut up_to_date = true;
-    for mh in &merge_heads {
+    for mh in merge_heads {
         if relation(*mh)? != gitpar::fast_forward::Relation::UpToDate {
             up_to_date = false;
             break;
         }
     }
-    let divergent = !can_ff && !up_to_date;
-    if ff_only && divergent {
+    Ok(!can_ff && !up_to_date)
+}
+
+/// git's refusals of a divergent pull: with `--ff-only`, and when nothing says how to reconcile
+/// (`unspecified`: neither `--[no-]ff[-only]`/`pull.ff` nor a rebase setting), with its advice.
+fn refuse_divergent(repo: &gix::Repository, ff_only: bool, unspecified: bool) -> Result<(), u8> {
+    if ff_only {
         advise_if_enabled(
             repo,
             "diverging",
@@ -321,7 +378,7 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
         );
         return Err(fatal("Not possible to fast-forward, aborting."));
     }
-    if opt_ff.is_none() && rebase_unspecified && divergent {
+    if unspecified {
         advise_in(
             repo,
             "You have divergent branches and need to specify how to reconcile them.\n\
@@ -341,8 +398,7 @@ pub(crate) fn pull(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> 
             "Need to specify how to reconcile divergent branches.",
         ));
     }
-    let args = merge_args(&p, opt_ff);
-    crate::merge::run(&args, overrides, Caller::Pull)
+    Ok(())
 }
 
 /// git's `run_fetch`: `fetch --update-head-ok` and the fetch options, rebuilt, then the
@@ -441,12 +497,12 @@ fn catch_up_work_tree(
          commit {orig}."
     );
     let workdir = opened.require_workdir()?.to_owned();
-    let args = crate::CheckoutArgs {
+    let args = crate::checkout_args::CheckoutArgs {
         preserve_ignored: true,
-        ..crate::CheckoutArgs::default()
+        ..crate::checkout_args::CheckoutArgs::default()
     };
-    let options = crate::switch::options(repo, &args, gitpar::update::Policy::Safe);
-    let result = crate::switch::with_progress(&args, |ctx| {
+    let options = crate::engine::update_options(repo, &args, gitpar::update::Policy::Safe);
+    let result = crate::engine::with_progress(&args, |ctx| {
         gitpar::fast_forward::update(
             repo,
             orig,

@@ -14,7 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::{fatal, FATAL};
+use crate::exit::{fatal, FATAL};
 
 /// A repository opened as git opens it.
 pub(crate) struct Opened {
@@ -85,7 +85,7 @@ pub(crate) fn has_grafts(repo: &gix::Repository) -> bool {
 /// `-p/--patch`, where git does the whole command, because git-par cannot read the repository
 /// at all (see [`unreadable_by_gix`]). Set `GIT_PAR_TRACE` to see it happen.
 fn hand_to_git(why: &str) -> ! {
-    let code = crate::patch::hand_to_git("command", why, &crate::own_args());
+    let code = crate::patch::hand_to_git("command", why, &crate::git::own_args());
     std::process::exit(i32::from(code))
 }
 

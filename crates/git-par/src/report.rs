@@ -8,7 +8,7 @@ use gitpar::repo::notice::{Notice, Sink};
 use gitpar::update::{Error as UpdateError, Outcome as UpdateOutcome};
 
 use crate::branches::{advice_enabled, advise};
-use crate::{fatal, FATAL};
+use crate::exit::{fatal, FATAL};
 
 /// The sink the binary hands the engine: every notice printed as git prints it, when it
 /// happens.
@@ -179,43 +179,13 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
             untracked_removed,
             untracked_deleted,
         } => {
-            if !local.is_empty() {
-                eprintln!("error: Your local changes to the following files would be overwritten by {verb}:");
-                for p in &local {
-                    eprintln!("\t{p}");
-                }
-                match advice {
-                    Some(advice) => {
-                        eprintln!("Please commit your changes or stash them before you {advice}.")
-                    }
-                    // git's message ends with the list's newline, and `error()` adds one.
-                    None => eprintln!(),
-                }
-            }
-            if !untracked_removed.is_empty() {
-                eprintln!(
-                    "error: Updating the following directories would lose untracked files in them:"
-                );
-                for p in &untracked_removed {
-                    eprintln!("\t{p}");
-                }
-                eprintln!();
-            }
-            for (list, what) in [(&untracked, "overwritten"), (&untracked_deleted, "removed")] {
-                if list.is_empty() {
-                    continue;
-                }
-                eprintln!(
-                    "error: The following untracked working tree files would be {what} by {verb}:"
-                );
-                for p in list {
-                    eprintln!("\t{p}");
-                }
-                match advice {
-                    Some(advice) => eprintln!("Please move or remove them before you {advice}."),
-                    None => eprintln!(),
-                }
-            }
+            let lists = [
+                &local[..],
+                &untracked,
+                &untracked_removed,
+                &untracked_deleted,
+            ];
+            would_lose(lists, verb, advice);
             eprintln!("Aborting");
             1
         }
@@ -286,6 +256,51 @@ pub(crate) fn update_error_for(err: UpdateError, porcelain: Porcelain) -> u8 {
             crate::interrupt::EXIT_CODE
         }
         other => fatal(other),
+    }
+}
+
+/// git's `unpack_trees` refusal to lose work, list by list: local changes that would be
+/// overwritten, directories whose untracked files would go, untracked files that would be
+/// overwritten or removed; each with the advice of `porcelain`'s command when it gives one.
+fn would_lose(
+    [local, untracked, untracked_removed, untracked_deleted]: [&[bstr::BString]; 4],
+    verb: &str,
+    advice: Option<&str>,
+) {
+    if !local.is_empty() {
+        eprintln!(
+            "error: Your local changes to the following files would be overwritten by {verb}:"
+        );
+        for p in local {
+            eprintln!("\t{p}");
+        }
+        match advice {
+            Some(advice) => {
+                eprintln!("Please commit your changes or stash them before you {advice}.")
+            }
+            // git's message ends with the list's newline, and `error()` adds one.
+            None => eprintln!(),
+        }
+    }
+    if !untracked_removed.is_empty() {
+        eprintln!("error: Updating the following directories would lose untracked files in them:");
+        for p in untracked_removed {
+            eprintln!("\t{p}");
+        }
+        eprintln!();
+    }
+    for (list, what) in [(untracked, "overwritten"), (untracked_deleted, "removed")] {
+        if list.is_empty() {
+            continue;
+        }
+        eprintln!("error: The following untracked working tree files would be {what} by {verb}:");
+        for p in list {
+            eprintln!("\t{p}");
+        }
+        match advice {
+            Some(advice) => eprintln!("Please move or remove them before you {advice}."),
+            None => eprintln!(),
+        }
     }
 }
 

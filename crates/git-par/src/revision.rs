@@ -15,7 +15,7 @@ use std::path::Path;
 use bstr::ByteSlice;
 use gix::ObjectId;
 
-use crate::{fatal, FATAL};
+use crate::exit::{fatal, FATAL};
 
 /// What a branch-switching argument names, as git's `setup_new_branch_info_and_source_tree` sees
 /// it.
@@ -530,7 +530,7 @@ pub(crate) fn describe_detached(repo: &gix::Repository, msg: &str, commit: Objec
         std::env::var("GIT_PRINT_SHA1_ELLIPSIS").is_ok_and(|v| v.eq_ignore_ascii_case("yes"));
     format!(
         "{msg} {}{} {}",
-        crate::short(repo, commit),
+        crate::names::short(repo, commit),
         if ellipsis { "..." } else { "" },
         subject(repo, commit)
     )
@@ -606,7 +606,13 @@ pub(crate) fn leaving_detached(
         return describe_detached(repo, "Previous HEAD position was", old) + "\n";
     }
     const CUTOFF: usize = 4;
-    let one = |id: ObjectId| format!("  {} {}\n", crate::short(repo, id), subject(repo, id));
+    let one = |id: ObjectId| {
+        format!(
+            "  {} {}\n",
+            crate::names::short(repo, id),
+            subject(repo, id)
+        )
+    };
     let mut list: String = lost.iter().take(CUTOFF).map(|id| one(*id)).collect();
     match lost.len().saturating_sub(CUTOFF) {
         0 => {}
@@ -630,7 +636,7 @@ pub(crate) fn leaving_detached(
         out.push_str(&format!(
             "If you want to keep {them} by creating a new branch, this may be a good time\n\
              to do so with:\n\n git branch <new-branch-name> {}\n\n",
-            crate::short(repo, old)
+            crate::names::short(repo, old)
         ));
     }
     out
@@ -641,7 +647,10 @@ pub(crate) fn leaving_detached(
 pub(crate) fn updated_paths(repo: &gix::Repository, source: Option<ObjectId>, n: usize) -> String {
     let paths = if n == 1 { "path" } else { "paths" };
     match source {
-        Some(tree) => format!("Updated {n} {paths} from {}", crate::short(repo, tree)),
+        Some(tree) => format!(
+            "Updated {n} {paths} from {}",
+            crate::names::short(repo, tree)
+        ),
         None => format!("Updated {n} {paths} from the index"),
     }
 }

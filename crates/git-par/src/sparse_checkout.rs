@@ -25,8 +25,8 @@ use std::os::unix::ffi::OsStrExt;
 
 use bstr::{BString, ByteSlice};
 
+use crate::exit::{fatal, FATAL};
 use crate::gitopts::{self, long, Arity, Parsed};
-use crate::{fatal, FATAL};
 
 /// The subcommands git-par runs itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,8 +209,8 @@ fn apply_keeping_index(
 ) -> Result<gitpar::update::Outcome, u8> {
     let repo = &opened.repo;
     let worktree = opened.require_workdir()?;
-    let args = crate::CheckoutArgs::default();
-    let mut opts = crate::engine_options(repo, &args);
+    let args = crate::checkout_args::CheckoutArgs::default();
+    let mut opts = crate::engine::engine_options(repo, &args);
     opts.keep_index_on_failed_writes = keep_index;
     let progress = gitpar::Progress::default();
     let result = crate::progress::show_while(
@@ -253,7 +253,7 @@ fn record_with_git(repo: &gix::Repository) -> Result<(), u8> {
     // ever to try, could not write anything there.
     let unborn = repo.git_dir().join("git-par-unborn-index.d/index");
     let status = gitpar::git_command()
-        .args(crate::own_args())
+        .args(crate::git::own_args())
         .env("GIT_INDEX_FILE", &unborn)
         .status()
         .map_err(|e| fatal(format!("cannot run git: {e}")))?;
@@ -266,7 +266,7 @@ fn record_with_git(repo: &gix::Repository) -> Result<(), u8> {
 
 /// Replace this process by git with git-par's own arguments (a documented delegation).
 fn hand_to_git(why: &str) -> u8 {
-    crate::patch::hand_to_git("sparse-checkout", why, &crate::own_args())
+    crate::patch::hand_to_git("sparse-checkout", why, &crate::git::own_args())
 }
 
 /// The part of git's `sanitize_paths` that reads the index, which git cannot see through the
@@ -358,7 +358,7 @@ fn sanitize_against_index(
 /// the arguments against the index and dies: git does that part here, with the user's options
 /// and one argument it refuses right after (`/`, in cone mode), its message not shown.
 fn record_modes_with_git(repo: &gix::Repository, parsed: &Parsed) {
-    let own = crate::own_args();
+    let own = crate::git::own_args();
     let Some(at) = crate::patch::subcommand_at(&own) else {
         return;
     };

@@ -45,7 +45,7 @@ fn recode(text: &[u8], from: Option<&str>, to: Option<&str>) -> Vec<u8> {
 /// log output encoding (bytes, as git writes them).
 pub(crate) fn print_new_head_line(repo: &gix::Repository, commit: gix::ObjectId) {
     use std::io::Write as _;
-    let mut line = format!("HEAD is now at {}", crate::short(repo, commit)).into_bytes();
+    let mut line = format!("HEAD is now at {}", crate::names::short(repo, commit)).into_bytes();
     let subject = subject(repo, commit);
     if !subject.is_empty() {
         line.push(b' ');

@@ -21,7 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use bstr::{BStr, BString, ByteSlice};
 use gitpar::status::{Change, IgnoreSubmodules, Ignored, Status, StatusOptions, Untracked};
 
-use crate::{fatal, repo::Opened};
+use crate::exit::fatal;
+use crate::repo::Opened;
 
 mod wt_state;
 
@@ -141,7 +142,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
 fn hand_to_git(why: &str) -> u8 {
     let mut git = vec![OsString::from("status")];
     git.extend(
-        crate::own_args()
+        crate::git::own_args()
             .into_iter()
             .skip_while(|a| a != "status")
             .skip(1),
@@ -168,19 +169,8 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     if settings.columns {
         return Err(hand_to_git("column.status"));
     }
-    // git's finalize_deferred_config: -z without a format is --porcelain; status.short,
+    let format = format_of(&args, &settings)?;
     // status.branch and status.aheadBehind only count for the formats made for people.
-    let format = match (args.format, args.nul) {
-        (None | Some(Format::Default), true) => Format::V1,
-        (Some(Format::Long), true) => {
-            return Err(fatal("options '--long' and '-z' cannot be used together"));
-        }
-        (Some(f), _) => f,
-        (None, false) => match settings.short {
-            Some(true) => Format::Short,
-            _ => Format::Default,
-        },
-    };
     let deferred = !matches!(format, Format::V1 | Format::V2) && !args.nul;
     let untracked = args
         .untracked
@@ -194,21 +184,7 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     let renames = args.renames.or(settings.renames).unwrap_or(true);
     let optional_locks = args.optional_locks
         && std::env::var("GIT_OPTIONAL_LOCKS").map_or(true, |v| v != "0" && v != "false");
-    let pathspec = if args.pathspecs.is_empty() {
-        None
-    } else {
-        let defaults = gitpar::plan::pathspec::defaults_from_environment()
-            .map_err(|e| fatal(e.to_string()))?;
-        Some(
-            gitpar::plan::pathspec::Pathspec::new(
-                &args.pathspecs,
-                &opened.prefix,
-                &worktree,
-                defaults,
-            )
-            .map_err(|e| fatal(e.to_string()))?,
-        )
-    };
+    let pathspec = pathspec_of(&args.pathspecs, &opened, &worktree)?;
     let head = Head::of(repo);
     let opts = StatusOptions {
         threads: None,
@@ -260,27 +236,44 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
         worktree: &worktree,
         tail: Cell::new(None),
     };
-    match format {
-        Format::V1 => printer.short(&mut out, branch, true),
-        Format::Short => printer.short(&mut out, branch, false),
-        Format::V2 => {
-            printer.v2(&mut out, branch, show_stash);
-        }
-        Format::Long | Format::Default => {
-            printer.long(&mut out);
-            let tail = printer.tail.get().unwrap_or(out.len())..out.len();
-            if show_stash {
-                printer.stash_summary(&mut out);
-            }
-            if settings.comment_prefix {
-                out = printer.commented(&out, tail);
-            }
-        }
-    }
+    printer.print(&mut out, format, branch, show_stash);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(&out);
     let _ = stdout.flush();
     Ok(())
+}
+
+/// The output format: git's `finalize_deferred_config`, where -z without a format is
+/// --porcelain and `status.short` counts only when no format is given.
+fn format_of(args: &Args, settings: &config::Settings) -> Result<Format, u8> {
+    Ok(match (args.format, args.nul) {
+        (None | Some(Format::Default), true) => Format::V1,
+        (Some(Format::Long), true) => {
+            return Err(fatal("options '--long' and '-z' cannot be used together"));
+        }
+        (Some(f), _) => f,
+        (None, false) => match settings.short {
+            Some(true) => Format::Short,
+            _ => Format::Default,
+        },
+    })
+}
+
+/// The pathspecs as git's `parse_pathspec` reads them (`None` when there are none): magic,
+/// `GIT_*_PATHSPECS`, relative to the current directory.
+fn pathspec_of(
+    pathspecs: &[BString],
+    opened: &Opened,
+    worktree: &std::path::Path,
+) -> Result<Option<gitpar::plan::pathspec::Pathspec>, u8> {
+    if pathspecs.is_empty() {
+        return Ok(None);
+    }
+    let defaults =
+        gitpar::plan::pathspec::defaults_from_environment().map_err(|e| fatal(e.to_string()))?;
+    gitpar::plan::pathspec::Pathspec::new(pathspecs, &opened.prefix, worktree, defaults)
+        .map(Some)
+        .map_err(|e| fatal(e.to_string()))
 }
 
 /// `git par refresh [-q]`: `git update-index [-q] --refresh`.
@@ -356,7 +349,7 @@ impl Head {
             .and_then(|h| h.referent_name())
             .map(|n| n.as_bstr().to_owned());
         let commit = head.as_ref().and_then(|h| h.id()).map(gix::Id::detach);
-        let tree = commit.and_then(|c| crate::tree_of(repo, c).ok());
+        let tree = commit.and_then(|c| crate::engine::tree_of(repo, c).ok());
         let upstream = branch.as_ref().and_then(|b| upstream(repo, b.as_bstr()));
         Head {
             branch,
@@ -469,13 +462,13 @@ fn relative(path: &BStr, prefix: &BStr) -> BString {
 /// (`QUOTE_PATH_QUOTE_SP`, the short formats).
 fn quote(path: &BStr, space: bool) -> BString {
     if space && path.contains(&b' ') {
-        let q = crate::quote_path(path);
+        let q = crate::quote::quote_path(path);
         if q.starts_with('"') {
             return q.into();
         }
         return format!("\"{q}\"").into();
     }
-    crate::quote_path(path).into()
+    crate::quote::quote_path(path).into()
 }
 
 const GREEN: &str = "\x1b[32m";
@@ -518,6 +511,28 @@ fn unmerged_xy(mask: u8) -> &'static str {
 }
 
 impl Printer<'_> {
+    /// Print the status in `format` into `out`: with `branch`, the branch line of the short
+    /// formats; with `show_stash`, the stash count; the long format's comment prefix.
+    fn print(&self, out: &mut Vec<u8>, format: Format, branch: bool, show_stash: bool) {
+        match format {
+            Format::V1 => self.short(out, branch, true),
+            Format::Short => self.short(out, branch, false),
+            Format::V2 => {
+                self.v2(out, branch, show_stash);
+            }
+            Format::Long | Format::Default => {
+                self.long(out);
+                let tail = self.tail.get().unwrap_or(out.len())..out.len();
+                if show_stash {
+                    self.stash_summary(out);
+                }
+                if self.settings.comment_prefix {
+                    *out = self.commented(out, tail);
+                }
+            }
+        }
+    }
+
     fn paint(&self, out: &mut Vec<u8>, color: &str, text: &[u8]) {
         if self.color && !text.is_empty() {
             out.extend_from_slice(color.as_bytes());
@@ -549,100 +564,10 @@ impl Printer<'_> {
     fn short(&self, out: &mut Vec<u8>, branch: bool, porcelain: bool) {
         let eol = if self.nul { b'\0' } else { b'\n' };
         if branch {
-            self.paint(out, "", b"## ");
-            match (self.branch_name(), self.head.commit) {
-                (Some(name), None) => {
-                    out.extend_from_slice(b"No commits yet on ");
-                    self.paint(out, GREEN, name.as_bytes());
-                }
-                (Some(name), Some(commit)) => {
-                    self.paint(out, GREEN, name.as_bytes());
-                    if let Some((up, id)) = &self.head.upstream {
-                        out.extend_from_slice(b"...");
-                        self.paint(out, RED, up.as_bytes());
-                        match id {
-                            None => out.extend_from_slice(b" [gone]"),
-                            Some(id) if !self.full_ahead_behind && commit != *id => {
-                                out.extend_from_slice(b" [different]");
-                            }
-                            Some(id) => {
-                                let (a, b) = ahead_behind(self.repo, commit, *id);
-                                match (a, b) {
-                                    (0, 0) => {}
-                                    (a, 0) => {
-                                        out.extend_from_slice(b" [ahead ");
-                                        self.paint(out, GREEN, a.to_string().as_bytes());
-                                        out.push(b']');
-                                    }
-                                    (0, b) => {
-                                        out.extend_from_slice(b" [behind ");
-                                        self.paint(out, RED, b.to_string().as_bytes());
-                                        out.push(b']');
-                                    }
-                                    (a, b) => {
-                                        out.extend_from_slice(b" [ahead ");
-                                        self.paint(out, GREEN, a.to_string().as_bytes());
-                                        out.extend_from_slice(b", behind ");
-                                        self.paint(out, RED, b.to_string().as_bytes());
-                                        out.push(b']');
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                (None, _) => self.paint(out, RED, b"HEAD (no branch)"),
-            }
-            out.push(eol);
+            self.short_branch(out, eol);
         }
         for c in &self.st.changes {
-            if let Some((mask, _, _)) = c.unmerged {
-                self.paint(out, RED, unmerged_xy(mask).as_bytes());
-            } else {
-                let x = c.index_status.map(|x| [x]);
-                let mut y = c.worktree_status;
-                if !porcelain {
-                    if let Some(sub) = c.submodule {
-                        y = Some(if sub.new_commits {
-                            b'M'
-                        } else if sub.modified {
-                            b'm'
-                        } else {
-                            b'?'
-                        });
-                    }
-                }
-                match x {
-                    Some(x) => self.paint(out, GREEN, &x),
-                    None => out.push(b' '),
-                }
-                match y {
-                    Some(y) => self.paint(out, RED, &[y]),
-                    None => out.push(b' '),
-                }
-            }
-            out.push(b' ');
-            if self.nul {
-                out.extend_from_slice(&c.path);
-                out.push(0);
-                if let Some((from, _)) = &c.rename {
-                    out.extend_from_slice(from);
-                    out.push(0);
-                }
-            } else {
-                if let Some((from, _)) = &c.rename {
-                    out.extend_from_slice(&quote(
-                        self.shown_path(from.as_bstr(), porcelain).as_bstr(),
-                        true,
-                    ));
-                    out.extend_from_slice(b" -> ");
-                }
-                out.extend_from_slice(&quote(
-                    self.shown_path(c.path.as_bstr(), porcelain).as_bstr(),
-                    true,
-                ));
-                out.push(b'\n');
-            }
+            self.short_change(out, c, porcelain);
         }
         for (list, tag) in [(&self.st.untracked, "??"), (&self.st.ignored, "!!")] {
             for path in list {
@@ -662,38 +587,112 @@ impl Printer<'_> {
         }
     }
 
+    /// The short formats' branch line: `## <branch>...<upstream> [ahead N, behind M]`.
+    fn short_branch(&self, out: &mut Vec<u8>, eol: u8) {
+        self.paint(out, "", b"## ");
+        match (self.branch_name(), self.head.commit) {
+            (Some(name), None) => {
+                out.extend_from_slice(b"No commits yet on ");
+                self.paint(out, GREEN, name.as_bytes());
+            }
+            (Some(name), Some(commit)) => {
+                self.paint(out, GREEN, name.as_bytes());
+                if let Some((up, id)) = &self.head.upstream {
+                    out.extend_from_slice(b"...");
+                    self.paint(out, RED, up.as_bytes());
+                    match id {
+                        None => out.extend_from_slice(b" [gone]"),
+                        Some(id) if !self.full_ahead_behind && commit != *id => {
+                            out.extend_from_slice(b" [different]");
+                        }
+                        Some(id) => {
+                            let (a, b) = ahead_behind(self.repo, commit, *id);
+                            match (a, b) {
+                                (0, 0) => {}
+                                (a, 0) => {
+                                    out.extend_from_slice(b" [ahead ");
+                                    self.paint(out, GREEN, a.to_string().as_bytes());
+                                    out.push(b']');
+                                }
+                                (0, b) => {
+                                    out.extend_from_slice(b" [behind ");
+                                    self.paint(out, RED, b.to_string().as_bytes());
+                                    out.push(b']');
+                                }
+                                (a, b) => {
+                                    out.extend_from_slice(b" [ahead ");
+                                    self.paint(out, GREEN, a.to_string().as_bytes());
+                                    out.extend_from_slice(b", behind ");
+                                    self.paint(out, RED, b.to_string().as_bytes());
+                                    out.push(b']');
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            (None, _) => self.paint(out, RED, b"HEAD (no branch)"),
+        }
+        out.push(eol);
+    }
+
+    /// One change of the short formats: `XY <path>` (the rename's source too), submodules'
+    /// own letters for people (not `--porcelain`).
+    fn short_change(&self, out: &mut Vec<u8>, c: &Change, porcelain: bool) {
+        if let Some((mask, _, _)) = c.unmerged {
+            self.paint(out, RED, unmerged_xy(mask).as_bytes());
+        } else {
+            let x = c.index_status.map(|x| [x]);
+            let mut y = c.worktree_status;
+            if !porcelain {
+                if let Some(sub) = c.submodule {
+                    y = Some(if sub.new_commits {
+                        b'M'
+                    } else if sub.modified {
+                        b'm'
+                    } else {
+                        b'?'
+                    });
+                }
+            }
+            match x {
+                Some(x) => self.paint(out, GREEN, &x),
+                None => out.push(b' '),
+            }
+            match y {
+                Some(y) => self.paint(out, RED, &[y]),
+                None => out.push(b' '),
+            }
+        }
+        out.push(b' ');
+        if self.nul {
+            out.extend_from_slice(&c.path);
+            out.push(0);
+            if let Some((from, _)) = &c.rename {
+                out.extend_from_slice(from);
+                out.push(0);
+            }
+        } else {
+            if let Some((from, _)) = &c.rename {
+                out.extend_from_slice(&quote(
+                    self.shown_path(from.as_bstr(), porcelain).as_bstr(),
+                    true,
+                ));
+                out.extend_from_slice(b" -> ");
+            }
+            out.extend_from_slice(&quote(
+                self.shown_path(c.path.as_bstr(), porcelain).as_bstr(),
+                true,
+            ));
+            out.push(b'\n');
+        }
+    }
+
     /// `--porcelain=v2`.
     fn v2(&self, out: &mut Vec<u8>, branch: bool, show_stash: bool) {
         let eol = if self.nul { b'\0' } else { b'\n' };
         if branch {
-            match self.head.commit {
-                Some(c) => {
-                    let _ = write!(out, "# branch.oid {c}");
-                }
-                None => out.extend_from_slice(b"# branch.oid (initial)"),
-            }
-            out.push(eol);
-            match self.branch_name() {
-                Some(b) => {
-                    let _ = write!(out, "# branch.head {b}");
-                }
-                None => out.extend_from_slice(b"# branch.head (detached)"),
-            }
-            out.push(eol);
-            if let Some((up, id)) = &self.head.upstream {
-                let _ = write!(out, "# branch.upstream {up}");
-                out.push(eol);
-                if let (Some(id), Some(commit)) = (id, self.head.commit) {
-                    if !self.full_ahead_behind && commit != *id {
-                        // --no-ahead-behind: only whether they differ.
-                        out.extend_from_slice(b"# branch.ab +? -?");
-                    } else {
-                        let (a, b) = ahead_behind(self.repo, commit, *id);
-                        let _ = write!(out, "# branch.ab +{a} -{b}");
-                    }
-                    out.push(eol);
-                }
-            }
+            self.v2_branch(out, eol);
         }
         if show_stash {
             let n = stash_count(self.repo);
@@ -772,7 +771,41 @@ impl Printer<'_> {
         }
     }
 
-    /// The long format (the default).
+    /// The porcelain v2 branch headers: `# branch.oid`, `# branch.head`, `# branch.upstream`
+    /// and `# branch.ab`.
+    fn v2_branch(&self, out: &mut Vec<u8>, eol: u8) {
+        match self.head.commit {
+            Some(c) => {
+                let _ = write!(out, "# branch.oid {c}");
+            }
+            None => out.extend_from_slice(b"# branch.oid (initial)"),
+        }
+        out.push(eol);
+        match self.branch_name() {
+            Some(b) => {
+                let _ = write!(out, "# branch.head {b}");
+            }
+            None => out.extend_from_slice(b"# branch.head (detached)"),
+        }
+        out.push(eol);
+        if let Some((up, id)) = &self.head.upstream {
+            let _ = write!(out, "# branch.upstream {up}");
+            out.push(eol);
+            if let (Some(id), Some(commit)) = (id, self.head.commit) {
+                if !self.full_ahead_behind && commit != *id {
+                    // --no-ahead-behind: only whether they differ.
+                    out.extend_from_slice(b"# branch.ab +? -?");
+                } else {
+                    let (a, b) = ahead_behind(self.repo, commit, *id);
+                    let _ = write!(out, "# branch.ab +{a} -{b}");
+                }
+                out.push(eol);
+            }
+        }
+    }
+
+    /// The long format (the default): the branch and its upstream, the state of an operation
+    /// in progress, then the changes by kind, the untracked files and the verdict.
     fn long(&self, out: &mut Vec<u8>) {
         let config = self.repo.config_snapshot();
         let advice = |name: &str| {
@@ -782,88 +815,8 @@ impl Printer<'_> {
         let hints = self.settings.hints && advice("statusHints");
         let detached = self.head.branch.is_none() && self.head.commit.is_some();
         let state = wt_state::WtState::get(self.repo, detached);
-        match (self.branch_name(), self.head.commit) {
-            (Some(name), _) => {
-                let _ = writeln!(out, "On branch {name}");
-            }
-            (None, Some(_)) => {
-                let (on_what, name) = state.detached_header();
-                self.paint(out, RED, on_what.as_bytes());
-                out.extend_from_slice(&name);
-                out.push(b'\n');
-            }
-            (None, None) => {}
-        }
-        if let (Some((up, id)), Some(commit)) = (&self.head.upstream, self.head.commit) {
-            match id {
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "Your branch is based on '{up}', but the upstream is gone."
-                    );
-                    if hints {
-                        out.extend_from_slice(
-                            b"  (use \"git branch --unset-upstream\" to fixup)\n",
-                        );
-                    }
-                }
-                Some(id) if !self.full_ahead_behind && commit != *id => {
-                    let _ = writeln!(out, "Your branch and '{up}' refer to different commits.");
-                    if hints {
-                        out.extend_from_slice(
-                            b"  (use \"git status --ahead-behind\" for details)\n",
-                        );
-                    }
-                }
-                Some(id) => {
-                    let (a, b) = ahead_behind(self.repo, commit, *id);
-                    let s = |n: usize| if n == 1 { "" } else { "s" };
-                    match (a, b) {
-                        (0, 0) => {
-                            let _ = writeln!(out, "Your branch is up to date with '{up}'.");
-                        }
-                        (a, 0) => {
-                            let _ = writeln!(
-                                out,
-                                "Your branch is ahead of '{up}' by {a} commit{}.",
-                                s(a)
-                            );
-                            if hints {
-                                out.extend_from_slice(
-                                    b"  (use \"git push\" to publish your local commits)\n",
-                                );
-                            }
-                        }
-                        (0, b) => {
-                            let _ = writeln!(
-                                out,
-                                "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
-                                s(b)
-                            );
-                            if hints {
-                                out.extend_from_slice(
-                                    b"  (use \"git pull\" to update your local branch)\n",
-                                );
-                            }
-                        }
-                        (a, b) => {
-                            let _ = writeln!(
-                                out,
-                                "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."
-                            );
-                            if hints {
-                                out.extend_from_slice(
-                                    b"  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if self.head.upstream.is_some() && self.head.commit.is_some() {
-            out.push(b'\n');
-        }
+        self.long_branch(out, &state);
+        self.long_upstream(out, hints);
         let unborn = self.head.commit.is_none();
         let has_unmerged = self.st.changes.iter().any(|c| c.unmerged.is_some());
         let git_dir = self.repo.git_dir();
@@ -880,7 +833,103 @@ impl Printer<'_> {
                 .any(|c| c.unmerged.is_some() || c.worktree_status.is_some()),
             detached,
         };
-        for line in state.lines(self.opened, &view) {
+        self.long_state(out, &state, &view, unborn);
+        let changes = |keep: fn(&Change) -> bool| -> Vec<&Change> {
+            self.st.changes.iter().filter(|c| keep(c)).collect()
+        };
+        let staged = changes(|c| c.unmerged.is_none() && c.index_status.is_some());
+        let unmerged = changes(|c| c.unmerged.is_some());
+        let unstaged = changes(|c| c.unmerged.is_none() && c.worktree_status.is_some());
+        // git's `committable`: a merge with nothing unmerged can be concluded even when the
+        // index matches HEAD.
+        let committable = !staged.is_empty() || (merging && !has_unmerged);
+        let unstage_hint = hints && from_commit;
+        self.long_staged(out, &staged, unstage_hint, unborn);
+        self.long_unmerged(out, &unmerged, (unstage_hint, hints), unborn);
+        self.long_unstaged(out, &unstaged, hints);
+        self.submodule_summaries(out);
+        self.long_untracked(out, hints, committable);
+        self.tail.set(Some(out.len()));
+        if !committable {
+            let changed = !unstaged.is_empty() || !unmerged.is_empty();
+            let _ = writeln!(out, "{}", self.long_verdict(hints, changed, unborn));
+        }
+    }
+
+    /// The long format's first line: the branch, or what a detached `HEAD` is at (nothing on an
+    /// unborn branch).
+    fn long_branch(&self, out: &mut Vec<u8>, state: &wt_state::WtState) {
+        match (self.branch_name(), self.head.commit) {
+            (Some(name), _) => {
+                let _ = writeln!(out, "On branch {name}");
+            }
+            (None, Some(_)) => {
+                let (on_what, name) = state.detached_header();
+                self.paint(out, RED, on_what.as_bytes());
+                out.extend_from_slice(&name);
+                out.push(b'\n');
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// git's `format_tracking_info`: how the branch stands against its upstream, with its hints,
+    /// and the blank line after it.
+    fn long_upstream(&self, out: &mut Vec<u8>, hints: bool) {
+        let (Some((up, id)), Some(commit)) = (&self.head.upstream, self.head.commit) else {
+            return;
+        };
+        let (line, hint): (String, &str) = match id {
+            None => (
+                format!("Your branch is based on '{up}', but the upstream is gone."),
+                "  (use \"git branch --unset-upstream\" to fixup)\n",
+            ),
+            Some(id) if !self.full_ahead_behind && commit != *id => (
+                format!("Your branch and '{up}' refer to different commits."),
+                "  (use \"git status --ahead-behind\" for details)\n",
+            ),
+            Some(id) => {
+                let (a, b) = ahead_behind(self.repo, commit, *id);
+                let s = |n: usize| if n == 1 { "" } else { "s" };
+                match (a, b) {
+                    (0, 0) => (format!("Your branch is up to date with '{up}'."), ""),
+                    (a, 0) => (
+                        format!("Your branch is ahead of '{up}' by {a} commit{}.", s(a)),
+                        "  (use \"git push\" to publish your local commits)\n",
+                    ),
+                    (0, b) => (
+                        format!(
+                            "Your branch is behind '{up}' by {b} commit{}, and can be fast-forwarded.",
+                            s(b)
+                        ),
+                        "  (use \"git pull\" to update your local branch)\n",
+                    ),
+                    (a, b) => (
+                        format!(
+                            "Your branch and '{up}' have diverged,\nand have {a} and {b} different commits each, respectively."
+                        ),
+                        "  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
+                    ),
+                }
+            }
+        };
+        let _ = writeln!(out, "{line}");
+        if hints {
+            out.extend_from_slice(hint.as_bytes());
+        }
+        out.push(b'\n');
+    }
+
+    /// The operation in progress (`wt_state`), the sparse checkout's share of files, and "No
+    /// commits yet" on an unborn branch.
+    fn long_state(
+        &self,
+        out: &mut Vec<u8>,
+        state: &wt_state::WtState,
+        view: &wt_state::View,
+        unborn: bool,
+    ) {
+        for line in state.lines(self.opened, view) {
             out.extend_from_slice(&line);
             out.push(b'\n');
         }
@@ -896,188 +945,170 @@ impl Printer<'_> {
         if unborn {
             out.extend_from_slice(b"\nNo commits yet\n\n");
         }
-        let staged: Vec<&Change> = self
-            .st
-            .changes
-            .iter()
-            .filter(|c| c.unmerged.is_none() && c.index_status.is_some())
-            .collect();
-        // git's `committable`: a merge with nothing unmerged can be concluded even when the
-        // index matches HEAD.
-        let committable = !staged.is_empty() || (merging && !has_unmerged);
-        let unmerged: Vec<&Change> = self
-            .st
-            .changes
-            .iter()
-            .filter(|c| c.unmerged.is_some())
-            .collect();
-        let unstaged: Vec<&Change> = self
-            .st
-            .changes
-            .iter()
-            .filter(|c| c.unmerged.is_none() && c.worktree_status.is_some())
-            .collect();
-        let label = |s: u8| match s {
-            b'A' => "new file:",
-            b'C' => "copied:",
-            b'D' => "deleted:",
-            b'M' => "modified:",
-            b'R' => "renamed:",
-            b'T' => "typechange:",
-            _ => "unknown:",
+    }
+
+    /// One change of the long format: tab, the label padded, the path (the rename's source
+    /// first, on the side whose status it is), and `extra`, painted in `color`.
+    fn long_entry(&self, out: &mut Vec<u8>, color: &str, what: &str, c: &Change, extra: &str) {
+        out.push(b'\t');
+        let mut line = format!("{what:<12}");
+        // git shows the rename on the side whose status it is (`rename_status == status`).
+        let side = if color == GREEN {
+            c.index_status
+        } else {
+            c.worktree_status
         };
-        let entry = |out: &mut Vec<u8>, color: &str, what: &str, c: &Change, extra: &str| {
-            out.push(b'\t');
-            let mut line = format!("{what:<12}");
-            // git shows the rename on the side whose status it is (`rename_status == status`).
-            let side = if color == GREEN {
-                c.index_status
-            } else {
-                c.worktree_status
-            };
-            let rename = c
-                .rename
-                .as_ref()
-                .filter(|_| matches!(side, Some(b'R' | b'C')));
-            if let Some((from, _)) = rename {
-                line.push_str(
-                    &quote(self.shown_path(from.as_bstr(), false).as_bstr(), false).to_str_lossy(),
-                );
-                line.push_str(" -> ");
-            }
+        let rename = c
+            .rename
+            .as_ref()
+            .filter(|_| matches!(side, Some(b'R' | b'C')));
+        if let Some((from, _)) = rename {
             line.push_str(
-                &quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false).to_str_lossy(),
+                &quote(self.shown_path(from.as_bstr(), false).as_bstr(), false).to_str_lossy(),
             );
-            line.push_str(extra);
-            self.paint(out, color, line.as_bytes());
-            out.push(b'\n');
-        };
-        if !staged.is_empty() {
-            out.extend_from_slice(b"Changes to be committed:\n");
-            if hints && from_commit {
-                if unborn {
-                    out.extend_from_slice(b"  (use \"git rm --cached <file>...\" to unstage)\n");
-                } else {
-                    out.extend_from_slice(
-                        b"  (use \"git restore --staged <file>...\" to unstage)\n",
-                    );
-                }
-            }
-            for c in &staged {
-                entry(out, GREEN, label(c.index_status.unwrap_or(b'M')), c, "");
-            }
+            line.push_str(" -> ");
+        }
+        line.push_str(
+            &quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false).to_str_lossy(),
+        );
+        line.push_str(extra);
+        self.paint(out, color, line.as_bytes());
+        out.push(b'\n');
+    }
+
+    /// "Changes to be committed:", with the unstage hint when `unstage_hint`.
+    fn long_staged(&self, out: &mut Vec<u8>, staged: &[&Change], unstage_hint: bool, unborn: bool) {
+        if staged.is_empty() {
+            return;
+        }
+        out.extend_from_slice(b"Changes to be committed:\n");
+        if unstage_hint {
+            out.extend_from_slice(unstage_hint_line(unborn));
+        }
+        for c in staged {
+            self.long_entry(
+                out,
+                GREEN,
+                change_label(c.index_status.unwrap_or(b'M')),
+                c,
+                "",
+            );
+        }
+        out.push(b'\n');
+    }
+
+    /// "Unmerged paths:", with the unstage hint and git's resolution hint.
+    fn long_unmerged(
+        &self,
+        out: &mut Vec<u8>,
+        unmerged: &[&Change],
+        (unstage_hint, hints): (bool, bool),
+        unborn: bool,
+    ) {
+        if unmerged.is_empty() {
+            return;
+        }
+        out.extend_from_slice(b"Unmerged paths:\n");
+        if unstage_hint {
+            out.extend_from_slice(unstage_hint_line(unborn));
+        }
+        if hints {
+            out.extend_from_slice(wt_state::resolution_hint(
+                unmerged.iter().filter_map(|c| c.unmerged.map(|u| u.0)),
+            ));
+        }
+        for c in unmerged {
+            let what = match c.unmerged.map_or(7, |u| u.0) {
+                1 => "both deleted:",
+                2 => "added by us:",
+                3 => "deleted by them:",
+                4 => "added by them:",
+                5 => "deleted by us:",
+                6 => "both added:",
+                _ => "both modified:",
+            };
+            out.push(b'\t');
+            let line = format!(
+                "{what:<17}{}",
+                quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false)
+            );
+            self.paint(out, RED, line.as_bytes());
             out.push(b'\n');
         }
-        if !unmerged.is_empty() {
-            out.extend_from_slice(b"Unmerged paths:\n");
-            if hints && from_commit {
-                out.extend_from_slice(if unborn {
-                    b"  (use \"git rm --cached <file>...\" to unstage)\n" as &[u8]
-                } else {
-                    b"  (use \"git restore --staged <file>...\" to unstage)\n"
-                });
-            }
-            if hints {
-                out.extend_from_slice(wt_state::resolution_hint(
-                    unmerged.iter().filter_map(|c| c.unmerged.map(|u| u.0)),
-                ));
-            }
-            for c in &unmerged {
-                let what = match c.unmerged.map_or(7, |u| u.0) {
-                    1 => "both deleted:",
-                    2 => "added by us:",
-                    3 => "deleted by them:",
-                    4 => "added by them:",
-                    5 => "deleted by us:",
-                    6 => "both added:",
-                    _ => "both modified:",
-                };
-                out.push(b'\t');
-                let line = format!(
-                    "{what:<17}{}",
-                    quote(self.shown_path(c.path.as_bstr(), false).as_bstr(), false)
-                );
-                self.paint(out, RED, line.as_bytes());
-                out.push(b'\n');
-            }
-            out.push(b'\n');
+        out.push(b'\n');
+    }
+
+    /// "Changes not staged for commit:", with git's hints and what changed in submodules.
+    fn long_unstaged(&self, out: &mut Vec<u8>, unstaged: &[&Change], hints: bool) {
+        if unstaged.is_empty() {
+            return;
         }
-        if !unstaged.is_empty() {
-            out.extend_from_slice(b"Changes not staged for commit:\n");
-            if hints {
-                if unstaged.iter().any(|c| c.worktree_status == Some(b'D')) {
-                    out.extend_from_slice(
-                        b"  (use \"git add/rm <file>...\" to update what will be committed)\n",
-                    );
-                } else {
-                    out.extend_from_slice(
-                        b"  (use \"git add <file>...\" to update what will be committed)\n",
-                    );
-                }
+        out.extend_from_slice(b"Changes not staged for commit:\n");
+        if hints {
+            if unstaged.iter().any(|c| c.worktree_status == Some(b'D')) {
                 out.extend_from_slice(
-                    b"  (use \"git restore <file>...\" to discard changes in working directory)\n",
+                    b"  (use \"git add/rm <file>...\" to update what will be committed)\n",
                 );
-                if unstaged
-                    .iter()
-                    .any(|c| c.submodule.is_some_and(|s| s.modified || s.untracked))
-                {
-                    out.extend_from_slice(
-                        b"  (commit or discard the untracked or modified content in submodules)\n",
-                    );
-                }
-            }
-            for c in &unstaged {
-                let mut extra = Vec::new();
-                if let Some(sub) = c.submodule {
-                    if sub.new_commits {
-                        extra.push("new commits");
-                    }
-                    if sub.modified {
-                        extra.push("modified content");
-                    }
-                    if sub.untracked {
-                        extra.push("untracked content");
-                    }
-                }
-                let extra = if extra.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", extra.join(", "))
-                };
-                entry(
-                    out,
-                    RED,
-                    label(c.worktree_status.unwrap_or(b'M')),
-                    c,
-                    &extra,
+            } else {
+                out.extend_from_slice(
+                    b"  (use \"git add <file>...\" to update what will be committed)\n",
                 );
             }
+            out.extend_from_slice(
+                b"  (use \"git restore <file>...\" to discard changes in working directory)\n",
+            );
+            if unstaged
+                .iter()
+                .any(|c| c.submodule.is_some_and(|s| s.modified || s.untracked))
+            {
+                out.extend_from_slice(
+                    b"  (commit or discard the untracked or modified content in submodules)\n",
+                );
+            }
+        }
+        for c in unstaged {
+            let extra = submodule_changes(c);
+            let label = change_label(c.worktree_status.unwrap_or(b'M'));
+            self.long_entry(out, RED, label, c, &extra);
+        }
+        out.push(b'\n');
+    }
+
+    /// A list of paths under `title` ("Untracked files", "Ignored files") with git's hint to
+    /// `git <hint>` them; nothing when `list` is empty.
+    fn long_listed(
+        &self,
+        out: &mut Vec<u8>,
+        (title, hint): (&str, &str),
+        list: &[BString],
+        hints: bool,
+    ) {
+        if list.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{title}:");
+        if hints {
+            let _ = writeln!(
+                out,
+                "  (use \"git {hint} <file>...\" to include in what will be committed)"
+            );
+        }
+        for p in list {
+            out.push(b'\t');
+            let shown = quote(self.shown_path(p.as_bstr(), false).as_bstr(), false);
+            self.paint(out, RED, &shown);
             out.push(b'\n');
         }
-        let listed = |out: &mut Vec<u8>, title: &str, hint: &str, list: &[BString]| {
-            if list.is_empty() {
-                return;
-            }
-            let _ = writeln!(out, "{title}:");
-            if hints {
-                let _ = writeln!(
-                    out,
-                    "  (use \"git {hint} <file>...\" to include in what will be committed)"
-                );
-            }
-            for p in list {
-                out.push(b'\t');
-                let shown = quote(self.shown_path(p.as_bstr(), false).as_bstr(), false);
-                self.paint(out, RED, &shown);
-                out.push(b'\n');
-            }
-            out.push(b'\n');
-        };
-        self.submodule_summaries(out);
+        out.push(b'\n');
+    }
+
+    /// The untracked and ignored files (and the advice on a slow walk), or, with `-uno`, that
+    /// they are not listed.
+    fn long_untracked(&self, out: &mut Vec<u8>, hints: bool, committable: bool) {
         if self.untracked != Untracked::No {
-            listed(out, "Untracked files", "add", &self.st.untracked);
+            self.long_listed(out, ("Untracked files", "add"), &self.st.untracked, hints);
             if self.ignored != Ignored::No {
-                listed(out, "Ignored files", "add -f", &self.st.ignored);
+                self.long_listed(out, ("Ignored files", "add -f"), &self.st.ignored, hints);
             }
             self.slow_untracked_advice(out);
         } else if committable {
@@ -1089,37 +1120,81 @@ impl Printer<'_> {
                 out.extend_from_slice(b"Untracked files not listed\n");
             }
         }
-        self.tail.set(Some(out.len()));
-        if !committable {
-            let text = if !unstaged.is_empty() || !unmerged.is_empty() {
-                if hints {
-                    "no changes added to commit (use \"git add\" and/or \"git commit -a\")"
-                } else {
-                    "no changes added to commit"
-                }
-            } else if !self.st.untracked.is_empty() {
-                if hints {
-                    "nothing added to commit but untracked files present (use \"git add\" to track)"
-                } else {
-                    "nothing added to commit but untracked files present"
-                }
-            } else if unborn {
-                if hints {
-                    "nothing to commit (create/copy files and use \"git add\" to track)"
-                } else {
-                    "nothing to commit"
-                }
-            } else if self.untracked == Untracked::No {
-                if hints {
-                    "nothing to commit (use -u to show untracked files)"
-                } else {
-                    "nothing to commit"
-                }
+    }
+
+    /// git's last line when there is nothing to commit: why, and with hints, what to do.
+    fn long_verdict(&self, hints: bool, changed: bool, unborn: bool) -> &'static str {
+        if changed {
+            if hints {
+                "no changes added to commit (use \"git add\" and/or \"git commit -a\")"
             } else {
-                "nothing to commit, working tree clean"
-            };
-            let _ = writeln!(out, "{text}");
+                "no changes added to commit"
+            }
+        } else if !self.st.untracked.is_empty() {
+            if hints {
+                "nothing added to commit but untracked files present (use \"git add\" to track)"
+            } else {
+                "nothing added to commit but untracked files present"
+            }
+        } else if unborn {
+            if hints {
+                "nothing to commit (create/copy files and use \"git add\" to track)"
+            } else {
+                "nothing to commit"
+            }
+        } else if self.untracked == Untracked::No {
+            if hints {
+                "nothing to commit (use -u to show untracked files)"
+            } else {
+                "nothing to commit"
+            }
+        } else {
+            "nothing to commit, working tree clean"
         }
+    }
+}
+
+/// The long format's label of a change status (`M`: "modified:").
+fn change_label(status: u8) -> &'static str {
+    match status {
+        b'A' => "new file:",
+        b'C' => "copied:",
+        b'D' => "deleted:",
+        b'M' => "modified:",
+        b'R' => "renamed:",
+        b'T' => "typechange:",
+        _ => "unknown:",
+    }
+}
+
+/// git's hint to unstage: `git rm --cached` on an unborn branch, else `git restore --staged`.
+fn unstage_hint_line(unborn: bool) -> &'static [u8] {
+    if unborn {
+        b"  (use \"git rm --cached <file>...\" to unstage)\n"
+    } else {
+        b"  (use \"git restore --staged <file>...\" to unstage)\n"
+    }
+}
+
+/// What changed in a submodule, as the long format adds it: " (new commits, modified content)".
+fn submodule_changes(c: &Change) -> String {
+    let Some(sub) = c.submodule else {
+        return String::new();
+    };
+    let mut extra = Vec::new();
+    if sub.new_commits {
+        extra.push("new commits");
+    }
+    if sub.modified {
+        extra.push("modified content");
+    }
+    if sub.untracked {
+        extra.push("untracked content");
+    }
+    if extra.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", extra.join(", "))
     }
 }
 

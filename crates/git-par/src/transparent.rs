@@ -36,7 +36,7 @@ pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
         Ok(git) => git,
         Err(why) => {
             eprintln!("fatal: git-par runs as git, but {why}");
-            return Err(crate::FATAL);
+            return Err(crate::exit::FATAL);
         }
     };
     let mut call = args.clone();
@@ -99,7 +99,7 @@ fn hand_to_git(git: &Path, args: &[OsString], trace: bool) -> u8 {
         .args(args)
         .exec();
     eprintln!("fatal: cannot run {}: {err}", git.display());
-    crate::FATAL
+    crate::exit::FATAL
 }
 
 /// The real git: `$GIT_PAR_REAL_GIT`, else the first executable `git` on `PATH` that is not
@@ -426,29 +426,29 @@ fn parses(args: &[OsString]) -> bool {
         return false;
     }
     let args = crate::patch::end_of_options(args.to_vec());
-    crate::Cli::try_parse_from(std::iter::once(OsString::from("git-par")).chain(args)).is_ok()
+    crate::cli::Cli::try_parse_from(std::iter::once(OsString::from("git-par")).chain(args)).is_ok()
 }
 
 /// `git par shim DIR`: a link named `git` in `DIR` to this program, and the `PATH` line that
 /// puts it first. An existing `DIR/git` that is not such a link is left alone (an error).
 pub(crate) fn shim(dir: &Path) -> Result<(), u8> {
-    let me =
-        this_program().map_err(|e| crate::fatal(format!("cannot tell where git-par is: {e}")))?;
+    let me = this_program()
+        .map_err(|e| crate::exit::fatal(format!("cannot tell where git-par is: {e}")))?;
     std::fs::create_dir_all(dir)
-        .map_err(|e| crate::fatal(format!("cannot create '{}': {e}", dir.display())))?;
+        .map_err(|e| crate::exit::fatal(format!("cannot create '{}': {e}", dir.display())))?;
     let dir = std::fs::canonicalize(dir)
-        .map_err(|e| crate::fatal(format!("cannot resolve '{}': {e}", dir.display())))?;
+        .map_err(|e| crate::exit::fatal(format!("cannot resolve '{}': {e}", dir.display())))?;
     let link = dir.join("git");
     match std::fs::symlink_metadata(&link) {
         Ok(_) if std::fs::canonicalize(&link).ok().as_ref() == Some(&me) => {}
         Ok(_) => {
-            return Err(crate::fatal(format!(
+            return Err(crate::exit::fatal(format!(
                 "'{}' exists and is not a link to git-par",
                 link.display()
             )))
         }
         Err(_) => std::os::unix::fs::symlink(&me, &link).map_err(|e| {
-            crate::fatal(format!("cannot create the link '{}': {e}", link.display()))
+            crate::exit::fatal(format!("cannot create the link '{}': {e}", link.display()))
         })?,
     }
     println!("export PATH=\"{}:$PATH\"", dir.display());

@@ -7,8 +7,9 @@ use gitpar::switch::Head;
 use gitpar::update::Policy;
 use gix::refs::FullName;
 
+use crate::checkout_args::CheckoutArgs;
+use crate::exit::fatal;
 use crate::repo::Opened;
-use crate::{fatal, CheckoutArgs};
 
 /// Which command is asking: their options and refusals differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +161,7 @@ fn orphan(opened: &Opened, req: &Request<'_>, name: &str) -> Result<(), u8> {
         (_, None) => None,
     };
     if req.command == Command::Switch {
-        crate::switch::refuse_operation_in_progress(repo)?;
+        crate::switching::refuse_operation_in_progress(repo)?;
     }
     let old_commit = repo.head_commit().ok().map(|c| c.id);
     if start.is_none() && unborn_head(repo).is_some() {
@@ -174,7 +175,7 @@ fn orphan(opened: &Opened, req: &Request<'_>, name: &str) -> Result<(), u8> {
                 .ok_or_else(|| fatal("You are on a branch yet to be born"))?,
         ),
     };
-    crate::switch::run(
+    crate::switching::run(
         opened,
         (Head::Orphan(full), None),
         new_commit,
@@ -200,8 +201,8 @@ pub(crate) fn reset_hard(
     let empty = repo.object_hash().empty_tree();
     Some((|| {
         let workdir = opened.require_workdir()?.to_owned();
-        let opts = crate::switch::options(repo, args, Policy::Force);
-        let outcome = crate::switch::with_progress(args, |ctx| {
+        let opts = crate::engine::update_options(repo, args, Policy::Force);
+        let outcome = crate::engine::with_progress(args, |ctx| {
             gitpar::update::update(
                 repo,
                 None,

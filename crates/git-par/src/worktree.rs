@@ -18,14 +18,16 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::checkout_args::CheckoutArgs;
+use crate::exit::{fatal, FATAL};
 use crate::gitopts;
-use crate::{fatal, hooks, interrupt, CheckoutArgs, FATAL};
+use crate::{hooks, interrupt};
 
 /// Run `git par worktree add ARGS` (the arguments after `add`).
 pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     let parsed = gitopts::parse(&args, gitopts::WORKTREE_ADD);
     if parsed.help {
-        crate::print_help(&["worktree", "add"]);
+        crate::cli::print_help(&["worktree", "add"]);
         return Ok(());
     }
     let jobs = match parsed.value("jobs") {
@@ -92,7 +94,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
     // The plan's copy is the only one left: its packs are unmapped when the plan is made, not
     // held (resident) through the checkout, which maps them again.
     drop(here);
-    let status = crate::run_git(&git_args, None)?;
+    let status = crate::git::run_git(&git_args, None)?;
     gitpar::sys::phase::mark("git worktree add --no-checkout");
     // Taken once the new work tree is open, which it need not wait for.
     let planned = move || ahead.flatten().and_then(|plan| plan.recv().ok().flatten());
@@ -210,15 +212,15 @@ fn check_out(
     checkout.prime_cache_tree = true;
     // Filters are told the branch HEAD is on (none when detached) and the commit.
     checkout.filter_meta = gitpar::FilterMeta {
-        ref_name: crate::dwim_ref(&wt_repo, "HEAD").filter(|r| r.starts_with(b"refs/")),
+        ref_name: crate::names::dwim_ref(&wt_repo, "HEAD").filter(|r| r.starts_with(b"refs/")),
         treeish: Some(commit),
     };
-    let written = crate::tree_of(&wt_repo, commit)
+    let written = crate::engine::tree_of(&wt_repo, commit)
         .map_err(|msg| {
             eprintln!("fatal: {msg}");
         })
         .and_then(|tree| {
-            crate::run_checkout(&wt_repo, tree, &workdir, &checkout, planned())
+            crate::engine::run_checkout(&wt_repo, tree, &workdir, &checkout, planned())
                 .map_err(|err| crate::report::checkout_error(&err))
         });
     if written.is_err() {
@@ -279,7 +281,8 @@ fn carry_included(donor: &Path, wt_repo: &gix::Repository, workdir: &Path, args:
         return;
     };
     // The checkout's own decision (`par.reflink`, `--no-reflink`).
-    let reflink = crate::engine_options(wt_repo, args).reflink == gitpar::donor::Reflink::Auto;
+    let reflink =
+        crate::engine::engine_options(wt_repo, args).reflink == gitpar::donor::Reflink::Auto;
     let threads = args
         .jobs
         .and_then(|j| usize::try_from(j).ok())

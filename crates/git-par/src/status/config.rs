@@ -9,7 +9,7 @@
 use bstr::{BStr, BString, ByteSlice};
 use gitpar::status::Untracked;
 
-use crate::fatal;
+use crate::exit::fatal;
 
 /// git's `git_parse_maybe_bool`: a valueless key (`None`) is true, the empty string false,
 /// `true`/`yes`/`on` and `false`/`no`/`off` in any case, or an integer (true unless 0).

@@ -394,7 +394,7 @@ fn sequencer_in_progress(
             format!(
                 "You are currently {} commit {}.",
                 w.doing,
-                crate::short(repo, id)
+                crate::names::short(repo, id)
             )
             .into(),
         ),
@@ -467,7 +467,7 @@ fn get_branch(repo: &gix::Repository, path: &Path) -> Option<BString> {
         .get(..hex_len)
         .and_then(|h| gix::ObjectId::from_hex(h).ok())
     {
-        return Some(crate::short(repo, id).into());
+        return Some(crate::names::short(repo, id).into());
     }
     if text == b"detached HEAD" {
         return None;
@@ -576,7 +576,7 @@ fn abbrev_oid_in_line(repo: &gix::Repository, line: &[u8]) -> BString {
     match repo.rev_parse_single(name.as_bstr()) {
         Ok(id) if !name.is_empty() => {
             let mut out = BString::from(head);
-            out.push_str(crate::short(repo, id.detach()));
+            out.push_str(crate::names::short(repo, id.detach()));
             out.push(b' ');
             out.push_str(third);
             out
@@ -667,7 +667,7 @@ fn detached_from(repo: &gix::Repository) -> Option<(BString, bool)> {
         Some((BString::from(&target[..end]), line.new_oid))
     })?;
     let target = if target == "HEAD" {
-        crate::short(repo, new).into()
+        crate::names::short(repo, new).into()
     } else {
         target
     };
@@ -679,7 +679,7 @@ fn detached_from(repo: &gix::Repository) -> Option<(BString, bool)> {
                 .unwrap_or(name)
                 .into()
         }
-        _ => crate::short(repo, new).into(),
+        _ => crate::names::short(repo, new).into(),
     };
     let at = repo.head_id().ok().map(gix::Id::detach) == Some(new);
     Some((from, at))

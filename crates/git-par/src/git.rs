@@ -1,0 +1,45 @@
+//! Running git itself: the arguments git-par was given, to hand on to git, and a git child with
+//! git-par's standard streams.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::exit::{fatal, FATAL};
+
+/// git-par's own arguments (after the program name): the command line, or, run as `git`, what
+/// the routing made of it (`transparent::route`: git's global options applied and taken out).
+static OWN_ARGS: std::sync::OnceLock<Vec<OsString>> = std::sync::OnceLock::new();
+
+/// The arguments git-par runs with (see [`OWN_ARGS`]): what a command handed whole to git passes
+/// on, from the directory and environment git-par runs in.
+pub(crate) fn own_args() -> Vec<OsString> {
+    OWN_ARGS
+        .get()
+        .cloned()
+        .unwrap_or_else(|| std::env::args_os().skip(1).collect())
+}
+
+/// Keep the arguments git-par runs with ([`own_args`]); the first call wins.
+pub(crate) fn set_own_args(args: Vec<OsString>) {
+    let _ = OWN_ARGS.set(args);
+}
+
+/// Run `git ARGS` with git-par's standard streams (git's output and errors are the user's),
+/// in the current directory or, with `at = (dir, git_dir)`, in `dir` with `GIT_DIR=git_dir`.
+/// Returns git's exit code (128 + the signal for a killed git); `Err` when git cannot start.
+pub(crate) fn run_git(args: &[OsString], at: Option<(&Path, &Path)>) -> Result<u8, u8> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut cmd = gitpar::git_command();
+    cmd.args(args);
+    if let Some((dir, git_dir)) = at {
+        cmd.current_dir(dir).env("GIT_DIR", git_dir);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| fatal(format!("cannot run git: {e}")))?;
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(FATAL),
+        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(FATAL),
+        (None, None) => FATAL,
+    })
+}
