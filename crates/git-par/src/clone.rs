@@ -108,7 +108,7 @@ pub(crate) fn clone(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
 /// `--recurse-submodules`: git clones the submodules (its transports, credentials and options:
 /// [`update_submodules`] with every submodule's update command set to `!true`, so that git checks
 /// nothing out), then the engine checks all the new ones out at once
-/// (`gitpar::checkout::submodules`); rounds from the top until no submodule is left, so that git
+/// (`gitpar::update::checkout_submodules`); rounds from the top until no submodule is left, so that git
 /// recurses into what the engine checked out and clones the next level. git's "checked out"
 /// lines are printed at the end, in git's depth-first order.
 fn clone_submodules(
