@@ -15,7 +15,7 @@
 //!
 //! What git cannot see through the unborn index, git-par checks first, with git's words:
 //! `set`/`add` arguments that name a file of the index (`sanitize_paths`), and an index that is
-//! locked. Handed to git whole, by `exec` (documented in the README): `list` and `check-rules`
+//! locked. Handed to git whole, by `exec` (docs/differences.md): `list` and `check-rules`
 //! (they read, nothing to parallelise), every call where the sparse index is or becomes on
 //! (`--sparse-index`, `index.sparse`, `GIT_TEST_SPARSE_INDEX`: the engine writes full indexes),
 //! and command lines git would refuse (git prints its usage).

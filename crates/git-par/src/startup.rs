@@ -21,7 +21,7 @@ pub(crate) fn command_line() -> Result<Vec<OsString>, u8> {
     }
     git::set_own_args(args.clone());
     fixed_mmap_threshold();
-    // `-p/--patch` is git's interactive loop: hand the call to git unchanged (README).
+    // `-p/--patch` is git's interactive loop: hand the call to git unchanged (docs/differences.md).
     if let Some(git_args) = patch::delegated(&args) {
         let err = patch::exec_git(&git_args);
         return Err(fatal(format!("cannot run git: {err}")));

@@ -215,7 +215,7 @@ fn upstream_without_counting() {
 
 /// A tracked file replaced by a directory: with `-uall` git lists the files inside. Left out:
 /// `--ignored` without `-uall`, where git lists the ignored files inside such a directory
-/// (collapsed or matching) but not its untracked ones; git-par lists neither (README, not done).
+/// (collapsed or matching) but not its untracked ones; git-par lists neither (docs/differences.md, not done).
 #[test]
 fn file_replaced_by_a_directory() {
     let formats: Vec<&[&str]> = FORMATS

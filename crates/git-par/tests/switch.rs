@@ -1622,7 +1622,7 @@ fn full_checkout_after_clone_no_checkout_converts_content_as_configured_like_git
 fn full_checkout_after_clone_no_checkout_writes_the_configured_index_format_like_git() {
     for config in [
         // (`feature.manyFiles` also has git add an untracked cache to a new index, which
-        // git-par's new indexes do not have: see the README.)
+        // git-par's new indexes do not have: see docs/differences.md.)
         &["index.version=4"][..],
         &["index.version=4", "index.skipHash=true"],
         &["index.skipHash=true", "index.version=2"],
