@@ -590,6 +590,10 @@ impl Walk<'_, '_, '_> {
         let Ok(listing) = self.open_cached_dir(base.as_bstr(), node, check_only) else {
             return dir_state;
         };
+        self.cache.counters.visited_directories += 1;
+        if let Some(n) = node {
+            self.cache.nodes[n].check_only = check_only;
+        }
         let from_disk = listing.is_some();
         let mut disk = listing.map(Vec::into_iter);
         let (mut next_dir, mut next_file) = (0, 0);
