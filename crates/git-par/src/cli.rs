@@ -100,12 +100,15 @@ pub(crate) enum WorktreeCommand {
     /// Create a linked work tree with git (`git worktree add --no-checkout`, every option of
     /// git's), then check it out in parallel.
     #[command(
-        override_usage = "git par worktree add [-j N] [git worktree add's options] <path> [<commit-ish>]",
+        override_usage = "git par worktree add [-j N] [--donor PATH] [--[no-]reflink] [git worktree add's options] <path> [<commit-ish>]",
         long_about = "Create a linked work tree: `git worktree add --no-checkout` with these \
                       arguments (every option of `git worktree add`: -b, -B, --detach, --orphan, \
                       --lock [--reason], --track, --guess-remote, -f, -q, --no-checkout), then \
                       git-par checks the new HEAD out in parallel and runs post-checkout. \
-                      -j N sets git-par's writer threads (else checkout.workers)."
+                      -j N sets git-par's writer threads (else checkout.workers). The clean \
+                      files of a donor work tree (--donor PATH, else the one the command runs \
+                      in) are cloned instead of written where the filesystem can (reflinks on \
+                      XFS, btrfs); --no-reflink writes every file."
     )]
     Add(PassThrough),
 }

@@ -57,10 +57,10 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 
 #[test]
 fn bash_completes_git_par_commands_through_gits_completion() {
-    if !std::path::Path::new(GIT_BASH_COMPLETION).exists() {
-        eprintln!("skipped: git's bash completion ({GIT_BASH_COMPLETION}) is not installed");
-        return;
-    }
+    assert!(
+        std::path::Path::new(GIT_BASH_COMPLETION).exists(),
+        "git's bash completion ({GIT_BASH_COMPLETION}) is missing: Debian's git package installs it"
+    );
     let words = complete_in_bash("git par sw");
     assert!(
         words.lines().any(|w| w.trim() == "switch"),
