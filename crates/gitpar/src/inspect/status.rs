@@ -2009,7 +2009,7 @@ fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<Submod
             "'{path}/.git' not recognized as a git repository"
         )));
     }
-    let output = crate::git_command()
+    let output = crate::sys::git::git_command()
         .args(["status", "--porcelain=2"])
         .args((!untracked).then_some("-uno"))
         .current_dir(&dir)

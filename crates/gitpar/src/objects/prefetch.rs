@@ -101,7 +101,7 @@ fn fetch(repo: &gix::Repository, remote: &str, ids: &[ObjectId]) -> std::io::Res
         .config_snapshot()
         .boolean("promisor.quiet")
         .unwrap_or(false);
-    let mut cmd = crate::git_command();
+    let mut cmd = crate::sys::git::git_command();
     cmd.arg("--git-dir")
         .arg(repo.git_dir())
         .args(["-c", "fetch.negotiationAlgorithm=noop", "fetch", remote])

@@ -18,7 +18,8 @@ use crate::ops::update::{self, Outcome, Policy};
 use crate::repo::branch::{append_reflog, set_head_without_reflog};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Aborted, Update, Value};
-use crate::{Context, Options};
+use crate::sys::context::Context;
+use crate::write::options::Options;
 
 /// How two commits are related, as `git merge` decides what to do with one merged commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use crate::ops::update::{self, Outcome, Policy};
 use crate::repo::branch::{append_reflog, set_head_without_reflog};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Update, Value};
-use crate::{Context, Options};
+use crate::sys::context::Context;
+use crate::write::options::Options;
 
 /// A resolved `reset --hard`.
 pub struct Request<'a> {

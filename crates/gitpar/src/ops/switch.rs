@@ -15,12 +15,14 @@ use bstr::ByteSlice;
 use gix::refs::{FullName, Target};
 use gix::ObjectId;
 
+use crate::ops::update;
 use crate::ops::update::{Outcome as UpdateOutcome, Policy};
 use crate::repo::branch::{append_reflog, set_head_without_reflog, ReflogError};
 use crate::repo::create_branch::{self, NewBranch};
 use crate::repo::hooks::Env;
 use crate::repo::reftx::{self, Update, Value};
-use crate::{update, Context, Options};
+use crate::sys::context::Context;
+use crate::write::options::Options;
 
 /// Where `HEAD` goes.
 #[derive(Debug, Clone)]

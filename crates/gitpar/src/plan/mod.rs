@@ -86,7 +86,7 @@ pub struct Plan {
     /// mode as git does not (`100664`, `040000`), lists its names out of order or holds a
     /// subtree without leaves. Hashing the index then gives other ids than the trees' (git's
     /// `clone` and `checkout` hash, its `reset --hard` and `worktree add` record the tree's own,
-    /// [`crate::Options::prime_cache_tree`]).
+    /// [`crate::write::options::Options::prime_cache_tree`]).
     pub odd: bool,
 }
 

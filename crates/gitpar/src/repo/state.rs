@@ -101,7 +101,7 @@ fn save_autostash(repo: &gix::Repository, env: Env<'_>, name: &str) -> Result<()
         env.sink.notice(Notice::AutostashSymref);
         return Ok(());
     }
-    let stored = crate::git_command()
+    let stored = crate::sys::git::git_command()
         .args(["stash", "store", "-m", "autostash", "-q", &oid])
         .stdin(std::process::Stdio::null())
         .status()
