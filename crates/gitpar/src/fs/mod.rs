@@ -18,16 +18,22 @@
 pub mod lock;
 pub(crate) mod remove;
 pub mod tune;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
 
-use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use bstr::{BStr, BString, ByteSlice};
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+
+pub use os::{fstat, fstat_file, native_path, stat_path, Fd, FileType, OwnedFd, Stat};
 
 /// An open work tree: the directory fd every path is resolved from.
 #[derive(Debug)]
@@ -40,8 +46,7 @@ pub struct Root {
 /// exist, or a leading component is a symlink (`ELOOP` under `RESOLVE_NO_SYMLINKS`/`O_NOFOLLOW`)
 /// or not a directory (`ENOTDIR`).
 pub fn is_not_there(err: &io::Error) -> bool {
-    err.kind() == io::ErrorKind::NotFound
-        || matches!(err.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP))
+    os::is_not_there(err)
 }
 
 /// The system's description of `err` without Rust's ` (os error N)` suffix, as git prints it
@@ -92,20 +97,11 @@ pub(crate) fn last_slash(path: &[u8]) -> Option<usize> {
     path.iter().rposition(|&b| b == b'/')
 }
 
-const DIR_FLAGS: OFlags = OFlags::RDONLY
-    .union(OFlags::DIRECTORY)
-    .union(OFlags::NOFOLLOW)
-    .union(OFlags::CLOEXEC);
-
 impl Root {
     /// Open the work tree at `path`. The path itself may contain symlinks (a work tree under a
     /// symlinked home is fine); nothing below it is followed.
     pub fn open(path: &Path) -> io::Result<Root> {
-        let fd = rustix::fs::open(
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let fd = os::open_root(path)?;
         Ok(Root {
             fd,
             path: path.to_owned(),
@@ -121,49 +117,22 @@ impl Root {
     /// without following a symlink in any component.
     pub fn open_dir(&self, dir: &BStr) -> io::Result<OwnedFd> {
         if dir.is_empty() {
-            return Ok(rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?);
+            return os::dup(self.fd());
         }
-        match rustix::fs::openat2(
-            &self.fd,
-            <&[u8]>::from(dir),
-            DIR_FLAGS,
-            Mode::empty(),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        ) {
-            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => self.open_dir_walk(dir),
-            // RESOLVE_BENEATH refuses `..` with EXDEV; planned paths never hold it.
-            other => Ok(other?),
-        }
-    }
-
-    /// [`Root::open_dir`] one component at a time, for kernels without `openat2`.
-    fn open_dir_walk(&self, dir: &BStr) -> io::Result<OwnedFd> {
-        let mut fd = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0)?;
-        for part in dir.split_str("/") {
-            if part.is_empty() || part == b"." || part == b".." {
-                return Err(io::Error::from_raw_os_error(libc::EXDEV));
-            }
-            fd = rustix::fs::openat(&fd, part, DIR_FLAGS, Mode::empty())?;
-        }
-        Ok(fd)
+        os::open_dir_beneath(self.fd(), dir)
     }
 
     /// The root directory's descriptor, for questions about the filesystem it is on
     /// ([`crate::fs::tune::Kind::of`]); never for resolving paths (that is [`Root::open_dir`]'s).
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    pub fn fd(&self) -> Fd<'_> {
+        os::borrow(&self.fd)
     }
 
     /// Returns true if and only if the root directory holds nothing but `.git` (or nothing at
     /// all): one readdir, stopped at the first other name. An update into such a work tree has
     /// nothing on disk to merge with, so it can be a full checkout (`initial.rs`).
     pub fn holds_only_git(&self) -> io::Result<bool> {
-        for entry in rustix::fs::Dir::read_from(&self.fd)? {
-            if !matches!(entry?.file_name().to_bytes(), b"." | b".." | b".git") {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        os::holds_only(self.fd(), b".git")
     }
 
     /// `lstat` of `path` as git's `verify_uptodate` makes it: symlinks in leading components
@@ -172,11 +141,11 @@ impl Root {
     /// fails otherwise. It only stats, to decide whether a safe update refuses (a tracked file
     /// behind a symlinked or replaced directory is a local change to git); everything that
     /// reads or writes goes through [`Root::open_dir`], which follows nothing.
-    pub fn lstat_through_leading_links(&self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
-        match rustix::fs::statat(&self.fd, <&[u8]>::from(path), AtFlags::SYMLINK_NOFOLLOW) {
+    pub fn lstat_through_leading_links(&self, path: &BStr) -> io::Result<Option<Stat>> {
+        match os::lstat_following_leading(self.fd(), path) {
             Ok(st) => Ok(Some(st)),
-            Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(e) => Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -223,7 +192,7 @@ impl<'r> Descent<'r> {
     }
 
     /// The open directory `dir` (repository-relative, no trailing slash; empty for the root).
-    fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+    fn dir(&mut self, dir: &BStr) -> io::Result<Fd<'_>> {
         // Close what is not on the path to `dir`.
         while let Some((top, _)) = self.open.last() {
             let below =
@@ -238,14 +207,14 @@ impl<'r> Descent<'r> {
             let rest = &dir[if done == 0 { 0 } else { done + 1 }..];
             for part in rest.split_str("/") {
                 if part.is_empty() || part == b"." || part == b".." {
-                    return Err(io::Error::from_raw_os_error(libc::EXDEV));
+                    return Err(os::beneath_refused());
                 }
                 let fd = {
                     let parent = match self.open.last() {
-                        Some((_, fd)) => fd.as_fd(),
-                        None => self.root.fd.as_fd(),
+                        Some((_, fd)) => os::borrow(fd),
+                        None => self.root.fd(),
                     };
-                    rustix::fs::openat(parent, part, DIR_FLAGS, Mode::empty())?
+                    os::open_dir_at(parent, part)?
                 };
                 let mut path = self
                     .open
@@ -259,31 +228,10 @@ impl<'r> Descent<'r> {
             }
         }
         Ok(match self.open.last() {
-            Some((top, fd)) if top.as_bstr() == dir => fd.as_fd(),
-            _ => self.root.fd.as_fd(),
+            Some((top, fd)) if top.as_bstr() == dir => os::borrow(fd),
+            _ => self.root.fd(),
         })
     }
-}
-
-/// The names in the open directory `fd` with their types as `lstat` sees them (`.` and `..`
-/// left out), in `readdir` order.
-fn read_entries(fd: BorrowedFd<'_>) -> io::Result<Vec<(BString, FileType)>> {
-    let mut out = Vec::new();
-    for entry in rustix::fs::Dir::read_from(fd)? {
-        let entry = entry?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            // Gone since the readdir: left unknown, as it may not be there for the caller.
-            FileType::Unknown => rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
-            kind => kind,
-        };
-        out.push((BString::from(name), kind));
-    }
-    Ok(out)
 }
 
 /// An open handle on the directory the last path was in, reused while consecutive paths share
@@ -302,7 +250,7 @@ pub struct Dirs<'r> {
 
 impl<'r> Dirs<'r> {
     /// The open directory `dir` (repository-relative; empty for the root).
-    pub fn dir(&mut self, dir: &BStr) -> io::Result<BorrowedFd<'_>> {
+    pub fn dir(&mut self, dir: &BStr) -> io::Result<Fd<'_>> {
         if let Some(descent) = self.descent.as_mut() {
             return descent.dir(dir);
         }
@@ -312,7 +260,7 @@ impl<'r> Dirs<'r> {
             let fd = self.root.open_dir(dir)?;
             self.current = Some((dir.to_owned(), fd));
         }
-        Ok(self.current.as_ref().expect("set above").1.as_fd())
+        Ok(os::borrow(&self.current.as_ref().expect("set above").1))
     }
 
     /// Forget the cached directory: the caller removed or replaced directories, so a cached fd
@@ -325,20 +273,16 @@ impl<'r> Dirs<'r> {
     }
 
     /// The parent directory of `path` and its last component.
-    fn parent<'p>(&mut self, path: &'p BStr) -> io::Result<(BorrowedFd<'_>, &'p BStr)> {
+    fn parent<'p>(&mut self, path: &'p BStr) -> io::Result<(Fd<'_>, &'p BStr)> {
         let (dir, name) = split_path(path);
         Ok((self.dir(dir)?, name))
     }
 
     /// `lstat` of `path`: `None` when it is not there (see [`is_not_there`]).
-    pub fn lstat(&mut self, path: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
-        let result = self.parent(path).and_then(|(fd, name)| {
-            Ok(rustix::fs::statat(
-                fd,
-                <&[u8]>::from(name),
-                AtFlags::SYMLINK_NOFOLLOW,
-            )?)
-        });
+    pub fn lstat(&mut self, path: &BStr) -> io::Result<Option<Stat>> {
+        let result = self
+            .parent(path)
+            .and_then(|(fd, name)| os::lstat_at(fd, name));
         match result {
             Ok(st) => Ok(Some(st)),
             Err(err) if is_not_there(&err) => Ok(None),
@@ -363,13 +307,9 @@ impl<'r> Dirs<'r> {
     /// Remove the non-directory at `path`. Returns false when it was not there (including
     /// behind a leading symlink, which is never looked through).
     pub fn unlink(&mut self, path: &BStr) -> io::Result<bool> {
-        let result = self.parent(path).and_then(|(fd, name)| {
-            Ok(rustix::fs::unlinkat(
-                fd,
-                <&[u8]>::from(name),
-                AtFlags::empty(),
-            )?)
-        });
+        let result = self
+            .parent(path)
+            .and_then(|(fd, name)| os::unlink_at(fd, name));
         match result {
             Ok(()) => Ok(true),
             Err(err) if is_not_there(&err) => Ok(false),
@@ -380,13 +320,9 @@ impl<'r> Dirs<'r> {
     /// Remove the empty directory at `path`. Returns false when it was not there.
     pub fn rmdir(&mut self, path: &BStr) -> io::Result<bool> {
         self.forget();
-        let result = self.parent(path).and_then(|(fd, name)| {
-            Ok(rustix::fs::unlinkat(
-                fd,
-                <&[u8]>::from(name),
-                AtFlags::REMOVEDIR,
-            )?)
-        });
+        let result = self
+            .parent(path)
+            .and_then(|(fd, name)| os::rmdir_at(fd, name));
         match result {
             Ok(()) => Ok(true),
             Err(err) if is_not_there(&err) => Ok(false),
@@ -431,20 +367,20 @@ impl<'r> Dirs<'r> {
     pub fn mkdir(&mut self, path: &BStr, replace: bool) -> io::Result<()> {
         let (fd, name) = self.parent(path)?;
         let name = <&[u8]>::from(name);
-        match rustix::fs::mkdirat(fd, name, Mode::from_raw_mode(0o777)) {
+        match os::mkdir_at(fd, name) {
             Ok(()) => Ok(()),
-            Err(rustix::io::Errno::EXIST) => {
-                let st = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                let st = os::lstat_at(fd, name)?;
                 if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
                     return Ok(());
                 }
                 if !replace {
-                    return Err(io::Error::from_raw_os_error(libc::EEXIST));
+                    return Err(err);
                 }
-                rustix::fs::unlinkat(fd, name, AtFlags::empty())?;
-                Ok(rustix::fs::mkdirat(fd, name, Mode::from_raw_mode(0o777))?)
+                os::unlink_at(fd, name)?;
+                os::mkdir_at(fd, name)
             }
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err),
         }
     }
 
@@ -465,17 +401,16 @@ impl<'r> Dirs<'r> {
     }
 
     /// Create a symbolic link at `path` pointing to `target`; return the link's own stat data.
-    pub fn symlink(&mut self, target: &[u8], path: &BStr) -> io::Result<rustix::fs::Stat> {
+    pub fn symlink(&mut self, target: &[u8], path: &BStr) -> io::Result<Stat> {
         let (fd, name) = self.parent(path)?;
-        let name = <&[u8]>::from(name);
-        rustix::fs::symlinkat(OsStr::from_bytes(target), fd, name)?;
-        Ok(rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)?)
+        os::symlink_at(target, fd, name)?;
+        os::lstat_at(fd, name)
     }
 
     /// The target of the symbolic link at `path`.
     pub fn read_link(&mut self, path: &BStr) -> io::Result<Vec<u8>> {
         let (fd, name) = self.parent(path)?;
-        Ok(rustix::fs::readlinkat(fd, <&[u8]>::from(name), Vec::new())?.into_bytes())
+        os::read_link_at(fd, name)
     }
 
     /// Move the entry at `path` out of the work tree to `dest`, an absolute path outside it (in
@@ -484,12 +419,7 @@ impl<'r> Dirs<'r> {
     pub fn rename_out(&mut self, path: &BStr, dest: &Path) -> io::Result<()> {
         self.forget();
         let (fd, name) = self.parent(path)?;
-        Ok(rustix::fs::renameat(
-            fd,
-            <&[u8]>::from(name),
-            rustix::fs::CWD,
-            dest,
-        )?)
+        os::rename_out(fd, name, dest)
     }
 
     /// Replace whatever file or symlink is at `path` by a regular file holding `data` (a
@@ -505,13 +435,7 @@ impl<'r> Dirs<'r> {
     /// Open the regular file at `path` for reading, refusing a symlink in its place.
     pub fn open_read(&mut self, path: &BStr) -> io::Result<File> {
         let (fd, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(
-            fd,
-            <&[u8]>::from(name),
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        Ok(File::from(fd))
+        Ok(File::from(os::open_read_at(fd, name, false)?))
     }
 
     /// The names in the directory `path`, each with whether it is a real directory. Empty when
@@ -534,17 +458,17 @@ impl<'r> Dirs<'r> {
         if self.descent.is_some() {
             // `Dir::read_from` reads its own opening of the directory: the kept fd's offset
             // does not move.
-            return read_entries(self.dir(path)?);
+            return os::read_dir(self.dir(path)?);
         }
         let fd = self.root.open_dir(path)?;
-        read_entries(fd.as_fd())
+        os::read_dir(os::borrow(&fd))
     }
 
     /// The stat data of the directory `dir` itself (the root's for an empty `dir`), `None` when
     /// it is not there.
-    pub fn stat_dir(&mut self, dir: &BStr) -> io::Result<Option<rustix::fs::Stat>> {
+    pub fn stat_dir(&mut self, dir: &BStr) -> io::Result<Option<Stat>> {
         if dir.is_empty() {
-            return Ok(Some(rustix::fs::fstat(&self.root.fd)?));
+            return Ok(Some(os::fstat(self.root.fd())?));
         }
         self.lstat(dir)
     }
@@ -552,12 +476,11 @@ impl<'r> Dirs<'r> {
     /// Open the regular file at `path` for reading and return it with its stat data; `None`
     /// when it is not there or not a regular file. Neither a symlink in its place is followed
     /// nor does a fifo in its place block the open (`O_NONBLOCK`, checked on the open file).
-    pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, rustix::fs::Stat)>> {
+    pub fn open_regular(&mut self, path: &BStr) -> io::Result<Option<(File, Stat)>> {
         let (fd, name) = self.parent(path)?;
-        let fd = match open_for_reading(fd, name) {
+        let fd = match os::open_read_at(fd, name, true) {
             Ok(fd) => fd,
             Err(err) => {
-                let err = io::Error::from(err);
                 return if is_not_there(&err) {
                     Ok(None)
                 } else {
@@ -565,7 +488,7 @@ impl<'r> Dirs<'r> {
                 };
             }
         };
-        let st = rustix::fs::fstat(&fd)?;
+        let st = os::fstat(os::borrow(&fd))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Ok(None);
         }
@@ -597,32 +520,24 @@ fn remove_contents_naming(dir: &OwnedFd, path: &mut BString) -> Result<(), Subtr
         path: path.clone(),
         source,
     };
-    let names: Vec<(Vec<u8>, FileType)> = rustix::fs::Dir::read_from(dir)
-        .map_err(|e| at("opendir", path, e.into()))?
-        .filter_map(Result::ok)
-        .map(|e| (e.file_name().to_bytes().to_vec(), e.file_type()))
-        .filter(|(n, _)| n != b"." && n != b"..")
-        .collect();
+    let dir = os::borrow(dir);
+    let names = os::read_dir(dir).map_err(|e| at("opendir", path, e))?;
     for (name, kind) in names {
         path.truncate(len);
         path.push(b'/');
         path.extend_from_slice(&name);
         let kind = if kind == FileType::Unknown {
-            let st = rustix::fs::statat(dir, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
-                .map_err(|e| at("lstat", path, e.into()))?;
+            let st = os::lstat_at(dir, &name).map_err(|e| at("lstat", path, e))?;
             FileType::from_raw_mode(st.st_mode)
         } else {
             kind
         };
         if kind == FileType::Directory {
-            let sub = rustix::fs::openat(dir, name.as_slice(), DIR_FLAGS, Mode::empty())
-                .map_err(|e| at("opendir", path, e.into()))?;
+            let sub = os::open_dir_at(dir, &name).map_err(|e| at("opendir", path, e))?;
             remove_contents_naming(&sub, path)?;
-            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::REMOVEDIR)
-                .map_err(|e| at("rmdir", path, e.into()))?;
+            os::rmdir_at(dir, &name).map_err(|e| at("rmdir", path, e))?;
         } else {
-            rustix::fs::unlinkat(dir, name.as_slice(), AtFlags::empty())
-                .map_err(|e| at("unlink", path, e.into()))?;
+            os::unlink_at(dir, &name).map_err(|e| at("unlink", path, e))?;
         }
     }
     path.truncate(len);
@@ -655,11 +570,11 @@ impl CreateError {
 /// umask, as git's `entry.c`. A write that fails (ENOSPC, EIO) unlinks the partial file, as git's
 /// `write_entry` does, so a failed entry is absent rather than truncated.
 pub fn create_file_at(
-    dir: BorrowedFd<'_>,
+    dir: Fd<'_>,
     name: &BStr,
     data: &[u8],
     executable: bool,
-) -> Result<rustix::fs::Stat, CreateError> {
+) -> Result<Stat, CreateError> {
     create_file_with(dir, name, executable, |file| file.write_all(data))
 }
 
@@ -667,46 +582,22 @@ pub fn create_file_at(
 /// streamed in small pieces instead of held whole in memory). An error from `fill` unlinks the
 /// partial file too, so a filter that dies half-way leaves nothing half-written.
 pub fn create_file_with(
-    dir: BorrowedFd<'_>,
+    dir: Fd<'_>,
     name: &BStr,
     executable: bool,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
-) -> Result<rustix::fs::Stat, CreateError> {
-    let name = <&[u8]>::from(name);
-    let fd = create_exclusive(dir, name, executable).map_err(CreateError::Create)?;
+) -> Result<Stat, CreateError> {
+    let fd = os::create_exclusive(dir, name, executable).map_err(CreateError::Create)?;
     let mut file = File::from(fd);
-    let written = fill(&mut file).and_then(|()| Ok(rustix::fs::fstat(&file)?));
+    let written = fill(&mut file).and_then(|()| os::fstat_file(&file));
     match written {
         Ok(st) => Ok(st),
         Err(err) => {
             drop(file);
-            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            let _ = os::unlink_at(dir, name);
             Err(CreateError::Write(err))
         }
     }
-}
-
-/// Open `name` in `dir` for reading without following a symlink in its place and without
-/// blocking on a fifo there (`O_NONBLOCK`): the caller checks the open file's type.
-fn open_for_reading(dir: BorrowedFd<'_>, name: &BStr) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        dir,
-        <&[u8]>::from(name),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-/// Create `name` in `dir` for writing, where nothing may be yet (a symlink is not followed),
-/// with git's mode for a new file: 0777 for executables and 0666 otherwise, before the umask.
-fn create_exclusive(dir: BorrowedFd<'_>, name: &[u8], executable: bool) -> io::Result<OwnedFd> {
-    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
-    Ok(rustix::fs::openat(
-        dir,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        mode,
-    )?)
 }
 
 /// Why [`clone_file_at`] did not clone: the caller writes the file from the object database
@@ -742,37 +633,32 @@ pub enum CloneError {
 /// unlinked and [`CloneError::Changed`] returned. The mode is 0777 for executables and 0666
 /// otherwise, before the umask, as [`create_file_at`]'s: the donor's mode is not copied.
 pub fn clone_file_at(
-    donor_dir: BorrowedFd<'_>,
+    donor_dir: Fd<'_>,
     donor_name: &BStr,
-    expect: impl FnOnce(&rustix::fs::Stat) -> bool,
-    dir: BorrowedFd<'_>,
+    expect: impl FnOnce(&Stat) -> bool,
+    dir: Fd<'_>,
     name: &BStr,
     executable: bool,
-) -> Result<rustix::fs::Stat, CloneError> {
-    let donor = match open_for_reading(donor_dir, donor_name) {
+) -> Result<Stat, CloneError> {
+    let donor = match os::open_read_at(donor_dir, donor_name, true) {
         Ok(fd) => fd,
-        Err(err) if is_not_there(&err.into()) => return Err(CloneError::Changed),
-        Err(err) => return Err(CloneError::Io(err.into())),
+        Err(err) if is_not_there(&err) => return Err(CloneError::Changed),
+        Err(err) => return Err(CloneError::Io(err)),
     };
-    let before = rustix::fs::fstat(&donor).map_err(|e| CloneError::Io(e.into()))?;
+    let donor = os::borrow(&donor);
+    let before = os::fstat(donor).map_err(CloneError::Io)?;
     if FileType::from_raw_mode(before.st_mode) != FileType::RegularFile || !expect(&before) {
         return Err(CloneError::Changed);
     }
-    let name = <&[u8]>::from(name);
-    let fd = create_exclusive(dir, name, executable).map_err(CloneError::Create)?;
-    let cloned = rustix::fs::ioctl_ficlone(&fd, &donor)
-        .map_err(|e| {
-            let err = io::Error::from(e);
-            match err.raw_os_error() {
-                Some(
-                    libc::EXDEV | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOTTY | libc::ENOSYS,
-                ) => CloneError::Unsupported(err),
-                _ => CloneError::Io(err),
-            }
-        })
-        .and_then(|()| {
-            let after = rustix::fs::fstat(&donor).map_err(|e| CloneError::Io(e.into()))?;
-            let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
+    let fd = os::create_exclusive(dir, name, executable).map_err(CloneError::Create)?;
+    let cloned = match os::clone_into(os::borrow(&fd), donor) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(unsupported)) => Err(CloneError::Unsupported(unsupported)),
+        Err(err) => Err(CloneError::Io(err)),
+    }
+    .and_then(|()| {
+            let after = os::fstat(donor).map_err(CloneError::Io)?;
+            let same = |a: &Stat, b: &Stat| {
                 (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
                     && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
                     && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
@@ -780,11 +666,11 @@ pub fn clone_file_at(
             if !same(&before, &after) {
                 return Err(CloneError::Changed);
             }
-            rustix::fs::fstat(&fd).map_err(|e| CloneError::Io(e.into()))
+            os::fstat(os::borrow(&fd)).map_err(CloneError::Io)
         });
     if cloned.is_err() {
         drop(fd);
-        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+        let _ = os::unlink_at(dir, name);
     }
     cloned
 }
@@ -793,36 +679,28 @@ pub fn clone_file_at(
 /// directory `dir`: the donor file (not followed if a symlink) cloned into an unnamed file of
 /// `dir` (`O_TMPFILE`), which is gone when closed, so nothing is named in `dir`. `Err` is what
 /// the clone met (EXDEV between mounts, EOPNOTSUPP without reflink, ...).
-pub fn clone_probe(
-    donor_dir: BorrowedFd<'_>,
-    donor_name: &BStr,
-    dir: BorrowedFd<'_>,
-) -> io::Result<()> {
-    let donor = open_for_reading(donor_dir, donor_name)?;
-    let unnamed = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )?;
-    rustix::fs::ioctl_ficlone(&unnamed, &donor)?;
-    Ok(())
+pub fn clone_probe(donor_dir: Fd<'_>, donor_name: &BStr, dir: Fd<'_>) -> io::Result<()> {
+    let donor = os::open_read_at(donor_dir, donor_name, true)?;
+    os::clone_probe(os::borrow(&donor), dir)
+}
+
+/// Remove the non-directory `name` from the open directory `dir` (a writer replacing a tracked
+/// file in a directory it already holds open).
+pub fn unlink_in(dir: Fd<'_>, name: &BStr) -> io::Result<()> {
+    os::unlink_at(dir, name)
 }
 
 /// Returns true if and only if `err` means that something already occupies the path, which a
 /// worker treats as a collision (two entries folding to one name, or a directory in the way)
 /// rather than as a failure.
 pub fn is_collision(err: &io::Error) -> bool {
-    matches!(
-        err.raw_os_error(),
-        Some(libc::EEXIST | libc::EISDIR | libc::ELOOP)
-    )
+    os::is_collision(err)
 }
 
 /// The stat data of an `lstat`/`fstat` result in the index's format: the 32-bit fields are
 /// truncated, not saturated, to match git's `fill_stat_cache_info` bit for bit.
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-pub fn index_stat(st: &rustix::fs::Stat) -> gix::index::entry::Stat {
+pub fn index_stat(st: &Stat) -> gix::index::entry::Stat {
     use gix::index::entry::stat::Time;
     gix::index::entry::Stat {
         mtime: Time {

@@ -119,7 +119,7 @@ pub(crate) fn magic(fd: impl AsFd) -> Option<u64> {
 
 /// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
 /// is the device or, for a partition, a directory inside it (whose parent has the queue).
-fn rotational(fd: rustix::fd::BorrowedFd<'_>) -> Option<bool> {
+fn rotational(fd: crate::fs::Fd<'_>) -> Option<bool> {
     let st = rustix::fs::fstat(fd).ok()?;
     let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
     if major == 0 {

@@ -22,7 +22,7 @@ pub(crate) fn global(repo: &gix::Repository) -> (OidStat, OidStat) {
     let read = |path: Option<PathBuf>| -> OidStat {
         let read = path.and_then(|path| {
             let bytes = std::fs::read(&path).ok()?;
-            let st = rustix::fs::stat(&path).ok()?;
+            let st = crate::fs::stat_path(&path).ok()?;
             Some((bytes, crate::fs::index_stat(&st)))
         });
         global_oid_stat(read, hash)

@@ -18,7 +18,7 @@
 use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Mode, Stat};
 use gix::ObjectId;
-use rustix::fs::FileType;
+use crate::fs::FileType;
 
 use crate::index::ignore_files::OidStat;
 
@@ -947,7 +947,7 @@ impl Walk<'_, '_, '_> {
     /// refresh, so it decides for itself, as `refresh_cache_ent` would): skip-worktree and
     /// assume-unchanged entries are; otherwise the file's mode must be the entry's, and its stat
     /// data the entry's and not racily clean, or its content the blob.
-    fn is_uptodate(&self, e: &gix::index::Entry, st: &rustix::fs::Stat, content: &[u8]) -> bool {
+    fn is_uptodate(&self, e: &gix::index::Entry, st: &crate::fs::Stat, content: &[u8]) -> bool {
         use gix::index::entry::Flags;
         if e.flags
             .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)

@@ -125,8 +125,8 @@ impl StatRules {
     /// matches what the index records for `entry` (type, exec bit, size, times, inode). What
     /// `verify_uptodate` asks of a file it found through a symlinked directory, where the
     /// refresh saw none.
-    pub(crate) fn matches(self, entry: &gix::index::Entry, raw: &rustix::fs::Stat) -> bool {
-        use rustix::fs::FileType;
+    pub(crate) fn matches(self, entry: &gix::index::Entry, raw: &crate::fs::Stat) -> bool {
+        use crate::fs::FileType;
         let kind = FileType::from_raw_mode(raw.st_mode);
         let type_ok = match entry.mode {
             Mode::SYMLINK => kind == FileType::Symlink,
@@ -932,7 +932,7 @@ fn check_one(
     rules: StatRules,
     (filter, buf, dirs): (&mut LazyFilter<'_>, &mut Vec<u8>, &mut Dirs<'_>),
 ) -> State {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     // lstat relative to the (cached) open parent directory. A parent that is gone, or is no
     // longer a directory (a symlink in its place is not followed), means the entry is missing,
     // as git's `has_symlink_leading_path` check decides.

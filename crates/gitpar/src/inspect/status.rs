@@ -63,7 +63,7 @@ pub enum Error {
 /// `preload-index.c`.
 pub fn refresh_choice(
     config: &gix::config::Snapshot<'_>,
-    worktree: rustix::fd::BorrowedFd<'_>,
+    worktree: crate::fs::Fd<'_>,
     n_items: usize,
     explicit: Option<usize>,
 ) -> crate::fs::tune::Choice {
@@ -1951,7 +1951,7 @@ fn worktree_mode(
     index_mode: Mode,
     file_mode: bool,
 ) -> u32 {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     let Ok(Some(st)) = dirs.lstat(path) else {
         return 0;
     };
@@ -2002,7 +2002,7 @@ fn submodule_content(root: &Root, path: &BStr, untracked: bool) -> Result<Submod
     let Ok(Some(kind)) = dirs.file_type(dot_git.as_bstr()) else {
         return Ok(state);
     };
-    if kind == rustix::fs::FileType::Directory
+    if kind == crate::fs::FileType::Directory
         && !crate::repo::git_dir::is_git_directory(&mut dirs, dot_git.as_bstr())
     {
         return Err(Error::Other(format!(
@@ -2232,7 +2232,7 @@ fn files_of_replaced_entries(
         let path = entry.path(index);
         if matches!(
             dirs.file_type(path),
-            Ok(Some(rustix::fs::FileType::Directory))
+            Ok(Some(crate::fs::FileType::Directory))
         ) {
             files_below(&mut dirs, path, &mut found);
         }

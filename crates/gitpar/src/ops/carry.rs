@@ -27,7 +27,7 @@ use std::path::Path;
 use bstr::{BStr, BString, ByteSlice};
 use gix::glob::pattern::Case;
 use gix::index::entry::Mode;
-use rustix::fs::FileType;
+use crate::fs::FileType;
 
 use crate::fs::{self, CloneError, CreateError, Dirs, Root};
 use crate::write::error::Error;
@@ -542,7 +542,7 @@ impl<'a> Worker<'a> {
         if self.reflink {
             let donor_dir = self.donor.dir(dir)?;
             let target_dir = self.target.dir(dir)?;
-            let same = |s: &rustix::fs::Stat| (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino);
+            let same = |s: &crate::fs::Stat| (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino);
             match fs::clone_file_at(donor_dir, name, same, target_dir, name, executable) {
                 Ok(_) => return Ok(How::Cloned),
                 Err(CloneError::Unsupported(_)) => self.reflink = false,
@@ -556,8 +556,8 @@ impl<'a> Worker<'a> {
 
     /// Copy the regular file `path` (stat-ed as `st` by the caller) into a file created
     /// exclusively; a donor that changes meanwhile leaves no copy behind.
-    fn copy(&mut self, path: &BStr, st: &rustix::fs::Stat, executable: bool) -> Result<How, Skip> {
-        let same = |a: &rustix::fs::Stat, b: &rustix::fs::Stat| {
+    fn copy(&mut self, path: &BStr, st: &crate::fs::Stat, executable: bool) -> Result<How, Skip> {
+        let same = |a: &crate::fs::Stat, b: &crate::fs::Stat| {
             (a.st_dev, a.st_ino, a.st_size) == (b.st_dev, b.st_ino, b.st_size)
                 && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
         };
@@ -570,7 +570,7 @@ impl<'a> Worker<'a> {
         let target_dir = self.target.dir(dir)?;
         let written = fs::create_file_with(target_dir, name, executable, |to| {
             io::copy(&mut from, to)?;
-            let after = rustix::fs::fstat(&from)?;
+            let after = fs::fstat_file(&from)?;
             if same(&after, &opened) && after.st_ctime == opened.st_ctime {
                 Ok(())
             } else {

@@ -979,7 +979,7 @@ fn make_room(
     (vanished, cwd): (&[BString], Option<&BStr>),
     clean: &HashSet<usize>,
 ) -> Result<(Vec<Job>, usize, Option<Error>), Error> {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     let fail = |e: crate::fs::remove::Error| Error::Remove {
         path: e.path,
         source: e.source,

@@ -382,10 +382,10 @@ impl Matcher<'_> {
     /// the mode of what is in the work tree, as git would record it.
     fn object_mode(&self, path: &BStr) -> Option<&'static str> {
         let st = self.root.as_ref()?.dirs().lstat(path).ok()??;
-        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        let kind = crate::fs::FileType::from_raw_mode(st.st_mode);
         Some(match kind {
-            rustix::fs::FileType::Symlink => "120000",
-            rustix::fs::FileType::Directory => "040000",
+            crate::fs::FileType::Symlink => "120000",
+            crate::fs::FileType::Directory => "040000",
             _ if st.st_mode & 0o111 != 0 => "100755",
             _ => "100644",
         })

@@ -187,7 +187,7 @@ pub fn clear_present(root: &crate::fs::Root, index: &mut gix::index::File) -> bo
                 let dir_there = dir.is_empty()
                     || matches!(
                         dirs.file_type(dir),
-                        Ok(Some(rustix::fs::FileType::Directory))
+                        Ok(Some(crate::fs::FileType::Directory))
                     );
                 missing_dir = (!dir_there).then(|| dir.to_vec());
             }
@@ -472,7 +472,7 @@ pub(crate) fn clean_directories(
     let mut dirs = root.dirs();
     let mut left = Vec::new();
     for dir in chosen {
-        if dirs.file_type(dir).ok().flatten() != Some(rustix::fs::FileType::Directory) {
+        if dirs.file_type(dir).ok().flatten() != Some(crate::fs::FileType::Directory) {
             continue;
         }
         let mut named = BString::from(dir);
@@ -494,7 +494,7 @@ fn holds_untracked(
     state: &gix::index::State,
     dir: &BStr,
 ) -> bool {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     let mut is_ignored = |path: &BStr, kind: FileType| {
         let mode = match kind {
             FileType::Directory => Mode::DIR,

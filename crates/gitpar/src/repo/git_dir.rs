@@ -7,7 +7,7 @@ use bstr::{BStr, BString, ByteSlice};
 /// `objects` and `refs` directories (a `commondir` file names where those are: not followed,
 /// taken as a repository).
 pub(crate) fn is_git_directory(dirs: &mut crate::fs::Dirs<'_>, dir: &BStr) -> bool {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     let mut kind = |name: &str| {
         dirs.file_type(BString::from(format!("{dir}/{name}")).as_bstr())
             .ok()

@@ -333,7 +333,7 @@ pub(crate) enum Error {
     Open(#[source] std::io::Error),
     /// Its index cannot be found or its time read.
     #[error("cannot read its index: {0}")]
-    IndexTime(#[source] rustix::io::Errno),
+    IndexTime(#[source] std::io::Error),
     /// Its index cannot be read.
     #[error("cannot read its index: {0}")]
     Index(gix::Error),
@@ -406,7 +406,7 @@ fn open_donor(
 /// meanwhile only makes more entries racy. A split index is refused.
 fn read_index(donor: &gix::Repository) -> Result<(gix::index::File, i64), Error> {
     let index_path = donor.index_path();
-    let stamp = rustix::fs::stat(&index_path).map_err(Error::IndexTime)?;
+    let stamp = crate::fs::stat_path(&index_path).map_err(Error::IndexTime)?;
     let index = gix::index::File::at(
         &index_path,
         donor.object_hash(),
@@ -528,7 +528,7 @@ fn trusted_entries(
 /// within a second of its refresh with its mtime put back; its ctime's nanoseconds tell, and
 /// such a file is written. (The price: where git left an entry's nanoseconds stale, a `touch`
 /// within the second of a refresh, the file is written rather than cloned.)
-pub(crate) fn matches(entry: &gix::index::entry::Stat, st: &rustix::fs::Stat) -> bool {
+pub(crate) fn matches(entry: &gix::index::entry::Stat, st: &crate::fs::Stat) -> bool {
     let now = fs::index_stat(st);
     (now.mtime, now.ctime, now.ino, now.uid, now.gid, now.size)
         == (
@@ -557,7 +557,7 @@ const CLONING: &[u64] = &[
 
 /// Whether the donor and the target are one filesystem of a kind that can clone: its `f_type`.
 fn can_clone(donor: &Root, target: &Root) -> Result<u64, Unclonable> {
-    let stat = |root: &Root| rustix::fs::fstat(root.fd()).map(|st| st.st_dev);
+    let stat = |root: &Root| crate::fs::fstat(root.fd()).map(|st| st.st_dev);
     if stat(donor).ok() != stat(target).ok() {
         return Err(Unclonable::OtherFilesystem);
     }

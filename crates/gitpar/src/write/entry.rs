@@ -234,7 +234,7 @@ impl<'r> Worker<'r> {
         bytes: &[u8],
         shared: &Shared<'_>,
         can_delay: bool,
-    ) -> Result<Result<rustix::fs::Stat, fs::CreateError>, Failure> {
+    ) -> Result<Result<crate::fs::Stat, fs::CreateError>, Failure> {
         let (dir, name) = fs::split_path(entry.path.as_bstr());
         let executable = entry.kind == Kind::Executable;
         let landed = match driver {
@@ -315,7 +315,7 @@ impl<'r> Worker<'r> {
             Err(err) => return Some(Err(create_failure(entry, fs::CreateError::Create(err)))),
         };
         let executable = entry.kind == Kind::Executable;
-        let expect = |st: &rustix::fs::Stat| {
+        let expect = |st: &crate::fs::Stat| {
             crate::write::donor::matches(&expected, st)
                 && (st.st_mode & 0o100 != 0) == executable
                 && size.is_none_or(|s| u64::try_from(st.st_size).ok() == Some(s))
@@ -393,7 +393,7 @@ impl<'r> Worker<'r> {
         data: &[u8],
         executable: bool,
         replace: bool,
-    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+    ) -> Result<crate::fs::Stat, fs::CreateError> {
         let fd = Self::prepare(dirs, dir, name, replace)?;
         fs::create_file_at(fd, name, data, executable)
     }
@@ -404,16 +404,17 @@ impl<'r> Worker<'r> {
         dir: &bstr::BStr,
         name: &bstr::BStr,
         replace: bool,
-    ) -> Result<rustix::fd::BorrowedFd<'d>, fs::CreateError> {
+    ) -> Result<crate::fs::Fd<'d>, fs::CreateError> {
         let fd = dirs.dir(dir).map_err(fs::CreateError::Create)?;
         if replace {
-            match rustix::fs::unlinkat(fd, <&[u8]>::from(name), rustix::fs::AtFlags::empty()) {
-                Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+            match fs::unlink_in(fd, name) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
                 // A directory in the way is a collision for the tail, not a failure.
-                Err(rustix::io::Errno::ISDIR) => {
-                    return Err(fs::CreateError::Create(rustix::io::Errno::ISDIR.into()))
+                Err(err) if err.kind() == std::io::ErrorKind::IsADirectory => {
+                    return Err(fs::CreateError::Create(err))
                 }
-                Err(err) => return Err(fs::CreateError::Unlink(err.into())),
+                Err(err) => return Err(fs::CreateError::Unlink(err)),
             }
         }
         Ok(fd)

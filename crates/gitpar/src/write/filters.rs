@@ -85,7 +85,7 @@ pub(super) enum Landed {
     /// All of it, in memory: the filter succeeded, nothing is written yet.
     Buffered(Vec<u8>),
     /// More than [`FILTER_BUFFER`]: streamed into the file.
-    Streamed(Result<rustix::fs::Stat, fs::CreateError>),
+    Streamed(Result<crate::fs::Stat, fs::CreateError>),
     /// The filter failed before [`FILTER_BUFFER`] bytes: nothing was written.
     Failed,
 }
@@ -300,7 +300,7 @@ impl<'r> Worker<'r> {
         (dir, name, executable, replace): (&bstr::BStr, &bstr::BStr, bool, bool),
         landed: Filtered<Landed>,
         unconverted: &[u8],
-    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+    ) -> Result<crate::fs::Stat, fs::CreateError> {
         match landed {
             Filtered::Converted(Landed::Buffered(out)) => {
                 Self::create(dirs, dir, name, &out, executable, replace)
@@ -360,7 +360,7 @@ impl<'r> Worker<'r> {
         read: &mut dyn std::io::Read,
         (executable, replace): (bool, bool),
         chunk: &mut Vec<u8>,
-    ) -> Result<rustix::fs::Stat, fs::CreateError> {
+    ) -> Result<crate::fs::Stat, fs::CreateError> {
         use std::io::Write as _;
         let fd = Self::prepare(dirs, dir, name, replace)?;
         chunk.resize(STREAM, 0);

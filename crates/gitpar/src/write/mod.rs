@@ -601,7 +601,7 @@ impl Shared<'_> {
     /// Count the bytes of the file just written (`st`, its stat data) and return its stat data
     /// as the index records them: the last step of every written entry.
     #[inline]
-    fn wrote(&self, st: &rustix::fs::Stat) -> gix::index::entry::Stat {
+    fn wrote(&self, st: &crate::fs::Stat) -> gix::index::entry::Stat {
         self.bytes_written
             .fetch_add(u64::try_from(st.st_size).unwrap_or(0), Ordering::Relaxed);
         crate::fs::index_stat(st)

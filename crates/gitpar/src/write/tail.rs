@@ -178,9 +178,9 @@ impl Tail<'_, '_> {
 
     /// What is in the way of collided entry `e`, and whose it is (git's `checkout_entry` under
     /// `state->clone`). Returns false if `e` is not to be written now.
-    fn in_the_way(&mut self, e: usize, found: &rustix::fs::Stat, pending: &mut Pending) -> bool {
+    fn in_the_way(&mut self, e: usize, found: &crate::fs::Stat, pending: &mut Pending) -> bool {
         let (plan, entry) = (self.plan, &self.plan.entries[e]);
-        let is_dir = rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir();
+        let is_dir = crate::fs::FileType::from_raw_mode(found.st_mode).is_dir();
         if is_dir && self.marks.fresh {
             // A leading directory of entries whose names fold to this one. git, in index
             // order, replaces it by this file when they come first, and this file by it
@@ -215,7 +215,7 @@ impl Tail<'_, '_> {
     fn take_along(
         &mut self,
         e: usize,
-        found: &rustix::fs::Stat,
+        found: &crate::fs::Stat,
         st: &gix::index::entry::Stat,
         pending: &mut Pending,
     ) {
@@ -372,7 +372,7 @@ fn symlink_in_the_way(
             .any(|d| marks.paths_collide(path, plan.entries[d].path.as_slice()))
     };
     let st = fs::index_stat(&found);
-    if rustix::fs::FileType::from_raw_mode(found.st_mode).is_dir() {
+    if crate::fs::FileType::from_raw_mode(found.st_mode).is_dir() {
         if later(marks) {
             return Ok(None);
         }
@@ -403,7 +403,7 @@ fn create_gitlink_dir(
     dirs: &mut Dirs<'_>,
     path: &bstr::BStr,
 ) -> std::io::Result<gix::index::entry::Stat> {
-    if dirs.file_type(path)? == Some(rustix::fs::FileType::Directory) {
+    if dirs.file_type(path)? == Some(crate::fs::FileType::Directory) {
         return Ok(gix::index::entry::Stat::default());
     }
     dirs.mkdir(path, false)?;

@@ -740,7 +740,7 @@ fn mark_sparse(
                 };
                 (r.path, mode)
             }),
-            |path| dirs.file_type(path).ok().flatten() == Some(rustix::fs::FileType::Directory),
+            |path| dirs.file_type(path).ok().flatten() == Some(crate::fs::FileType::Directory),
         )
         .map_err(CheckoutError::from)?;
     for (k, skip) in decided.into_iter().zip(excluded) {
@@ -827,7 +827,7 @@ fn apply_sparse(
                     row.new = Some((c.id, kind));
                     row.action = Action::Write {
                         verify: false,
-                        replace: there.is_some_and(|t| t != rustix::fs::FileType::Directory),
+                        replace: there.is_some_and(|t| t != crate::fs::FileType::Directory),
                     };
                 }
             }
@@ -841,7 +841,7 @@ fn apply_sparse(
                         Some(file) => Parent::Blocked(file.to_owned()),
                         None if dir.is_empty() => Parent::Present,
                         None => match dirs.file_type(dir) {
-                            Ok(Some(rustix::fs::FileType::Directory)) => Parent::Present,
+                            Ok(Some(crate::fs::FileType::Directory)) => Parent::Present,
                             _ => Parent::Missing,
                         },
                     };
@@ -1387,7 +1387,7 @@ impl<'a> Survey<'a, '_> {
         })?;
         let staged_deletion = self.rules.staged_deletion(row);
         match kind {
-            Some(rustix::fs::FileType::Directory) => self.directory(row),
+            Some(crate::fs::FileType::Directory) => self.directory(row),
             // A tracked file is replaced by its writer; only untracked ones are cleared here.
             Some(_) if row.cur.is_some() => {}
             // A staged deletion writes nothing: the file stays, but git refuses over it.
@@ -1532,7 +1532,7 @@ fn changed_inside(index: &gix::index::File, rows: &[Row<'_>], dir: &BStr) -> Vec
 fn leading_non_dir<'p>(dirs: &mut Dirs<'_>, path: &'p BStr) -> Option<&'p BStr> {
     for prefix in crate::fs::leading_dirs(path) {
         match dirs.file_type(prefix) {
-            Ok(Some(rustix::fs::FileType::Directory)) => continue,
+            Ok(Some(crate::fs::FileType::Directory)) => continue,
             Ok(Some(_)) => return Some(prefix),
             _ => return None,
         }
@@ -1607,7 +1607,7 @@ fn remove(
                 let mut git = BString::from(row.path);
                 git.extend_from_slice(b"/.git");
                 root_dirs.file_type(git.as_bstr()).ok().flatten()
-                    == Some(rustix::fs::FileType::Directory)
+                    == Some(crate::fs::FileType::Directory)
             };
             let clear_dir = was_gitlink
                 && matches!(row.action, Action::Write { .. })
@@ -1740,7 +1740,7 @@ fn directory_failed(
 ) -> Stop {
     let there = dirs.file_type(dir).ok().flatten();
     let warning = there
-        .filter(|t| *t != rustix::fs::FileType::Directory)
+        .filter(|t| *t != crate::fs::FileType::Directory)
         .map(|_| Kept {
             op: "unlink",
             path: dir.to_owned(),
@@ -2105,7 +2105,7 @@ fn changed_file(
     path: &BStr,
     (mode, symlinks): (Mode, bool),
 ) -> char {
-    use rustix::fs::FileType;
+    use crate::fs::FileType;
     let on_disk = match dirs.file_type(path) {
         Ok(Some(FileType::Directory)) if mode != Mode::COMMIT => return 'D',
         Ok(Some(FileType::Symlink)) => Mode::SYMLINK,

@@ -327,7 +327,7 @@ pub fn check(
 fn validate_path(dirs: &mut crate::fs::Dirs<'_>, path: &BStr) -> Result<(), Error> {
     let is_link = |dirs: &mut crate::fs::Dirs<'_>, p: &BStr| {
         dirs.lstat(p).ok().flatten().is_some_and(|st| {
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+            crate::fs::FileType::from_raw_mode(st.st_mode) == crate::fs::FileType::Symlink
         })
     };
     for (i, _) in path.iter().enumerate().filter(|(_, &b)| b == b'/') {
@@ -399,7 +399,7 @@ pub fn take_down(
     };
     let mut dirs = root.dirs();
     let dot_git = join(path, ".git");
-    if dirs.file_type(dot_git.as_bstr()).ok().flatten() == Some(rustix::fs::FileType::Directory) {
+    if dirs.file_type(dot_git.as_bstr()).ok().flatten() == Some(crate::fs::FileType::Directory) {
         absorb(repo, root, &mut dirs, path, name)?;
     }
     let Some(sub) = open_populated(root, path) else {
@@ -632,7 +632,7 @@ fn bring(
             }
             let mut dirs = root.dirs();
             if let Ok(Some(kind)) = dirs.file_type(m.path.as_bstr()) {
-                if kind != rustix::fs::FileType::Directory {
+                if kind != crate::fs::FileType::Directory {
                     let _ = dirs.unlink(m.path.as_bstr());
                 }
             }
