@@ -9,7 +9,6 @@
 //! `builtin/clone.c` `checkout()`.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::checkout_args::CheckoutArgs;
@@ -209,21 +208,27 @@ fn submodule_names(dir: &Path) -> Vec<(String, String)> {
 /// `GIT_WORK_TREE` set it is the git directory (the work tree is `GIT_WORK_TREE`).
 fn destination(parsed: &Parsed) -> Option<PathBuf> {
     let dir = match parsed.positionals.as_slice() {
-        [_, dir] => dir.as_bytes().to_vec(),
-        [source] => url_basename(source.as_bytes(), is_bundle(source))?,
+        [_, dir] => dir.as_encoded_bytes().to_vec(),
+        [source] => url_basename(source.as_encoded_bytes(), is_bundle(source))?,
         _ => return None,
     };
     let mut end = dir.len();
-    while end > 1 && dir[end - 1] == b'/' {
+    while end > 1 && std::path::is_separator(char::from(dir[end - 1])) {
         end -= 1;
     }
-    Some(PathBuf::from(OsStr::from_bytes(&dir[..end])))
+    // A name Windows cannot hold (not Unicode) is none git could have cloned into.
+    crate::platform::path_from_bytes(&dir[..end])
+        .ok()
+        .map(Path::to_owned)
 }
 
 /// git's `get_repo_path`: is the source a bundle file (and not a repository)?
 fn is_bundle(source: &OsStr) -> bool {
-    let base = source.as_bytes();
-    let with = |suffix: &str| PathBuf::from(OsStr::from_bytes(&[base, suffix.as_bytes()].concat()));
+    let with = |suffix: &str| {
+        let mut path = source.to_owned();
+        path.push(suffix);
+        PathBuf::from(path)
+    };
     for suffix in ["/.git", "", ".git/.git", ".git"] {
         let path = with(suffix);
         match std::fs::metadata(&path) {
@@ -324,7 +329,8 @@ fn open_new(dir: &Path, overrides: &[String]) -> Option<gix::Repository> {
         .ok()
         .filter(|repo| !crate::repo::uses_reftable(repo))?;
     if let Some(work_tree) = std::env::var_os("GIT_WORK_TREE") {
-        let work_tree = std::fs::canonicalize(&work_tree).unwrap_or_else(|_| work_tree.into());
+        let work_tree =
+            crate::platform::canonicalize(&work_tree).unwrap_or_else(|_| work_tree.into());
         repo.set_workdir(Some(work_tree)).ok()?;
     }
     repo.workdir().is_some().then_some(repo)
@@ -482,8 +488,7 @@ fn update_submodules(
     if let Some(jobs) = parsed.value("jobs") {
         args.push([OsStr::new("--jobs="), jobs].join(OsStr::new("")));
     }
-    // SAFETY: isatty only inspects the descriptor.
-    let tty = unsafe { libc::isatty(2) } == 1;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let progress = parsed
         .flag("progress")
         .unwrap_or(parsed.verbosity() >= 0 && tty);
@@ -520,7 +525,7 @@ fn update_submodules(
         }
         .into(),
     );
-    let git_dir = std::fs::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
+    let git_dir = crate::platform::canonicalize(git_dir).unwrap_or_else(|_| git_dir.into());
     if engine.is_some() {
         run_git_quiet_stdout(&args, workdir, &git_dir)
     } else {

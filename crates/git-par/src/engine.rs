@@ -17,11 +17,11 @@ pub(crate) fn engine_options(repo: &gix::Repository, args: &CheckoutArgs) -> git
     opts.cwd = repo
         .workdir()
         .and_then(|top| {
-            let cwd = std::env::current_dir().ok()?;
-            let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
+            let cwd = crate::platform::current_dir().ok()?;
+            let top = crate::platform::canonicalize(top).unwrap_or_else(|_| top.to_owned());
             cwd.strip_prefix(top)
                 .ok()
-                .and_then(|p| gix::path::into_bstr(p).ok())
+                .and_then(|p| crate::platform::git_path_bytes(p).ok())
                 .map(|p| p.into_owned())
         })
         .filter(|p| !p.is_empty());

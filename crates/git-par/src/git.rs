@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::exit::{fatal, FATAL};
+use crate::exit::fatal;
 
 /// git-par's own arguments (after the program name): the command line, or, run as `git`, what
 /// the routing made of it (`transparent::route`: git's global options applied and taken out).
@@ -26,9 +26,9 @@ pub(crate) fn set_own_args(args: Vec<OsString>) {
 
 /// Run `git ARGS` with git-par's standard streams (git's output and errors are the user's),
 /// in the current directory or, with `at = (dir, git_dir)`, in `dir` with `GIT_DIR=git_dir`.
-/// Returns git's exit code (128 + the signal for a killed git); `Err` when git cannot start.
+/// Returns git's exit code (128 + the signal for a killed git: [`crate::platform::exit_code`]);
+/// `Err` when git cannot start.
 pub(crate) fn run_git(args: &[OsString], at: Option<(&Path, &Path)>) -> Result<u8, u8> {
-    use std::os::unix::process::ExitStatusExt;
     let mut cmd = gitpar::git_command();
     cmd.args(args);
     if let Some((dir, git_dir)) = at {
@@ -37,9 +37,5 @@ pub(crate) fn run_git(args: &[OsString], at: Option<(&Path, &Path)>) -> Result<u
     let status = cmd
         .status()
         .map_err(|e| fatal(format!("cannot run git: {e}")))?;
-    Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(FATAL),
-        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(FATAL),
-        (None, None) => FATAL,
-    })
+    Ok(crate::platform::exit_code(status))
 }

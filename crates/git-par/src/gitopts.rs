@@ -11,7 +11,7 @@
 //! anything it cannot read (an unknown option, a missing value) is left for git to refuse.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::ops::Range;
 
 /// How many values an option takes, as parse-options declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,8 +163,7 @@ impl Parsed {
         let mut out: Vec<Option<OsString>> = args.iter().cloned().map(Some).collect();
         for o in self.options.iter().filter(|o| o.name == name) {
             if o.offset > 1 {
-                let bytes = &args[o.arg].as_bytes()[..o.offset];
-                out[o.arg] = Some(OsStr::from_bytes(bytes).to_owned());
+                out[o.arg] = Some(cut(&args[o.arg], 0..o.offset));
             } else {
                 out[o.arg] = None;
             }
@@ -187,7 +186,7 @@ pub(crate) fn parse(args: &[OsString], specs: &[Spec]) -> Parsed {
     let mut p = Parsed::default();
     let mut i = 0;
     while i < args.len() {
-        let arg = args[i].as_bytes();
+        let arg = args[i].as_encoded_bytes();
         if arg == b"--" || arg == b"--end-of-options" {
             p.end_of_options = Some(i);
             p.positionals.extend(args[i + 1..].iter().cloned());
@@ -205,10 +204,23 @@ pub(crate) fn parse(args: &[OsString], specs: &[Spec]) -> Parsed {
     p
 }
 
-/// `--key[=value]` at `args[i]`; returns the index of the next argument.
+/// The part `range` of the argument `arg`, where `range` starts and ends next to an ASCII
+/// character of it (an option's letter, the `=` before a value) or at its ends: such a cut leaves
+/// whole characters on every system, so the parts are `OsStr`s again, whatever their encoding.
+fn cut(arg: &OsStr, range: Range<usize>) -> OsString {
+    let bytes = &arg.as_encoded_bytes()[range];
+    // SAFETY: `bytes` comes from `as_encoded_bytes` of `arg` on this platform, cut only next to
+    // an ASCII character or at an end, which `from_encoded_bytes_unchecked` allows.
+    unsafe { OsStr::from_encoded_bytes_unchecked(bytes) }.to_owned()
+}
+
+/// `--key[=value]` at `args[i]` (`rest` is what follows the `--`); returns the index of the next
+/// argument.
 fn parse_long(args: &[OsString], i: usize, rest: &[u8], specs: &[Spec], p: &mut Parsed) -> usize {
+    let len = args[i].len();
+    // Where an attached value starts in the argument: after the `=`.
     let (key, attached) = match rest.iter().position(|&b| b == b'=') {
-        Some(eq) => (&rest[..eq], Some(&rest[eq + 1..])),
+        Some(eq) => (&rest[..eq], Some(len - rest.len() + eq + 1)),
         None => (rest, None),
     };
     if key == b"help" || key == b"help-all" {
@@ -231,7 +243,7 @@ fn parse_long(args: &[OsString], i: usize, rest: &[u8], specs: &[Spec], p: &mut 
     match (spec.arity, negated, attached) {
         (_, true, Some(_)) | (Arity::Flag, false, Some(_)) => p.unreadable = true,
         (Arity::Value | Arity::Optional, false, Some(v)) => {
-            given.value = Some(OsStr::from_bytes(v).to_owned());
+            given.value = Some(cut(&args[i], v..len));
         }
         (Arity::Value, false, None) => match args.get(i + 1) {
             Some(v) => {
@@ -280,7 +292,7 @@ fn resolve_long<'s>(key: &[u8], specs: &'s [Spec]) -> Option<(&'s Spec, bool)> {
 
 /// A bundle of short options at `args[i]`; returns the index of the next argument.
 fn parse_short(args: &[OsString], i: usize, specs: &[Spec], p: &mut Parsed) -> usize {
-    let arg = args[i].as_bytes();
+    let arg = args[i].as_encoded_bytes();
     let mut at = 1;
     while at < arg.len() {
         let letter = arg[at] as char;
@@ -309,11 +321,11 @@ fn parse_short(args: &[OsString], i: usize, specs: &[Spec], p: &mut Parsed) -> u
             }
             Arity::Optional => {
                 if !rest.is_empty() {
-                    given.value = Some(OsStr::from_bytes(rest).to_owned());
+                    given.value = Some(cut(&args[i], at + 1..arg.len()));
                 }
             }
             Arity::Value if !rest.is_empty() => {
-                given.value = Some(OsStr::from_bytes(rest).to_owned());
+                given.value = Some(cut(&args[i], at + 1..arg.len()));
             }
             Arity::Value => match args.get(i + 1) {
                 Some(v) => {

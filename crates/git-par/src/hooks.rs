@@ -5,11 +5,11 @@
 //! ([`gitpar::repo::hooks`]); what it says on the way is printed by `report.rs`.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use gitpar::repo::hooks::{Env, Launch};
 
+use crate::platform;
 use crate::repo::Opened;
 
 /// How `switch`/`checkout`/`restore` launch hooks: git has moved to the top of the work tree
@@ -18,7 +18,7 @@ fn in_worktree(opened: &Opened) -> Launch {
     let top = opened
         .workdir
         .clone()
-        .or_else(|| std::env::current_dir().ok())
+        .or_else(|| platform::current_dir().ok())
         .unwrap_or_default();
     let mut env = Vec::new();
     let exported = git_dir_env(opened, &top);
@@ -31,21 +31,35 @@ fn in_worktree(opened: &Opened) -> Launch {
     if std::env::var_os("GIT_WORK_TREE").is_some() {
         env.push(("GIT_WORK_TREE", Some(OsString::from("."))));
     }
-    let prefix = opened.prefix.as_os_str().as_bytes();
-    let mut p = prefix.to_vec();
-    if !p.is_empty() && !p.ends_with(b"/") {
-        p.push(b'/');
-    }
-    env.push((
-        "GIT_PREFIX",
-        Some(std::ffi::OsStr::from_bytes(&p).to_owned()),
-    ));
+    env.push(("GIT_PREFIX", Some(git_prefix(&opened.prefix))));
     Launch {
         dir: None,
         git_cwd: top,
         relative_git_dir,
-        env,
+        env: hook_env(env),
     }
+}
+
+/// The variables a hook gets: git's (`env`), then what the platform needs to start hooks at
+/// all ([`platform::hook_env`]: nothing on Unix, the `PATH` to Git for Windows' shell there).
+fn hook_env(
+    mut env: Vec<(&'static str, Option<OsString>)>,
+) -> Vec<(&'static str, Option<OsString>)> {
+    env.extend(platform::hook_env());
+    env
+}
+
+/// `GIT_PREFIX` as git exports it for the current directory `prefix` (relative to the top of
+/// the work tree): `/`-separated, with a trailing `/` unless empty.
+fn git_prefix(prefix: &Path) -> OsString {
+    let mut p = platform::git_path_bytes_lossy(prefix).into_owned();
+    if !p.is_empty() && !p.ends_with(b"/") {
+        p.push(b'/');
+    }
+    // The bytes came from a path, or were replaced by what can be shown of it.
+    platform::os_str_from_bytes(&p)
+        .map(ToOwned::to_owned)
+        .unwrap_or_default()
 }
 
 /// The `GIT_DIR` git exports: none for a `.git` directory it found at the top of the work tree
@@ -78,7 +92,10 @@ pub(crate) fn remember(opened: &Opened) {
 pub(crate) fn env() -> Env<'static> {
     static FALLBACK: std::sync::OnceLock<Launch> = std::sync::OnceLock::new();
     let launch = WORKTREE_LAUNCH.get().unwrap_or_else(|| {
-        FALLBACK.get_or_init(|| Launch::at(std::env::current_dir().unwrap_or_default()))
+        FALLBACK.get_or_init(|| Launch {
+            env: hook_env(Vec::new()),
+            ..Launch::at(platform::current_dir().unwrap_or_default())
+        })
     });
     Env {
         launch,
@@ -96,18 +113,18 @@ pub(crate) fn run_post_index_change() {
             let env = env();
             let elsewhere = repo
                 .workdir()
-                .and_then(|w| std::fs::canonicalize(w).ok())
-                .filter(|w| std::fs::canonicalize(&env.launch.git_cwd).ok().as_ref() != Some(w))
+                .and_then(|w| platform::canonicalize(w).ok())
+                .filter(|w| platform::canonicalize(&env.launch.git_cwd).ok().as_ref() != Some(w))
                 .map(|w| {
                     // As git's `git reset --hard` child of `worktree add` (and a clone's checkout)
                     // runs it: in that work tree, its git directory exported.
-                    let git_dir = std::fs::canonicalize(repo.git_dir())
+                    let git_dir = platform::canonicalize(repo.git_dir())
                         .unwrap_or_else(|_| repo.git_dir().to_owned());
                     Launch {
                         dir: Some(w.clone()),
                         git_cwd: w,
                         relative_git_dir: false,
-                        env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
+                        env: hook_env(vec![("GIT_DIR", Some(git_dir.into_os_string()))]),
                     }
                 });
             let launch = elsewhere.as_ref().unwrap_or(env.launch);
@@ -155,14 +172,14 @@ pub(crate) fn combine(status: Result<(), u8>, rc: i32) -> Result<(), u8> {
 /// `post-checkout <null> <commit> 1` after `clone` checked out `commit`: git runs it in the new
 /// work tree, with `GIT_DIR` set to the new repository (absolute).
 pub(crate) fn after_clone(repo: &gix::Repository, workdir: &Path, commit: gix::ObjectId) -> i32 {
-    let workdir = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
+    let workdir = platform::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
     let git_dir =
-        std::fs::canonicalize(repo.git_dir()).unwrap_or_else(|_| repo.git_dir().to_owned());
+        platform::canonicalize(repo.git_dir()).unwrap_or_else(|_| repo.git_dir().to_owned());
     let launch = Launch {
         dir: Some(workdir.clone()),
         git_cwd: workdir,
         relative_git_dir: false,
-        env: vec![("GIT_DIR", Some(git_dir.into_os_string()))],
+        env: hook_env(vec![("GIT_DIR", Some(git_dir.into_os_string()))]),
     };
     gitpar::repo::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }
@@ -178,24 +195,17 @@ pub(crate) fn after_worktree_add(
     commit: gix::ObjectId,
 ) -> i32 {
     // git's own `GIT_PREFIX` (from its setup in the work tree it ran in) is inherited.
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let mut prefix = cwd
-        .strip_prefix(&git_cwd)
-        .map(|p| p.as_os_str().as_bytes().to_vec())
-        .unwrap_or_default();
-    if !prefix.is_empty() {
-        prefix.push(b'/');
-    }
-    let prefix = std::ffi::OsStr::from_bytes(&prefix).to_owned();
+    let cwd = platform::current_dir().unwrap_or_default();
+    let prefix = git_prefix(cwd.strip_prefix(&git_cwd).unwrap_or(Path::new("")));
     let launch = Launch {
         dir: Some(path.to_owned()),
         git_cwd,
         relative_git_dir: false,
-        env: vec![
+        env: hook_env(vec![
             ("GIT_DIR", None),
             ("GIT_WORK_TREE", None),
             ("GIT_PREFIX", Some(prefix)),
-        ],
+        ]),
     };
     gitpar::repo::hooks::post_checkout(repo, &launch, None, Some(commit), true, env().sink)
 }

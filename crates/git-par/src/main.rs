@@ -26,6 +26,7 @@ mod option_groups;
 mod patch;
 mod paths;
 mod pathspec_file;
+mod platform;
 mod progress;
 mod pull;
 mod quote;

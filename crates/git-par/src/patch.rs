@@ -5,7 +5,6 @@
 //! untracked cache, a repository gix cannot read, ...) go through [`hand_to_git`].
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::process::CommandExt;
 
 /// The subcommands whose `-p/--patch` git handles.
 const PATCH_COMMANDS: &[&str] = &["checkout", "restore", "reset"];
@@ -74,9 +73,10 @@ pub fn end_of_options(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
-/// Replace this process by `git ARGS`; returns only if git could not be started.
+/// Replace this process by `git ARGS` (on Windows: run it and exit with its code,
+/// [`crate::platform::exec`]); returns only if git could not be started.
 pub fn exec_git(args: &[OsString]) -> std::io::Error {
-    gitpar::git_command().args(args).exec()
+    crate::platform::exec(gitpar::git_command().args(args))
 }
 
 /// Replace this process by git with `args`, the whole call being git's (a documented

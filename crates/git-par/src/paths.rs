@@ -68,7 +68,7 @@ pub(crate) fn pathspec(
     specs: &[String],
 ) -> Result<gitpar::plan::pathspec::Pathspec, u8> {
     let defaults = gitpar::plan::pathspec::defaults_from_environment().map_err(fatal)?;
-    let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
+    let root = crate::platform::canonicalize(workdir).unwrap_or_else(|_| workdir.to_owned());
     gitpar::plan::pathspec::Pathspec::new(specs, &opened.prefix, &root, defaults).map_err(fatal)
 }
 

@@ -9,12 +9,10 @@
 //! it keep searching upwards and open the enclosing repository; `GIT_DIR` alone gives the
 //! directory above it as the work tree where git uses the current directory).
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::exit::{fatal, FATAL};
+use crate::platform;
 
 /// A repository opened as git opens it.
 pub(crate) struct Opened {
@@ -99,13 +97,13 @@ struct Setup {
 /// `overrides` (`name=value`, from `-c` and `GIT_CONFIG_PARAMETERS`) applied to its
 /// configuration. Failures print git's message and return its exit code (128).
 pub(crate) fn open(overrides: &[String]) -> Result<Opened, u8> {
-    let cwd = std::env::current_dir()
+    let cwd = platform::current_dir()
         .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
     let setup = match std::env::var_os("GIT_DIR") {
         Some(dir) => explicit(Path::new(&dir), &cwd)?,
         None => discover(&cwd, overrides)?,
     };
-    let git_dir = std::fs::canonicalize(&setup.git_dir).map_err(|_| {
+    let git_dir = platform::canonicalize(&setup.git_dir).map_err(|_| {
         fatal(format!(
             "not a git repository: '{}'",
             setup.git_dir.display()
@@ -135,8 +133,8 @@ pub(crate) fn open(overrides: &[String]) -> Result<Opened, u8> {
     if let Some(common) = std::env::var_os("GIT_COMMON_DIR") {
         // gix reads `commondir` and has no way to be told another one: refuse rather than
         // work on other objects and refs than git would.
-        let wanted = std::fs::canonicalize(&common).ok();
-        let found = std::fs::canonicalize(repo.common_dir()).ok();
+        let wanted = platform::canonicalize(&common).ok();
+        let found = platform::canonicalize(repo.common_dir()).ok();
         if wanted.is_none() || wanted != found {
             return Err(fatal(format!(
                 "GIT_COMMON_DIR='{}' is not the common directory of '{}'; git-par cannot use it",
@@ -192,7 +190,7 @@ fn explicit_work_tree(git_dir: PathBuf, cwd: &Path, format: &Format) -> Result<S
     let workdir =
         if let Some(env) = std::env::var_os("GIT_WORK_TREE") {
             // A work tree that does not exist is no work tree: commands that need one say so.
-            std::fs::canonicalize(cwd.join(env)).ok()
+            platform::canonicalize(cwd.join(env)).ok()
         } else if format.bare == Some(true) {
             if format.worktree.is_some() {
                 eprintln!("warning: core.bare and core.worktree do not make sense");
@@ -201,17 +199,17 @@ fn explicit_work_tree(git_dir: PathBuf, cwd: &Path, format: &Format) -> Result<S
         } else if let Some(configured) = &format.worktree {
             let path = Path::new(configured);
             if path.is_absolute() {
-                std::fs::canonicalize(path).ok()
+                platform::canonicalize(path).ok()
             } else {
                 // git changes into the git directory, then into the configured path.
-                let base = std::fs::canonicalize(&git_dir).map_err(|e| {
+                let base = platform::canonicalize(&git_dir).map_err(|e| {
                     fatal(format!(
                         "cannot chdir to '{}': {}",
                         git_dir.display(),
                         strerror(&e)
                     ))
                 })?;
-                Some(std::fs::canonicalize(base.join(path)).map_err(|e| {
+                Some(platform::canonicalize(base.join(path)).map_err(|e| {
                     fatal(format!("cannot chdir to '{configured}': {}", strerror(&e)))
                 })?)
             }
@@ -230,7 +228,7 @@ fn discover(cwd: &Path, overrides: &[String]) -> Result<Setup, u8> {
     let ceiling = ceiling_offset(cwd);
     let one_filesystem = !env_bool("GIT_DISCOVERY_ACROSS_FILESYSTEM", false)?;
     let device = |p: &Path| {
-        std::fs::metadata(p).map(|m| m.dev()).map_err(|e| {
+        platform::device_of(p).map_err(|e| {
             fatal(format!(
                 "failed to stat '{}': {}",
                 p.display(),
@@ -341,7 +339,10 @@ fn common_dir(git_dir: &Path) -> (PathBuf, bool) {
     match std::fs::read(git_dir.join("commondir")) {
         Ok(data) => {
             let trimmed = data.trim_ascii_end();
-            (git_dir.join(std::ffi::OsStr::from_bytes(trimmed)), true)
+            // A path Windows cannot name is no directory there: the repository is then none.
+            let named = platform::path_from_bytes(trimmed)
+                .map_or_else(|e| PathBuf::from(e.lossy()), Path::to_owned);
+            (git_dir.join(named), true)
         }
         Err(_) => (git_dir.to_owned(), false),
     }
@@ -355,13 +356,7 @@ fn is_git_directory(dir: &Path) -> bool {
     let (common, _) = common_dir(dir);
     let objects = std::env::var_os("GIT_OBJECT_DIRECTORY")
         .map_or_else(|| common.join("objects"), PathBuf::from);
-    accessible(&objects) && accessible(&common.join("refs"))
-}
-
-fn accessible(path: &Path) -> bool {
-    CString::new(path.as_os_str().as_bytes())
-        // SAFETY: a valid NUL-terminated string; `access` only reads it.
-        .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0)
+    platform::searchable(&objects) && platform::searchable(&common.join("refs"))
 }
 
 /// git's `validate_headref`: a symlink into `refs/`, `ref: refs/...`, or an object id.
@@ -371,7 +366,7 @@ fn valid_headref(path: &Path) -> bool {
     };
     if meta.file_type().is_symlink() {
         return std::fs::read_link(path)
-            .is_ok_and(|t| t.as_os_str().as_bytes().starts_with(b"refs/"));
+            .is_ok_and(|t| platform::git_path_bytes(&t).is_ok_and(|t| t.starts_with(b"refs/")));
     }
     let Ok(data) = std::fs::read(path) else {
         return false;
@@ -418,7 +413,8 @@ fn read_gitfile(path: &Path) -> Result<Option<PathBuf>, u8> {
     if end == 0 {
         return Err(fatal(format!("no path in gitfile: {}", path.display())));
     }
-    let named = Path::new(std::ffi::OsStr::from_bytes(&rest[..end]));
+    let named = platform::path_from_bytes(&rest[..end])
+        .map_err(|e| fatal(format!("invalid gitfile format: {}: {e}", path.display())))?;
     let dir = match path.parent() {
         Some(parent) if !named.is_absolute() => parent.join(named),
         _ => named.to_owned(),
@@ -426,7 +422,7 @@ fn read_gitfile(path: &Path) -> Result<Option<PathBuf>, u8> {
     if !is_git_directory(&dir) {
         return Err(fatal(format!("not a git repository: {}", dir.display())));
     }
-    Ok(Some(std::fs::canonicalize(&dir).unwrap_or(dir)))
+    Ok(Some(platform::canonicalize(&dir).unwrap_or(dir)))
 }
 
 /// git's `ensure_valid_ownership`: everything owned by the current user, or the repository
@@ -439,9 +435,9 @@ fn valid_ownership(
 ) -> bool {
     let assume_other = env_bool("GIT_TEST_ASSUME_DIFFERENT_OWNER", false).unwrap_or(false);
     if !assume_other
-        && gitfile.is_none_or(owned_by_current_user)
-        && worktree.is_none_or(owned_by_current_user)
-        && owned_by_current_user(git_dir)
+        && gitfile.is_none_or(platform::owned_by_current_user)
+        && worktree.is_none_or(platform::owned_by_current_user)
+        && platform::owned_by_current_user(git_dir)
     {
         return true;
     }
@@ -465,8 +461,12 @@ fn valid_ownership(
                 let Some(normalized) = real_path(&allowed) else {
                     continue;
                 };
-                let normalized = normalized.as_os_str().as_bytes();
-                let path = path.as_os_str().as_bytes();
+                let (Ok(normalized), Ok(path)) = (
+                    platform::git_path_bytes(&normalized),
+                    platform::git_path_bytes(&path),
+                ) else {
+                    continue;
+                };
                 if let Some(stem) = normalized.strip_suffix(b"*").filter(|s| s.ends_with(b"/")) {
                     safe |= path.starts_with(stem);
                 } else {
@@ -501,24 +501,6 @@ fn safe_directories(overrides: &[String]) -> Vec<Option<String>> {
         }
     }
     out
-}
-
-/// git's `is_path_owned_by_current_user` (root running through sudo counts as `SUDO_UID`).
-fn owned_by_current_user(path: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    // SAFETY: `geteuid` cannot fail and has no preconditions.
-    let mut euid = unsafe { libc::geteuid() };
-    if euid == 0 {
-        if let Some(uid) = std::env::var("SUDO_UID")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-        {
-            euid = uid;
-        }
-    }
-    meta.uid() == euid
 }
 
 /// git's `die` for a repository owned by someone else.
@@ -558,7 +540,7 @@ fn sq_quote_pretty(s: &str) -> String {
 
 /// git's `real_path` without dying: symlinks resolved; only the last component may be missing.
 fn real_path(path: &Path) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(path) {
+    if let Ok(p) = platform::canonicalize(path) {
         return Some(p);
     }
     let name = path.file_name()?;
@@ -566,7 +548,7 @@ fn real_path(path: &Path) -> Option<PathBuf> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    std::fs::canonicalize(parent).ok().map(|p| p.join(name))
+    platform::canonicalize(parent).ok().map(|p| p.join(name))
 }
 
 /// The length git's discovery loop measures a directory by (`/` is 0).
@@ -581,15 +563,20 @@ fn ceiling_offset(cwd: &Path) -> isize {
     let Some(value) = std::env::var_os("GIT_CEILING_DIRECTORIES") else {
         return -1;
     };
-    let cwd = cwd.as_os_str().as_bytes();
+    let Ok(cwd) = platform::git_path_bytes(cwd) else {
+        return -1;
+    };
+    let value = value.as_encoded_bytes();
     let mut empty_seen = false;
     let mut best = -1;
-    for entry in value.as_bytes().split(|&b| b == b':') {
+    for entry in value.split(|&b| b == platform::PATH_LIST_SEPARATOR) {
         if entry.is_empty() {
             empty_seen = true;
             continue;
         }
-        let entry = Path::new(std::ffi::OsStr::from_bytes(entry));
+        let Ok(entry) = platform::path_from_bytes(entry) else {
+            continue;
+        };
         if !entry.is_absolute() {
             continue;
         }
@@ -601,7 +588,10 @@ fn ceiling_offset(cwd: &Path) -> isize {
                 None => continue,
             }
         };
-        let mut ceiling = ceiling.as_os_str().as_bytes().to_vec();
+        let Ok(ceiling) = platform::git_path_bytes(&ceiling) else {
+            continue;
+        };
+        let mut ceiling = ceiling.to_vec();
         while ceiling.last() == Some(&b'/') {
             ceiling.pop();
         }

@@ -21,7 +21,6 @@
 //! and command lines git would refuse (git prints its usage).
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 
 use bstr::{BString, ByteSlice};
 
@@ -298,13 +297,14 @@ fn sanitize_against_index(
     if skip_checks || stdin || parsed.positionals.is_empty() {
         return Ok(());
     }
-    let prefix = opened.prefix.as_os_str().as_bytes();
+    let prefix = crate::platform::git_path_bytes_lossy(&opened.prefix);
+    let prefix: &[u8] = &prefix;
     if !prefix.is_empty() && !cone {
         return Ok(());
     }
     let mut paths = Vec::new();
     for arg in &parsed.positionals {
-        let arg = arg.as_bytes();
+        let arg = arg.as_encoded_bytes();
         let path = if cone && !prefix.is_empty() {
             match prefixed(prefix, arg) {
                 Some(p) => p,

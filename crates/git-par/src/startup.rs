@@ -18,9 +18,11 @@ pub(crate) fn command_line() -> Result<Vec<OsString>, u8> {
     let transparent = transparent::invoked_as_git(&argv0);
     if transparent {
         args = transparent::route(args)?;
+    } else if crate::platform::PINS_REAL_GIT {
+        transparent::pin_real_git();
     }
     git::set_own_args(args.clone());
-    fixed_mmap_threshold();
+    crate::platform::tune_allocator();
     // `-p/--patch` is git's interactive loop: hand the call to git unchanged (docs/differences.md).
     if let Some(git_args) = patch::delegated(&args) {
         let err = patch::exec_git(&git_args);
@@ -29,18 +31,6 @@ pub(crate) fn command_line() -> Result<Vec<OsString>, u8> {
     let program = if transparent { "git-par".into() } else { argv0 };
     let args = patch::end_of_options(args);
     Ok(std::iter::once(program).chain(args).collect())
-}
-
-/// Allocations of 1 MiB and more are mapped on their own and given back when freed, always:
-/// glibc raises its threshold for that to the size of any mapped block freed (up to 32 MiB),
-/// after which the big vectors of a large checkout (a million entries' plan, scan and index,
-/// tens of MiB each) came from the heap, stayed resident once freed and were copied when they
-/// grew, instead of being moved by `mremap`. A fixed threshold turns that adjustment off.
-fn fixed_mmap_threshold() {
-    // SAFETY: mallopt only sets a parameter of glibc's allocator, before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
 }
 
 /// For the commands that write reflogs, look up the local time zone on a thread of its own.

@@ -16,7 +16,6 @@ mod summary;
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 
 use bstr::{BStr, BString, ByteSlice};
 use gitpar::status::{Change, IgnoreSubmodules, Ignored, Status, StatusOptions, Untracked};
@@ -72,7 +71,7 @@ fn parse(args: &[OsString]) -> Result<Option<Args>, u8> {
     };
     let mut only_paths = false;
     for arg in args {
-        let bytes = arg.as_bytes();
+        let bytes = arg.as_encoded_bytes();
         if only_paths || !bytes.starts_with(b"-") || bytes == b"-" {
             out.pathspecs.push(bytes.into());
             continue;
@@ -420,14 +419,12 @@ fn use_color(repo: &gix::Repository) -> bool {
 }
 
 fn stdout_is_tty() -> bool {
-    // SAFETY: isatty only reads the descriptor's state.
-    let tty = unsafe { libc::isatty(1) } == 1;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
     tty && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 
 fn prefix_bytes(opened: &Opened) -> BString {
-    let p = opened.prefix.as_os_str().as_bytes();
-    let mut out = BString::from(p);
+    let mut out = crate::platform::git_path_bytes_lossy(&opened.prefix).into_owned();
     if !out.is_empty() && !out.ends_with(b"/") {
         out.push(b'/');
     }

@@ -16,14 +16,33 @@
 //! one and it never runs itself in a loop. `GIT_PAR_TRACE=1` says which way each call went.
 //! An alias of a command git-par owns is expanded here ([`expand_alias`]): handed to git, it
 //! would run git's own command in a git of its own.
+//!
+//! On Windows the stand-in is `git.exe` (a hard link, or a copy), the real git the first other
+//! `git.exe` on `PATH`, and "replaces itself" means it runs git, waits and exits with git's code
+//! ([`platform::exec`]).
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-/// Returns true if and only if this process was started under the name `git`.
+use crate::platform;
+
+/// Returns true if and only if this process was started under the name `git` (`git.exe`).
 pub(crate) fn invoked_as_git(argv0: &OsStr) -> bool {
-    Path::new(argv0).file_name() == Some(OsStr::new("git"))
+    platform::invoked_as(argv0, "git")
+}
+
+/// For git-par run under its own name, on systems where the `git` a child process finds is not
+/// the one on `PATH` ([`platform::PINS_REAL_GIT`]: Windows): name the real git in
+/// `GIT_PAR_REAL_GIT` once, for every git the engine and the binary start. A missing git is
+/// left for the first command that needs one to report.
+pub(crate) fn pin_real_git() {
+    let set = std::env::var_os(gitpar::REAL_GIT).is_some_and(|g| !g.is_empty());
+    if !set {
+        if let Ok(git) = real_git() {
+            std::env::set_var(gitpar::REAL_GIT, git);
+        }
+    }
 }
 
 /// Decide where `git ARGS` goes. Returns the arguments for git-par's own parser (after the
@@ -84,8 +103,8 @@ pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
     Ok(plan.args)
 }
 
-/// Replace this process by the real `git` with `args`, unchanged; returns the exit code of a
-/// failure to start it.
+/// Replace this process by the real `git` with `args`, unchanged ([`platform::exec`]); returns
+/// the exit code of a failure to start it.
 fn hand_to_git(git: &Path, args: &[OsString], trace: bool) -> u8 {
     if trace {
         let command = args
@@ -94,19 +113,22 @@ fn hand_to_git(git: &Path, args: &[OsString], trace: bool) -> u8 {
             .map_or_else(String::new, |a| a.to_string_lossy().into_owned());
         eprintln!("git-par: as git: {command} -> {}", git.display());
     }
-    let err = std::process::Command::new(git)
-        .arg0("git")
-        .args(args)
-        .exec();
+    let mut cmd = Command::new(git);
+    platform::name_argv0(&mut cmd, "git");
+    let err = platform::exec(cmd.args(args));
     eprintln!("fatal: cannot run {}: {err}", git.display());
     crate::exit::FATAL
 }
 
 /// The real git: `$GIT_PAR_REAL_GIT`, else the first executable `git` on `PATH` that is not
-/// this program (by its resolved path).
+/// this program ([`platform::same_program`]: by its resolved path; on Windows also a hard link
+/// or a copy of it).
 fn real_git() -> Result<PathBuf, String> {
-    let me = this_program().ok();
-    let is_me = |p: &Path| me.is_some() && std::fs::canonicalize(p).ok() == me;
+    let me = platform::this_program().ok();
+    let is_me = |p: &Path| {
+        me.as_deref()
+            .is_some_and(|me| platform::same_program(p, me))
+    };
     if let Some(git) = std::env::var_os(gitpar::REAL_GIT).filter(|g| !g.is_empty()) {
         let git = PathBuf::from(git);
         return if is_me(&git) {
@@ -117,8 +139,7 @@ fn real_git() -> Result<PathBuf, String> {
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     for dir in std::env::split_paths(&path) {
-        let candidate = dir.join("git");
-        if is_executable(&candidate) && !is_me(&candidate) {
+        if let Some(candidate) = platform::program_in(&dir, "git").filter(|c| !is_me(c)) {
             return Ok(candidate);
         }
     }
@@ -126,18 +147,6 @@ fn real_git() -> Result<PathBuf, String> {
         "no real git is on PATH besides git-par (set {} to it)",
         gitpar::REAL_GIT
     ))
-}
-
-/// This program's own file, every link resolved: what a `git` on `PATH` must not be.
-fn this_program() -> std::io::Result<PathBuf> {
-    std::fs::canonicalize("/proc/self/exe")
-        .or_else(|_| std::env::current_exe().and_then(std::fs::canonicalize))
-}
-
-/// Returns true if and only if `path` is a file someone may execute.
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// How git-par runs a call it owns.
@@ -338,12 +347,13 @@ fn expand_alias(git: &Path, args: &[OsString]) -> Option<(String, Vec<OsString>)
     }
     let external = format!("git-{name}");
     let path = std::env::var_os("PATH").unwrap_or_default();
-    if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(&external))) {
+    if std::env::split_paths(&path).any(|dir| platform::command_in(&dir, &external).is_some()) {
         return None;
     }
     let ask = |what: &[&str]| {
-        let out = std::process::Command::new(git)
-            .arg0("git")
+        let mut cmd = Command::new(git);
+        platform::name_argv0(&mut cmd, "git");
+        let out = cmd
             .args(&args[..at])
             .args(what)
             .stdin(std::process::Stdio::null())
@@ -367,7 +377,7 @@ fn expand_alias(git: &Path, args: &[OsString]) -> Option<(String, Vec<OsString>)
     let exec_path = std::env::var_os("GIT_EXEC_PATH")
         .map(PathBuf::from)
         .or_else(|| ask(&["--exec-path"]).map(PathBuf::from))?;
-    if is_executable(&exec_path.join(&external)) {
+    if platform::command_in(&exec_path, &external).is_some() {
         return None;
     }
     let expanded = args[..at]
@@ -429,29 +439,33 @@ fn parses(args: &[OsString]) -> bool {
     crate::cli::Cli::try_parse_from(std::iter::once(OsString::from("git-par")).chain(args)).is_ok()
 }
 
-/// `git par shim DIR`: a link named `git` in `DIR` to this program, and the `PATH` line that
-/// puts it first. An existing `DIR/git` that is not such a link is left alone (an error).
+/// `git par shim DIR`: a link named `git` in `DIR` to this program (`git.exe`, a hard link or a
+/// copy, on Windows: [`platform::make_link`]), and the `PATH` line that puts it first (a line
+/// per shell on Windows). An existing `DIR/git` that is not such a link is left alone (an
+/// error).
 pub(crate) fn shim(dir: &Path) -> Result<(), u8> {
-    let me = this_program()
+    let me = platform::this_program()
         .map_err(|e| crate::exit::fatal(format!("cannot tell where git-par is: {e}")))?;
     std::fs::create_dir_all(dir)
         .map_err(|e| crate::exit::fatal(format!("cannot create '{}': {e}", dir.display())))?;
-    let dir = std::fs::canonicalize(dir)
+    let dir = platform::canonicalize(dir)
         .map_err(|e| crate::exit::fatal(format!("cannot resolve '{}': {e}", dir.display())))?;
-    let link = dir.join("git");
+    let link = dir.join(platform::LINK_NAME);
     match std::fs::symlink_metadata(&link) {
-        Ok(_) if std::fs::canonicalize(&link).ok().as_ref() == Some(&me) => {}
+        Ok(_) if platform::same_program(&link, &me) => {}
         Ok(_) => {
             return Err(crate::exit::fatal(format!(
                 "'{}' exists and is not a link to git-par",
                 link.display()
             )))
         }
-        Err(_) => std::os::unix::fs::symlink(&me, &link).map_err(|e| {
+        Err(_) => platform::make_link(&me, &link).map_err(|e| {
             crate::exit::fatal(format!("cannot create the link '{}': {e}", link.display()))
         })?,
     }
-    println!("export PATH=\"{}:$PATH\"", dir.display());
+    for line in platform::path_lines(&dir) {
+        println!("{line}");
+    }
     Ok(())
 }
 

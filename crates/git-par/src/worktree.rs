@@ -43,7 +43,7 @@ pub(crate) fn add(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8> {
                 })?,
         ),
     };
-    let cwd = std::env::current_dir()
+    let cwd = crate::platform::current_dir()
         .map_err(|e| fatal(format!("unable to get current working directory: {e}")))?;
     let no_reflink = parsed.flag("reflink") == Some(false);
     // The repository the command runs in, opened once (each open reads the configuration files
@@ -141,7 +141,8 @@ fn donor_of(path: &Path) -> Result<PathBuf, u8> {
 /// The work tree of `repo` (the one the command runs in), the default donor; none in a bare
 /// repository.
 fn work_tree_of(repo: &gix::Repository) -> Option<PathBuf> {
-    repo.workdir().and_then(|w| std::fs::canonicalize(w).ok())
+    repo.workdir()
+        .and_then(|w| crate::platform::canonicalize(w).ok())
 }
 
 /// The plan of the commit `target` names in the repository of the current directory, made
@@ -258,7 +259,7 @@ fn check_out(
     let git_cwd = main
         .workdir
         .clone()
-        .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+        .unwrap_or_else(|| crate::platform::current_dir().unwrap_or_default());
     let rc = hooks::after_worktree_add(&main.repo, git_cwd, path, commit);
     hooks::combine(Ok(()), rc)
 }

@@ -590,25 +590,25 @@ fn abbrev_oid_in_line(repo: &gix::Repository, line: &[u8]) -> BString {
 /// `GIT_DIR` is kept as given when the command runs from the top of the work tree (or with no
 /// work tree named), else made absolute; a `.git` file's target is absolute.
 fn shown_git_path(opened: &Opened, name: &str) -> BString {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::platform::{canonicalize, git_path_bytes_lossy};
     let repo = &opened.repo;
     let dir = repo.git_dir();
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut base: BString = match std::env::var_os("GIT_DIR") {
         Some(given) if opened.prefix.as_os_str().is_empty() => {
-            let given = given.as_bytes();
+            let given = given.as_encoded_bytes();
             // git's `strbuf_cleanup_path`: no leading `./`.
             match given.strip_prefix(b"./") {
                 Some(rest) => rest.trim_start_with(|c| c == '/').into(),
                 None => given.into(),
             }
         }
-        Some(_) => canon(dir).as_os_str().as_bytes().into(),
+        Some(_) => git_path_bytes_lossy(&canon(dir)).into_owned(),
         None => {
             let top_dot_git = opened.workdir.as_ref().map(|w| w.join(".git"));
             match top_dot_git {
                 Some(d) if d.is_dir() && canon(&d) == canon(dir) => ".git".into(),
-                _ => canon(dir).as_os_str().as_bytes().into(),
+                _ => git_path_bytes_lossy(&canon(dir)).into_owned(),
             }
         }
     };
