@@ -244,7 +244,14 @@ fn nice_step(max: f64) -> f64 {
         return 1.0;
     }
     let raw = max / 5.0;
-    let pow = 10f64.powf(raw.log10().floor());
+    // A whole power of ten, below 1 as one division by an exact one: `powf` of a negative
+    // exponent is not correctly rounded everywhere (Windows' gives 10^-2 as 0.010000000000000002).
+    let exp = raw.log10().floor() as i32;
+    let pow = if exp >= 0 {
+        10f64.powi(exp)
+    } else {
+        1.0 / 10f64.powi(-exp)
+    };
     let m = raw / pow;
     let nice = if m <= 1.0 {
         1.0

@@ -2,7 +2,8 @@
 //!
 //! The same checkout costs 15 µs a file on tmpfs and hundreds of µs on an aged ext4 or a network
 //! filesystem, so a benchmark result means nothing without the filesystem it was measured on. The harness
-//! names it from the `f_type` magic number that `statfs(2)` returns.
+//! names it from the `f_type` magic number that `statfs(2)` returns (on Windows, from the volume's file
+//! system name).
 
 use std::fmt;
 use std::io;
@@ -54,6 +55,12 @@ pub enum FsKind {
     Smb,
     /// overlayfs: the cost is that of the upper layer, which the magic does not tell.
     Overlay,
+    /// NTFS (Windows).
+    Ntfs,
+    /// ReFS (Windows; a Dev Drive is one).
+    Refs,
+    /// FAT, FAT32 or exFAT (Windows).
+    Fat,
     /// Anything else, with its magic number so that it can still be looked up.
     Other(u32),
 }
@@ -74,8 +81,19 @@ impl FsKind {
         }
     }
 
+    /// Returns the kind for the file system name Windows gives a volume (`GetVolumeInformationW`):
+    /// NTFS, ReFS, FAT/FAT32/exFAT; any other is [`FsKind::Other`] without a magic number.
+    pub fn from_windows_name(name: &str) -> Self {
+        match name.to_ascii_uppercase().as_str() {
+            "NTFS" => Self::Ntfs,
+            "REFS" => Self::Refs,
+            "FAT" | "FAT32" | "EXFAT" => Self::Fat,
+            _ => Self::Other(0),
+        }
+    }
+
     /// Returns the name to print in reports: `tmpfs`, `ext4` (standing for ext2/3/4), `xfs`, `btrfs`,
-    /// `fuse`, `nfs`, `smb/cifs`, `overlay`, or `other`.
+    /// `fuse`, `nfs`, `smb/cifs`, `overlay`, `ntfs`, `refs`, `fat`, or `other`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Tmpfs => "tmpfs",
@@ -86,6 +104,9 @@ impl FsKind {
             Self::Nfs => "nfs",
             Self::Smb => "smb/cifs",
             Self::Overlay => "overlay",
+            Self::Ntfs => "ntfs",
+            Self::Refs => "refs",
+            Self::Fat => "fat",
             Self::Other(_) => "other",
         }
     }
@@ -106,32 +127,15 @@ impl fmt::Display for FsKind {
     }
 }
 
-/// Returns the kind of filesystem that `path` is on (the path must exist).
-#[cfg(target_os = "linux")]
+/// Returns the kind of filesystem that `path` is on (the path must exist): from `statfs`'s
+/// magic number on Linux, from the volume's file system name on Windows.
 pub fn kind(path: &Path) -> io::Result<FsKind> {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
-    // SAFETY: an all-zero statfs is a valid value for this plain C struct, which statfs() overwrites.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c_path is a valid NUL-terminated string and st a valid, writable statfs.
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // f_type is signed on some targets; the magic numbers are 32-bit patterns.
-    Ok(FsKind::from_magic(st.f_type as u32))
-}
-
-/// Returns the kind of filesystem that `path` is on; other systems than Linux have no `f_type` magic, so
-/// every filesystem is [`FsKind::Other`] there.
-#[cfg(not(target_os = "linux"))]
-pub fn kind(path: &Path) -> io::Result<FsKind> {
-    std::fs::metadata(path)?;
-    Ok(FsKind::Other(0))
+    crate::platform::fs_kind(path)
 }
 
 /// Returns the bytes allocated on the filesystem of `path`, after writing its dirty data back: `syncfs(2)`
-/// of that filesystem, then `statvfs(2)`'s blocks less its free blocks, times the fragment size.
+/// of that filesystem, then `statvfs(2)`'s blocks less its free blocks, times the fragment size (on
+/// Windows: the volume's size less its free space, nothing written back first).
 ///
 /// The difference of two readings around a command is what the command allocated (a checkout's data
 /// and metadata blocks, less what copy-on-write clones share), provided nothing else writes to that
@@ -139,22 +143,8 @@ pub fn kind(path: &Path) -> io::Result<FsKind> {
 /// filesystem of a busy machine noisy ones. The sync makes delayed allocation and deferred frees (XFS
 /// inode inactivation) count where they belong, and costs the caller's time: keep it out of any
 /// timed interval.
-#[cfg(unix)]
 pub fn used_bytes(path: &Path) -> io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let dir = std::fs::File::open(path)?;
-    sync_filesystem(&dir)?;
-    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
-    // SAFETY: an all-zero statvfs is a valid value for this plain C struct, which statvfs() overwrites.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c_path is a valid NUL-terminated string and st a valid, writable statvfs.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    #[allow(clippy::unnecessary_cast)] // the field types differ between targets
-    let (blocks, free, size) = (st.f_blocks as u64, st.f_bfree as u64, st.f_frsize as u64);
-    Ok(blocks.saturating_sub(free) * size)
+    crate::platform::used_bytes(path)
 }
 
 /// Like [`used_bytes`], read until two readings [`SETTLE_PAUSE`] apart agree (at most
@@ -179,36 +169,6 @@ pub const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(2
 
 /// The most readings [`used_bytes_settled`] takes: half a second of pauses.
 pub const SETTLE_READINGS: usize = 25;
-
-/// Without `statvfs` the allocation is unknown.
-#[cfg(not(unix))]
-pub fn used_bytes(_path: &Path) -> io::Result<u64> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "disk allocation is measured on Unix only",
-    ))
-}
-
-/// Writes back the dirty data of the filesystem holding `file`: `syncfs(2)` on Linux, `sync(2)` (every
-/// filesystem) elsewhere.
-#[cfg(unix)]
-fn sync_filesystem(file: &std::fs::File) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: the descriptor is open for as long as `file` lives.
-        if unsafe { libc::syncfs(file.as_raw_fd()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = file;
-        // SAFETY: sync() takes nothing and cannot fail.
-        unsafe { libc::sync() };
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

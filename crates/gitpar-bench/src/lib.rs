@@ -60,6 +60,7 @@
 pub mod export;
 pub mod filesystem;
 pub mod pack_shape;
+mod platform;
 pub mod report;
 mod rng;
 pub mod run;

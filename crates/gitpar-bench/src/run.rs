@@ -289,7 +289,7 @@ impl Executor for ProcessExecutor {
             .spawn()?;
         let stderr = child.stderr.take().expect("stderr was piped above");
         let reader = std::thread::spawn(move || read_tail(stderr));
-        let (exit, max_rss_kib) = wait(&mut child)?;
+        let (exit, max_rss_kib) = crate::platform::wait(&mut child)?;
         let wall = start.elapsed();
         let stderr = reader.join().unwrap_or_default();
         Ok(Measurement {
@@ -299,48 +299,6 @@ impl Executor for ProcessExecutor {
             stderr,
         })
     }
-}
-
-/// Reaps `child` with `wait4`, which returns its resource usage with its exit status.
-#[cfg(unix)]
-fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<u64>)> {
-    let pid =
-        libc::pid_t::try_from(child.id()).map_err(|_| io::Error::other("pid out of range"))?;
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero rusage is a valid value for this plain C struct, which wait4() overwrites.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: status and usage are valid, writable locals; pid is our own unreaped child (std's Child
-        // never waits for it on its own, so this is the only reaper).
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    let exit = if libc::WIFEXITED(status) {
-        Exit::Code(libc::WEXITSTATUS(status))
-    } else {
-        Exit::Signal(libc::WTERMSIG(status))
-    };
-    // ru_maxrss is in KiB on Linux and the BSDs, in bytes on macOS.
-    let maxrss = u64::try_from(usage.ru_maxrss).unwrap_or(0);
-    let kib = if cfg!(target_os = "macos") {
-        maxrss / 1024
-    } else {
-        maxrss
-    };
-    Ok((exit, Some(kib)))
-}
-
-/// Waits for `child`; without `wait4` the peak RSS is unknown.
-#[cfg(not(unix))]
-fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<u64>)> {
-    let status = child.wait()?;
-    Ok((Exit::Code(status.code().unwrap_or(-1)), None))
 }
 
 /// One command that a [`MockExecutor`] was asked to run, recorded so that tests can check the order of

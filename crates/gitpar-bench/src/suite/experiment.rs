@@ -105,10 +105,11 @@ impl Checkouts {
 }
 
 /// Removes the `git-par-bench-<pid>` directories in `parent` whose process is gone (Linux: no
-/// `/proc/<pid>`); returns them. A directory of a live bench, or one that cannot be told, is left alone.
+/// `/proc/<pid>`; Windows: no such process, or one that ended); returns them. A directory of a
+/// live bench, or one that cannot be told, is left alone.
 fn remove_stale(parent: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
-    if !Path::new("/proc/self").exists() {
+    if crate::platform::process_gone(std::process::id()).is_none() {
         return removed;
     }
     let Ok(entries) = std::fs::read_dir(parent) else {
@@ -125,7 +126,7 @@ fn remove_stale(parent: &Path) -> Vec<PathBuf> {
         };
         let path = entry.path();
         if pid != std::process::id()
-            && !Path::new(&format!("/proc/{pid}")).exists()
+            && crate::platform::process_gone(pid) == Some(true)
             && entry.file_type().is_ok_and(|t| t.is_dir())
             && std::fs::remove_dir_all(&path).is_ok()
         {

@@ -19,12 +19,13 @@
 //! leave (93-100 ms with both CPUs free, 150-180 ms with one). So on a quiet machine the wait
 //! ends after [`MIN_PASSES`] passes; it lasts longer only where passes do get faster.
 
-use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+
+use crate::platform;
 
 /// Passes made at least.
 pub const MIN_PASSES: usize = 5;
@@ -51,27 +52,29 @@ pub fn settled(passes: &[Duration]) -> bool {
 }
 
 /// The tracked files of a work tree, ready to be stat'ed: each file's directory (an index into
-/// `dirs`) and name, as C strings made once.
+/// `dirs`) and name, as the system takes them (C strings on Unix), made once.
 pub struct Floor {
-    root: std::fs::File,
-    dirs: Vec<CString>,
-    files: Vec<(usize, CString)>,
+    root: platform::Root,
+    dirs: Vec<platform::Name>,
+    files: Vec<(usize, platform::Name)>,
 }
 
 impl Floor {
     /// The files `files` (repository-relative, `/`-separated, as `git ls-files` lists them) of
     /// the work tree at `root`.
     pub fn new<'a>(root: &Path, files: impl IntoIterator<Item = &'a str>) -> anyhow::Result<Floor> {
-        let open = std::fs::File::open(root)
+        let open = platform::open_root(root)
             .with_context(|| format!("could not open {}", root.display()))?;
-        let mut dirs: Vec<CString> = Vec::new();
+        let mut dirs: Vec<platform::Name> = Vec::new();
+        let mut last_dir: Option<&str> = None;
         let mut out = Vec::new();
         for path in files {
             let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-            if dirs.last().map(|d| d.as_bytes()) != Some(dir.as_bytes()) {
-                dirs.push(CString::new(dir)?);
+            if last_dir != Some(dir) {
+                dirs.push(platform::name(dir)?);
+                last_dir = Some(dir);
             }
-            out.push((dirs.len() - 1, CString::new(name)?));
+            out.push((dirs.len() - 1, platform::name(name)?));
         }
         Ok(Floor {
             root: open,
@@ -87,16 +90,14 @@ impl Floor {
 
     /// One pass: every file `lstat`ed by `threads` threads. Returns its wall time.
     pub fn pass(&self, threads: usize) -> std::io::Result<Duration> {
-        use std::os::fd::AsRawFd;
         let next = AtomicUsize::new(0);
-        let root = self.root.as_raw_fd();
         let started = Instant::now();
         std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads.max(1))
                 .map(|_| {
                     scope.spawn(|| -> std::io::Result<()> {
                         // The open directory of the files this thread stats now.
-                        let mut current: Option<(usize, std::os::fd::OwnedFd)> = None;
+                        let mut current: Option<(usize, platform::Dir)> = None;
                         loop {
                             let start = next.fetch_add(CHUNK, Ordering::Relaxed);
                             if start >= self.files.len() {
@@ -104,24 +105,12 @@ impl Floor {
                             }
                             let end = (start + CHUNK).min(self.files.len());
                             for (dir, name) in &self.files[start..end] {
-                                if current.as_ref().map(|(d, _)| d) != Some(dir) {
-                                    current = Some((*dir, open_dir(root, &self.dirs[*dir])?));
-                                }
-                                let fd = current.as_ref().map_or(root, |(_, fd)| fd.as_raw_fd());
-                                // SAFETY: `name` is a C string and `st` a stat buffer of the
-                                // size fstatat writes.
-                                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                                let r = unsafe {
-                                    libc::fstatat(
-                                        fd,
-                                        name.as_ptr(),
-                                        &mut st,
-                                        libc::AT_SYMLINK_NOFOLLOW,
-                                    )
+                                let open = match current.take() {
+                                    Some((d, fd)) if d == *dir => fd,
+                                    _ => platform::open_dir(&self.root, &self.dirs[*dir])?,
                                 };
-                                if r != 0 {
-                                    return Err(std::io::Error::last_os_error());
-                                }
+                                platform::lstat_in(&open, name)?;
+                                current = Some((*dir, open));
                             }
                         }
                     })
@@ -135,37 +124,11 @@ impl Floor {
     }
 }
 
-/// The directory `dir` (relative to `root`; empty for the root itself), opened for `fstatat`.
-fn open_dir(root: libc::c_int, dir: &CString) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let path: &std::ffi::CStr = if dir.is_empty() { c"." } else { dir };
-    // SAFETY: `path` is a C string; the descriptor returned is owned here.
-    let fd = unsafe {
-        libc::openat(
-            root,
-            path.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened and nothing else owns it.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
-}
-
-/// Flush the filesystem that `path` is on (`syncfs(2)`), so that no writeback of what the
-/// setup wrote runs while commands are timed.
+/// Flush the filesystem that `path` is on (`syncfs(2)`; nothing on Windows), so that no
+/// writeback of what the setup wrote runs while commands are timed.
 pub fn sync_filesystem(path: &Path) -> anyhow::Result<()> {
-    use std::os::fd::AsRawFd;
-    let file =
-        std::fs::File::open(path).with_context(|| format!("could not open {}", path.display()))?;
-    // SAFETY: a plain system call on a descriptor that stays open across it.
-    if unsafe { libc::syncfs(file.as_raw_fd()) } != 0 {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("could not sync the filesystem of {}", path.display()));
-    }
-    Ok(())
+    platform::sync_filesystem(path)
+        .with_context(|| format!("could not sync the filesystem of {}", path.display()))
 }
 
 /// What [`settle`] found.

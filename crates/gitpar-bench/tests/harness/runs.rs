@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use gitpar_bench::run::{
-    BoxError, Case, Contender, Event, Executor, Exit, Fixture, FnFixture, Invocation, MockExecutor,
-    Plan, Prepared, ProcessExecutor, Round, Run, Runner, Vars,
+    BoxError, Case, Contender, Event, Exit, Fixture, FnFixture, MockExecutor, Plan, Prepared,
+    ProcessExecutor, Round, Run, Runner, Vars,
 };
 use gitpar_bench::stats::{self, Bootstrap};
 
@@ -278,6 +278,7 @@ fn setup_errors_stop_the_case() {
 #[cfg(unix)]
 #[test]
 fn process_executor_reports_exit_stderr_and_memory() {
+    use gitpar_bench::run::{Executor, Invocation};
     let mut exec = ProcessExecutor::new();
     let dir = std::env::temp_dir();
     let mut run = |script: &str| {
@@ -430,9 +431,36 @@ fn a_wrong_result_fails_its_contender_like_a_failed_command() {
     assert_eq!(par.saved, None);
 }
 
+/// The Windows side of the executor: `cmd.exe` for `sh`, the peak working set for the peak RSS.
+#[cfg(windows)]
+#[test]
+fn process_executor_reports_exit_stderr_and_memory() {
+    use gitpar_bench::run::{Executor, Invocation};
+    let mut exec = ProcessExecutor::new();
+    let dir = std::env::temp_dir();
+    let mut run = |script: &str| {
+        let argv = ["cmd", "/d", "/c", script].map(Into::into);
+        exec.execute(&Invocation {
+            contender: "cmd",
+            argv: &argv,
+            dir: &dir,
+        })
+        .unwrap()
+    };
+    let ok = run("cd");
+    assert_eq!(ok.exit, Exit::Code(0));
+    // Wine reports no peak working set of a process that ended: none, or a real one.
+    assert!(ok.max_rss_kib.is_none_or(|kib| kib > 0));
+
+    let failed = run("echo fatal: oops>&2& exit /b 3");
+    assert_eq!(failed.exit, Exit::Code(3));
+    assert_eq!(failed.stderr, "fatal: oops");
+}
+
 #[cfg(unix)]
 #[test]
 fn process_executor_sets_and_removes_variables() {
+    use gitpar_bench::run::{Executor, Invocation};
     // HOME is set wherever tests run (and the test still holds where it is not).
     let mut exec = ProcessExecutor::new()
         .env("GITPAR_BENCH_TEST_SET", "x")
