@@ -56,6 +56,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the process's memory from /proc/self/status, never a work tree",
     ),
     (
+        "fs/unix.rs",
+        "the path-safe layer's system calls; reads the block device's queue/rotational under /sys, never a work tree",
+    ),
+    (
         "fs/tune.rs",
         "reads the block device's queue/rotational under /sys and the thread's schedstat under /proc, never a work tree",
     ),

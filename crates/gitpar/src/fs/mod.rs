@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use bstr::{BStr, BString, ByteSlice};
 
-pub use os::{fstat, fstat_file, native_path, stat_path, Fd, FileType, OwnedFd, Stat};
+pub use os::{fstat_file, stat_path, Fd, FileType, OwnedFd, Stat};
 
 /// An open work tree: the directory fd every path is resolved from.
 #[derive(Debug)]
@@ -684,6 +684,12 @@ pub fn clone_probe(donor_dir: Fd<'_>, donor_name: &BStr, dir: Fd<'_>) -> io::Res
     os::clone_probe(os::borrow(&donor), dir)
 }
 
+/// An identity of the filesystem the open directory `dir` is on: two directories with the same
+/// one are on one filesystem, between whose files blocks may be shared.
+pub fn volume_id(dir: Fd<'_>) -> io::Result<u64> {
+    os::volume_id(dir)
+}
+
 /// Remove the non-directory `name` from the open directory `dir` (a writer replacing a tracked
 /// file in a directory it already holds open).
 pub fn unlink_in(dir: Fd<'_>, name: &BStr) -> io::Result<()> {
@@ -719,8 +725,10 @@ pub fn index_stat(st: &Stat) -> gix::index::entry::Stat {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 pub(crate) mod tests {
+    use rustix::fd::AsFd;
+    use rustix::fs::{Mode, OFlags};
     use super::*;
 
     /// Run real git in `repo` (no system or user configuration), panic unless it succeeds, and

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use rustix::fd::AsFd;
+use crate::fs::Fd;
 
 /// Where the worker count of a run comes from, in git's order of precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,16 +74,19 @@ const AFS_MAGIC: u64 = 0x5346_414f;
 const CEPH_MAGIC: u64 = 0x00c3_6400;
 const CODA_MAGIC: u64 = 0x7375_7245;
 const FUSE_MAGIC: u64 = 0x6573_5546;
+/// ReFS has no Linux driver and so no magic number: Windows' ReFS volumes (Dev Drive) are named
+/// by this one (`"ReFS"` in ASCII), so that the rest of the engine knows them as it knows
+/// Linux's filesystems.
+pub(crate) const REFS_MAGIC: u64 = 0x5265_4653;
 
 impl Kind {
     /// The kind of the filesystem `fd` (a work tree's root directory) is on: one `fstatfs`,
     /// and for a local disk filesystem one read under `/sys` for the rotational flag.
-    pub fn of(fd: impl AsFd) -> Kind {
-        let fd = fd.as_fd();
+    pub fn of(fd: Fd<'_>) -> Kind {
         let Some(magic) = magic(fd) else {
             return Kind::Unknown;
         };
-        Kind::from_magic(magic, || rotational(fd))
+        Kind::from_magic(magic, || super::os::rotational(fd))
     }
 
     /// The kind for an `f_type` magic number; `rotational` is asked only for local disks.
@@ -91,7 +94,7 @@ impl Kind {
         match magic {
             TMPFS_MAGIC | RAMFS_MAGIC => Kind::Memory,
             EXT4_MAGIC | XFS_MAGIC | BTRFS_MAGIC | F2FS_MAGIC | ZFS_MAGIC | BCACHEFS_MAGIC
-            | MSDOS_MAGIC | EXFAT_MAGIC | NTFS3_MAGIC => Kind::Local {
+            | MSDOS_MAGIC | EXFAT_MAGIC | NTFS3_MAGIC | REFS_MAGIC => Kind::Local {
                 rotational: rotational(),
             },
             OVERLAY_MAGIC => Kind::Overlay,
@@ -109,31 +112,11 @@ impl Kind {
     }
 }
 
-/// The `f_type` magic number of the filesystem of `fd` (`fstatfs`), as the 32 bits the
-/// filesystems define (`f_type` is signed on some architectures).
-pub(crate) fn magic(fd: impl AsFd) -> Option<u64> {
-    let st = rustix::fs::fstatfs(fd.as_fd()).ok()?;
-    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-    Some((st.f_type as i64 as u64) & 0xffff_ffff)
-}
-
-/// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
-/// is the device or, for a partition, a directory inside it (whose parent has the queue).
-fn rotational(fd: crate::fs::Fd<'_>) -> Option<bool> {
-    let st = rustix::fs::fstat(fd).ok()?;
-    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
-    if major == 0 {
-        return None; // an anonymous device (btrfs subvolumes, network): no queue to read
-    }
-    let dev = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let dev = dev.canonicalize().ok()?;
-    [
-        dev.join("queue/rotational"),
-        dev.join("../queue/rotational"),
-    ]
-    .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
-    .map(|s| s.trim() == "1")
+/// The filesystem `fd` is on, by Linux's `f_type` magic number (`fstatfs`), as the 32 bits the
+/// filesystems define; a Windows volume is mapped onto the number of its Linux counterpart
+/// (NTFS, FAT, exFAT, a network share) or [`REFS_MAGIC`].
+pub(crate) fn magic(fd: Fd<'_>) -> Option<u64> {
+    super::os::fs_magic(fd)
 }
 
 /// The calling thread's time on a CPU and time waiting for one (runnable, on a runqueue); `None`
@@ -150,11 +133,7 @@ pub fn thread_schedstat() -> Option<(Duration, Duration)> {
     let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
     fields.next()?.ok()?;
     let wait = fields.next()?.ok()?;
-    let clock = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    let run = Duration::new(
-        u64::try_from(clock.tv_sec).unwrap_or(0),
-        u32::try_from(clock.tv_nsec).unwrap_or(0),
-    );
+    let run = Duration::from_nanos(crate::sys::thread_cpu_ns());
     Some((run, Duration::from_nanos(wait)))
 }
 
@@ -405,7 +384,7 @@ mod tests {
         let st = rustix::fs::fstatfs(&dir).unwrap();
         #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
         if (st.f_type as i64 as u64) & 0xffff_ffff == TMPFS_MAGIC {
-            assert_eq!(Kind::of(&dir), Kind::Memory);
+            assert_eq!(Kind::of(rustix::fd::AsFd::as_fd(&dir)), Kind::Memory);
         }
     }
 

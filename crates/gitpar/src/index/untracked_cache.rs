@@ -92,11 +92,10 @@ pub(crate) struct Cache {
 /// <sysname>` (`uname -s`), the work tree's real path (git's `real_pathdup`).
 fn ident_string(worktree: &std::path::Path) -> BString {
     let real = crate::index::ignore_files::real_path(worktree);
-    let uname = rustix::system::uname();
     let mut ident = BString::from("Location ");
     ident.extend_from_slice(&real);
     ident.extend_from_slice(b", system ");
-    ident.extend_from_slice(uname.sysname().to_bytes());
+    ident.extend_from_slice(&crate::sys::sysname());
     ident
 }
 

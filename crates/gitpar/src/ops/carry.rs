@@ -522,8 +522,8 @@ impl<'a> Worker<'a> {
         let link = self
             .donor
             .read_link(path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) => Skip::Changed,
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidInput => Skip::Changed,
                 _ => Skip::Io(e),
             })?;
         self.target.symlink(&link, path).map_err(in_the_way)?;

@@ -1744,7 +1744,10 @@ fn directory_failed(
         .map(|_| Kept {
             op: "unlink",
             path: dir.to_owned(),
-            source: io::Error::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)),
+            source: match err.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(err.kind(), err.to_string()),
+            },
         });
     Stop {
         at,
