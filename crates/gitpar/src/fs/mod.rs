@@ -657,17 +657,17 @@ pub fn clone_file_at(
         Err(err) => Err(CloneError::Io(err)),
     }
     .and_then(|()| {
-            let after = os::fstat(donor).map_err(CloneError::Io)?;
-            let same = |a: &Stat, b: &Stat| {
-                (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
-                    && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
-                    && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
-            };
-            if !same(&before, &after) {
-                return Err(CloneError::Changed);
-            }
-            os::fstat(os::borrow(&fd)).map_err(CloneError::Io)
-        });
+        let after = os::fstat(donor).map_err(CloneError::Io)?;
+        let same = |a: &Stat, b: &Stat| {
+            (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
+                && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
+                && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
+        };
+        if !same(&before, &after) {
+            return Err(CloneError::Changed);
+        }
+        os::fstat(os::borrow(&fd)).map_err(CloneError::Io)
+    });
     if cloned.is_err() {
         drop(fd);
         let _ = os::unlink_at(dir, name);
@@ -727,9 +727,9 @@ pub fn index_stat(st: &Stat) -> gix::index::entry::Stat {
 
 #[cfg(all(test, unix))]
 pub(crate) mod tests {
+    use super::*;
     use rustix::fd::AsFd;
     use rustix::fs::{Mode, OFlags};
-    use super::*;
 
     /// Run real git in `repo` (no system or user configuration), panic unless it succeeds, and
     /// return its standard output: other modules' tests build their fixtures with it.

@@ -112,6 +112,18 @@ impl Kind {
     }
 }
 
+/// The magic number ([`magic`]) for a Windows volume's filesystem name
+/// (`GetVolumeInformationByHandleW`): its Linux counterpart's, or [`REFS_MAGIC`].
+pub fn windows_magic(name: &str) -> Option<u64> {
+    match name {
+        "NTFS" => Some(NTFS3_MAGIC),
+        "ReFS" => Some(REFS_MAGIC),
+        "FAT" | "FAT12" | "FAT16" | "FAT32" => Some(MSDOS_MAGIC),
+        "exFAT" => Some(EXFAT_MAGIC),
+        _ => None,
+    }
+}
+
 /// The filesystem `fd` is on, by Linux's `f_type` magic number (`fstatfs`), as the 32 bits the
 /// filesystems define; a Windows volume is mapped onto the number of its Linux counterpart
 /// (NTFS, FAT, exFAT, a network share) or [`REFS_MAGIC`].

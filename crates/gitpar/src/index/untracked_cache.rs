@@ -15,10 +15,10 @@
 //! beside matching — the `.gitignore` object ids it checks against the cache, the nodes it
 //! creates, the order in which it does so — is ported here, as it decides what is invalidated.
 
+use crate::fs::FileType;
 use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Mode, Stat};
 use gix::ObjectId;
-use crate::fs::FileType;
 
 use crate::index::ignore_files::OidStat;
 

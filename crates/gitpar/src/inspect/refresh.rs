@@ -1030,4 +1030,3 @@ pub(crate) fn to_git(
     }
     filter.convert(rela, src, index, buf)
 }
-

@@ -37,6 +37,7 @@ pub(crate) fn give_back_freed(entries: usize) {
 }
 
 /// The fewest freed blocks for which [`give_back_freed`] trims the heaps.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const TRIM_MIN: usize = 100_000;
 
 /// Lower the calling thread's priority (nice 10) for work that only has to be done by the time
