@@ -725,11 +725,10 @@ pub fn index_stat(st: &Stat) -> gix::index::entry::Stat {
     }
 }
 
-#[cfg(all(test, unix))]
-pub(crate) mod tests {
-    use super::*;
-    use rustix::fd::AsFd;
-    use rustix::fs::{Mode, OFlags};
+/// What other modules' tests share, on every system.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::Path;
 
     /// Run real git in `repo` (no system or user configuration), panic unless it succeeds, and
     /// return its standard output: other modules' tests build their fixtures with it.
@@ -744,6 +743,14 @@ pub(crate) mod tests {
         assert!(out.status.success(), "git {args:?}: {out:?}");
         String::from_utf8(out.stdout).unwrap()
     }
+}
+
+/// The layer's tests on Unix: symlinks, fifos, loop-mounted filesystems that clone.
+#[cfg(all(test, unix))]
+pub(crate) mod tests {
+    use super::*;
+    use rustix::fd::AsFd;
+    use rustix::fs::{Mode, OFlags};
 
     /// A filesystem image made by `mkfs` in a temporary directory and loop-mounted there,
     /// unmounted on drop (also on panic); `None`, said loudly, when this process may not mount

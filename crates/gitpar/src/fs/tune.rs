@@ -141,10 +141,7 @@ pub(crate) fn magic(fd: Fd<'_>) -> Option<u64> {
 /// scheduler's tick or switch: read by the thread itself it lagged by up to a tick (milliseconds),
 /// which the refresh's probe took for time blocked and, on tmpfs, started 64 threads for it.
 pub fn thread_schedstat() -> Option<(Duration, Duration)> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
-    fields.next()?.ok()?;
-    let wait = fields.next()?.ok()?;
+    let wait = crate::sys::thread_wait_ns()?;
     let run = Duration::from_nanos(crate::sys::thread_cpu_ns());
     Some((run, Duration::from_nanos(wait)))
 }
@@ -389,6 +386,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn tmpfs_of_the_shared_memory_directory() {
         let Ok(dir) = std::fs::File::open("/dev/shm") else {
             return; // no /dev/shm on this system: nothing to check

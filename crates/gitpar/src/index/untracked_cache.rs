@@ -1293,7 +1293,7 @@ mod tests {
     fn a_cache_git_wrote_is_encoded_again_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| crate::fs::tests::git_in(repo, args);
+        let git = |args: &[&str]| crate::fs::testing::git_in(repo, args);
         git(&["init", "-q"]);
         for (path, text) in [
             ("t", "t"),

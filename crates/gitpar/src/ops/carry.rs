@@ -582,7 +582,7 @@ impl<'a> Worker<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::PermissionsExt;

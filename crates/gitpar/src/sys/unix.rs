@@ -16,6 +16,16 @@ pub fn thread_cpu_ns() -> u64 {
     u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
+/// The time the calling thread has waited for a CPU (runnable, on a runqueue), in nanoseconds:
+/// `/proc/thread-self/schedstat`'s second field; `None` where the kernel keeps no scheduler
+/// statistics.
+pub fn thread_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
+    fields.next()?.ok()?;
+    fields.next()?.ok()
+}
+
 /// Lower the calling thread's priority (nice 10). On Linux `setpriority(PRIO_PROCESS, 0, ..)`
 /// changes the calling thread alone.
 pub(crate) fn lower_thread_priority() {

@@ -30,6 +30,11 @@ pub fn thread_cpu_ns() -> u64 {
     (ticks(kernel) + ticks(user)) * 100
 }
 
+/// Windows keeps no per-thread time waiting for a CPU that a program can read.
+pub fn thread_wait_ns() -> Option<u64> {
+    None
+}
+
 /// Lower the calling thread's priority, as nice 10 does on Linux.
 pub(crate) fn lower_thread_priority() {
     // SAFETY: the pseudo handle of the current thread; a failure leaves the priority as it was.
