@@ -2025,7 +2025,7 @@ fn local_changes(
     let symlinks = repo
         .config_snapshot()
         .boolean("core.symlinks")
-        .unwrap_or(true);
+        .unwrap_or(crate::write::options::default_symlinks());
     let mut t = target.entries.iter().peekable();
     let mut i = state.entries().iter().zip(worktree_state).peekable();
     loop {
