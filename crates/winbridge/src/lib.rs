@@ -48,6 +48,9 @@
 //! [`translate`]). Output is not translated back: Rust's std on Windows takes `/work/x` as
 //! rooted on the current drive, which under Wine is `Z:`, i.e. `/`.
 
+pub mod client;
 pub mod environment;
 pub mod protocol;
+#[cfg(unix)]
+pub mod server;
 pub mod translate;
