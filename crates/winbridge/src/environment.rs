@@ -13,9 +13,12 @@
 //!   it, so `env_remove("GIT_DIR")` in git-par.exe reaches the host's git.
 //! - from the server: everything else (`PATH` above all, so `git` and `sh` are the host's).
 //!
+//! One exception: Windows (and Wine) usually has no `HOME`. When the client has none, the child
+//! gets the one Git for Windows would make for itself (`setup_windows_environment` in its
+//! compat/mingw.c): `%HOMEDRIVE%%HOMEPATH%` when that is a directory, else `%USERPROFILE%`. So
+//! the host's git reads the same global config as git-par.exe, not the server's `~/.gitconfig`.
+//!
 //! Values from the client are translated as [`Drives::env_value`] says.
-
-use std::ffi::OsString;
 
 use crate::translate::Drives;
 
@@ -44,15 +47,44 @@ pub fn child_env(
             .filter(|(name, _)| from_client(name))
             .map(|(name, value)| (name.clone(), drives.env_value(value).into_owned())),
     );
+    if !client.iter().any(|(name, _)| name == b"HOME") {
+        env.extend(windows_home(client, drives).map(|home| (b"HOME".to_vec(), home)));
+    }
     env
+}
+
+/// The `HOME` Git for Windows sets when there is none, as a host path (see the module's
+/// documentation).
+fn windows_home(client: &[(Vec<u8>, Vec<u8>)], drives: &Drives) -> Option<Vec<u8>> {
+    let get = |wanted: &[u8]| {
+        let found = client.iter().find(|(name, _)| name == wanted);
+        found.map(|(_, value)| value.as_slice())
+    };
+    let home_path = get(b"HOMEDRIVE")
+        .zip(get(b"HOMEPATH"))
+        .and_then(|(drive, path)| {
+            let home = drives.path(&[drive, path].concat())?;
+            is_dir(&home).then_some(home)
+        });
+    home_path.or_else(|| drives.path(get(b"USERPROFILE")?))
+}
+
+#[cfg(unix)]
+fn is_dir(path: &[u8]) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    std::path::Path::new(std::ffi::OsStr::from_bytes(path)).is_dir()
+}
+
+#[cfg(not(unix))]
+fn is_dir(_: &[u8]) -> bool {
+    false
 }
 
 /// The server's own environment as bytes, the input [`child_env`] takes.
 #[cfg(unix)]
 pub fn server_env() -> impl Iterator<Item = (Vec<u8>, Vec<u8>)> {
     use std::os::unix::ffi::OsStringExt;
-    std::env::vars_os()
-        .map(|(name, value): (OsString, OsString)| (name.into_vec(), value.into_vec()))
+    std::env::vars_os().map(|(name, value)| (name.into_vec(), value.into_vec()))
 }
 
 #[cfg(test)]
@@ -133,5 +165,33 @@ mod tests {
         ]);
         // The server's GIT_DIR is gone: the client did not set one.
         assert_eq!(env, want);
+    }
+
+    #[test]
+    fn without_home_the_child_gets_git_for_windows_home() {
+        let home = |client: &[(&str, &str)]| {
+            let env = child_env(
+                pairs(&[("HOME", "/root")]),
+                &pairs(client),
+                &Drives::wine(None),
+            );
+            let homes: Vec<_> = env.iter().filter(|(name, _)| name == b"HOME").collect();
+            assert!(homes.len() <= 1, "one HOME at most: {homes:?}");
+            homes
+                .first()
+                .map(|(_, value)| String::from_utf8(value.clone()).unwrap())
+        };
+        let profile = ("USERPROFILE", r"Z:\users\me");
+        assert_eq!(home(&[("HOME", r"Z:\h")]).as_deref(), Some("/h"));
+        let tmp = [("HOMEDRIVE", "Z:"), ("HOMEPATH", r"\tmp"), profile];
+        assert_eq!(home(&tmp).as_deref(), Some("/tmp"));
+        let missing = [
+            ("HOMEDRIVE", "Z:"),
+            ("HOMEPATH", r"\no\such\dir\winbridge"),
+            profile,
+        ];
+        assert_eq!(home(&missing).as_deref(), Some("/users/me"));
+        assert_eq!(home(&[profile]).as_deref(), Some("/users/me"));
+        assert_eq!(home(&[]), None);
     }
 }
