@@ -9,6 +9,7 @@
 use std::ffi::OsStr;
 use std::io::{self, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
 use crate::protocol::{self, Frame, Kind, Request, CHUNK};
@@ -122,10 +123,16 @@ pub fn program_name(argv0: &OsStr) -> Vec<u8> {
     name
 }
 
+/// The connection's output half, shared by the request and the stdin thread; `None` once the
+/// run is over. Taking it waits for a send in flight and stops any other from starting, so no
+/// socket operation is cut off by the process's exit (Wine 8 leaks one, and its server prints
+/// the leaked objects on stderr when it shuts down).
+type Outgoing = Arc<Mutex<Option<TcpStream>>>;
+
 /// Runs `request` through the server at the other end of `stream`: `stdin` is forwarded by a
 /// thread of its own while the output frames are written to `stdout` and `stderr`. Returns the
 /// program's exit code. The stdin thread is left behind when the program exits before the
-/// input ends (a terminal that never does); the process exits from under it.
+/// input ends (a terminal that never does); the process exits from under its read.
 pub fn run(
     stream: TcpStream,
     request: &Request,
@@ -139,11 +146,22 @@ pub fn run(
         .write_all(protocol::MAGIC)
         .and_then(|()| protocol::write_frame(&mut output, &Frame::Request(request.clone())))
         .map_err(protocol::Error::Io)?;
-    thread::spawn(move || forward_stdin(stdin, output));
-    let mut input = BufReader::new(stream);
+    let outgoing: Outgoing = Arc::new(Mutex::new(Some(output)));
+    let shared = Arc::clone(&outgoing);
+    thread::spawn(move || forward_stdin(stdin, &shared));
+    let result = receive(BufReader::new(stream), stdout, stderr);
+    lock(&outgoing).take();
+    result
+}
+
+/// Writes the server's output frames to `stdout` and `stderr` until the exit code comes.
+fn receive(
+    mut input: BufReader<TcpStream>,
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+) -> Result<i32, Error> {
     loop {
-        let frame = protocol::read_frame(&mut input)?;
-        match frame {
+        match protocol::read_frame(&mut input)? {
             Some(Frame::Stdout(data)) => stdout.write_all(&data).map_err(Error::Output)?,
             Some(Frame::Stderr(data)) => stderr.write_all(&data).map_err(Error::Output)?,
             Some(Frame::Exit(code)) => {
@@ -151,17 +169,10 @@ pub fn run(
                 stderr.flush().map_err(Error::Output)?;
                 return Ok(code);
             }
-            Some(_) => {
-                let why = "a client-side frame from the server";
-                return Err(protocol::Error::Malformed {
-                    kind: Kind::Exit,
-                    why,
-                }
-                .into());
-            }
+            Some(other) => return Err(protocol::Error::Unexpected(other.kind()).into()),
             None => {
-                let eof =
-                    io::Error::new(io::ErrorKind::UnexpectedEof, "closed before the exit code");
+                let why = "the server closed the connection before the exit code";
+                let eof = io::Error::new(io::ErrorKind::UnexpectedEof, why);
                 return Err(protocol::Error::Io(eof).into());
             }
         }
@@ -169,9 +180,9 @@ pub fn run(
 }
 
 /// Sends `stdin` as frames until its end, then the end-of-file frame. A read error counts as
-/// the end, as a program reading a broken stdin sees one. Stops quietly when the connection
-/// is gone: the main thread reports that.
-fn forward_stdin(mut stdin: impl Read, mut output: TcpStream) {
+/// the end, as a program reading a broken stdin sees one. Stops quietly when the run is over
+/// or the connection is gone: the main thread reports that.
+fn forward_stdin(mut stdin: impl Read, outgoing: &Outgoing) {
     let mut buf = vec![0; CHUNK];
     loop {
         let n = match stdin.read(&mut buf) {
@@ -183,10 +194,21 @@ fn forward_stdin(mut stdin: impl Read, mut output: TcpStream) {
             0 => protocol::encode_raw(Kind::StdinEof, &[]),
             n => protocol::encode_raw(Kind::Stdin, &buf[..n]),
         };
-        if output.write_all(&frame).is_err() || n == 0 {
+        let mut output = lock(outgoing);
+        let Some(stream) = output.as_mut() else {
+            return;
+        };
+        if stream.write_all(&frame).is_err() || n == 0 {
             return;
         }
     }
+}
+
+fn lock(outgoing: &Outgoing) -> MutexGuard<'_, Option<TcpStream>> {
+    // The stdin thread holds the lock only around a write, which does not panic.
+    outgoing
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(unix)]

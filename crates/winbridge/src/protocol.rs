@@ -95,6 +95,10 @@ pub enum Error {
     /// A length beyond [`MAX_PAYLOAD`].
     #[error("frame of {0} bytes is over the limit of {MAX_PAYLOAD}")]
     TooLong(u64),
+    /// A frame of a kind that does not belong where it came (a request in the middle of a run,
+    /// stdin data from the server).
+    #[error("unexpected {0:?} frame")]
+    Unexpected(Kind),
     /// A payload that does not hold what its kind says it does.
     #[error("malformed {kind:?} frame: {why}")]
     Malformed {
@@ -103,6 +107,20 @@ pub enum Error {
         /// What was wrong with it.
         why: &'static str,
     },
+}
+
+impl Frame {
+    /// The frame's kind, as the wire names it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Frame::Request(_) => Kind::Request,
+            Frame::Stdin(_) => Kind::Stdin,
+            Frame::StdinEof => Kind::StdinEof,
+            Frame::Stdout(_) => Kind::Stdout,
+            Frame::Stderr(_) => Kind::Stderr,
+            Frame::Exit(_) => Kind::Exit,
+        }
+    }
 }
 
 /// Encodes a frame carrying `payload` as one buffer, so that it goes out in one write (with

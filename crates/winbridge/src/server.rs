@@ -55,12 +55,8 @@ fn handle(stream: TcpStream, config: &Config) -> Result<(), protocol::Error> {
     protocol::read_magic(&mut input)?;
     let request = match protocol::read_frame(&mut input)? {
         Some(Frame::Request(request)) => request,
-        _ => {
-            return Err(protocol::Error::Malformed {
-                kind: Kind::Request,
-                why: "the first frame is not a request",
-            })
-        }
+        Some(other) => return Err(protocol::Error::Unexpected(other.kind())),
+        None => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
     };
     let sink: Sink = Arc::new(Mutex::new(stream));
     let code = match spawn(&request, config) {
@@ -150,7 +146,8 @@ fn pump_stdin(mut input: BufReader<TcpStream>, mut stdin: Option<ChildStdin>) {
             }
             Ok(Some(Frame::StdinEof)) | Ok(None) => return,
             Ok(Some(other)) => {
-                eprintln!("winbridge: unexpected frame from the client: {other:?}");
+                let e = protocol::Error::Unexpected(other.kind());
+                eprintln!("winbridge: reading the client's stdin: {e}");
                 return;
             }
             Err(e) => {
