@@ -237,6 +237,35 @@ mod under_wine {
     }
 
     #[test]
+    fn arguments_keep_their_spaces_quotes_and_non_ascii_letters() {
+        if !bridge_up() {
+            return;
+        }
+        let args = [
+            "two words",
+            "qu\"ote",
+            "tr\u{e8}s \u{65e5}\u{672c}",
+            "",
+            r"back\slash\",
+        ];
+        let out = Command::new("sh")
+            .args(["-c", "printf '[%s]' \"$@\"", "sh"])
+            .args(args)
+            .output()
+            .unwrap();
+        let want: String = args.iter().map(|arg| format!("[{arg}]")).collect();
+        assert_eq!(text(&out.stdout), want);
+        let scratch = Scratch::new("d\u{e9}j\u{e0} vu");
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("pwd")
+            .current_dir(&scratch.windows)
+            .output()
+            .unwrap();
+        assert_eq!(text(&out.stdout), format!("{}\n", scratch.host));
+    }
+
+    #[test]
     fn without_the_port_the_client_says_so() {
         if !bridge_up() {
             return;
