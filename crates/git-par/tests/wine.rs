@@ -95,7 +95,12 @@ fn twins(dir: &Path, script: &str, args: &[&str]) -> (PathBuf, PathBuf) {
 fn copy_pair(from: &Path, dir: &Path) -> (PathBuf, PathBuf) {
     let pair = (dir.join("par"), dir.join("git"));
     for to in [&pair.0, &pair.1] {
-        let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap();
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
         assert!(ok.success());
         as_on_windows(to);
     }
@@ -109,7 +114,11 @@ fn tree_of(root: &Path) -> BTreeMap<String, Vec<u8>> {
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if rel == ".git" {
                 continue;
             }
@@ -158,12 +167,22 @@ fn reset_hard_checks_out_this_repository() {
     let src = tmp.path().join("src");
     let out = host_git(
         tmp.path(),
-        &["clone", "-q", "--no-checkout", &project.to_string_lossy(), "src"],
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            &project.to_string_lossy(),
+            "src",
+        ],
     );
     assert!(out.status.success(), "{out:?}");
     let (a, b) = copy_pair(&src, tmp.path());
     same(&exe, &a, &b, &["reset", "-q", "--hard", "HEAD"]);
-    assert!(tree_of(&a).len() > 100, "a real checkout: {}", tree_of(&a).len());
+    assert!(
+        tree_of(&a).len() > 100,
+        "a real checkout: {}",
+        tree_of(&a).len()
+    );
 }
 
 #[test]
@@ -264,12 +283,26 @@ fn clone_and_worktree_add_go_through_the_bridge() {
     let ours = par(
         &exe,
         tmp.path(),
-        &["clone", "-q", "-c", "core.symlinks=false", &src, "par-clone"],
+        &[
+            "clone",
+            "-q",
+            "-c",
+            "core.symlinks=false",
+            &src,
+            "par-clone",
+        ],
     );
     assert!(ours.status.success(), "{ours:?}");
     let theirs = host_git(
         tmp.path(),
-        &["clone", "-q", "-c", "core.symlinks=false", &src, "git-clone"],
+        &[
+            "clone",
+            "-q",
+            "-c",
+            "core.symlinks=false",
+            &src,
+            "git-clone",
+        ],
     );
     assert!(theirs.status.success(), "{theirs:?}");
     let (a, b) = (tmp.path().join("par-clone"), tmp.path().join("git-clone"));
