@@ -44,6 +44,10 @@ pub enum Kind {
     Overlay,
     /// NFS, SMB/CIFS, 9p, AFS, Ceph...: every operation is a round trip to a server.
     Network,
+    /// A local Windows volume (NTFS, ReFS, FAT, exFAT): every create, write and close passes
+    /// through the I/O stack's filter drivers (real-time antivirus among them), so a file costs
+    /// hundreds of µs, most of it waiting, not computing (docs/windows.md).
+    Filtered,
     /// FUSE (which includes virtiofs and sshfs): every operation is a round trip to a process or
     /// a host, often with network latency behind it.
     Fuse,
@@ -83,18 +87,15 @@ impl Kind {
     /// The kind of the filesystem `fd` (a work tree's root directory) is on: one `fstatfs`,
     /// and for a local disk filesystem one read under `/sys` for the rotational flag.
     pub fn of(fd: Fd<'_>) -> Kind {
-        let Some(magic) = magic(fd) else {
-            return Kind::Unknown;
-        };
-        Kind::from_magic(magic, || super::os::rotational(fd))
+        super::os::kind_of_volume(fd)
     }
 
     /// The kind for an `f_type` magic number; `rotational` is asked only for local disks.
-    fn from_magic(magic: u64, rotational: impl FnOnce() -> Option<bool>) -> Kind {
+    pub fn from_magic(magic: u64, rotational: impl FnOnce() -> Option<bool>) -> Kind {
         match magic {
             TMPFS_MAGIC | RAMFS_MAGIC => Kind::Memory,
             EXT4_MAGIC | XFS_MAGIC | BTRFS_MAGIC | F2FS_MAGIC | ZFS_MAGIC | BCACHEFS_MAGIC
-            | MSDOS_MAGIC | EXFAT_MAGIC | NTFS3_MAGIC | REFS_MAGIC => Kind::Local {
+            | MSDOS_MAGIC | EXFAT_MAGIC | NTFS3_MAGIC => Kind::Local {
                 rotational: rotational(),
             },
             OVERLAY_MAGIC => Kind::Overlay,
@@ -188,7 +189,8 @@ pub fn default_threshold(kind: Kind) -> usize {
 /// its `source`) is used as given; otherwise the start and the ceiling come from the kind:
 /// tmpfs — the CPU count (a file is pure CPU there); a local disk — two threads per CPU,
 /// growing to four (one per CPU on a spinning disk, growing to two); overlay or unknown — as a
-/// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128. Never more threads
+/// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128; a local Windows
+/// volume — four threads, growing to 16. Never more threads
 /// than there are items (or, where a file is cheap, than `ITEMS_PER_THREAD` per thread).
 /// The threshold for a sequential run is the caller's (see [`default_threshold`]).
 pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>) -> Choice {
@@ -211,6 +213,10 @@ pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>
             ((2 * cpus).clamp(2, 16), (4 * cpus).clamp(4, 32))
         }
         Kind::Network | Kind::Fuse => (32, 128),
+        // Git for Windows measured four worker processes best on NTFS with Defender and on a
+        // Dev Drive (eight no better, one per CPU no faster than one); threads cost less than
+        // processes, so the refiner may grow the four while the throughput grows.
+        Kind::Filtered => (4, 16),
     };
     let per_thread = if kind.is_high_latency() {
         1
@@ -516,5 +522,15 @@ mod tests {
             source: Source::Explicit,
         });
         assert!(!fixed.active());
+    }
+
+    #[test]
+    fn a_windows_volume_starts_with_four_threads_and_may_grow_to_sixteen() {
+        let big = workers_for(Kind::Filtered, 2_000, None);
+        assert_eq!((big.workers, big.max), (4, 16));
+        assert_eq!(workers_for(Kind::Filtered, 20, None).workers, 1);
+        assert_eq!(windows_magic("ReFS"), Some(REFS_MAGIC));
+        assert_eq!(windows_magic("NTFS"), Some(NTFS3_MAGIC));
+        assert_eq!(windows_magic("CDFS"), None);
     }
 }

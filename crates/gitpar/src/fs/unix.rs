@@ -230,6 +230,15 @@ pub(super) fn clone_probe(donor: Fd<'_>, dir: Fd<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// The kind of the filesystem `fd` is on: its magic number, and for a local disk the
+/// rotational flag.
+pub(super) fn kind_of_volume(fd: Fd<'_>) -> super::tune::Kind {
+    match fs_magic(fd) {
+        Some(magic) => super::tune::Kind::from_magic(magic, || rotational(fd)),
+        None => super::tune::Kind::Unknown,
+    }
+}
+
 /// The `f_type` magic number of the filesystem of `fd` (`fstatfs`), as the 32 bits the
 /// filesystems define (`f_type` is signed on some architectures).
 pub(super) fn fs_magic(fd: Fd<'_>) -> Option<u64> {
@@ -240,7 +249,7 @@ pub(super) fn fs_magic(fd: Fd<'_>) -> Option<u64> {
 
 /// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
 /// is the device or, for a partition, a directory inside it (whose parent has the queue).
-pub(super) fn rotational(fd: Fd<'_>) -> Option<bool> {
+fn rotational(fd: Fd<'_>) -> Option<bool> {
     let st = rustix::fs::fstat(fd).ok()?;
     let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
     if major == 0 {

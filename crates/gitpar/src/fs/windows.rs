@@ -700,9 +700,15 @@ pub(super) fn fs_magic(fd: Fd<'_>) -> Option<u64> {
     tune::windows_magic(&String::from_utf16_lossy(&name[..end]))
 }
 
-/// Whether the volume spins: not asked on Windows yet.
-pub(super) fn rotational(_fd: Fd<'_>) -> Option<bool> {
-    None
+/// The kind of the volume `fd` is on: a share is a network filesystem, a local volume of a
+/// known filesystem is behind Windows' filter drivers.
+pub(super) fn kind_of_volume(fd: Fd<'_>) -> super::tune::Kind {
+    use super::tune::{Kind, SMB2_MAGIC};
+    match fs_magic(fd) {
+        Some(SMB2_MAGIC) => Kind::Network,
+        Some(_) => Kind::Filtered,
+        None => Kind::Unknown,
+    }
 }
 
 /// The volume's serial number: two directories with the same one are on one volume.
@@ -872,7 +878,15 @@ mod tests {
     #[test]
     fn the_volume_is_named_and_unix_times_are_git_for_windows_times() {
         let (_tmp, root) = root();
-        let _ = fs_magic(root.fd());
+        let kind = kind_of_volume(root.fd());
+        eprintln!(
+            "the test directory's volume: {kind:?} ({:?})",
+            fs_magic(root.fd())
+        );
+        assert!(matches!(
+            kind,
+            super::super::tune::Kind::Filtered | super::super::tune::Kind::Unknown
+        ));
         assert!(volume_id(root.fd()).is_ok());
         assert_eq!(unix_time(116_444_736_000_000_000), (0, 0));
         assert_eq!(unix_time(116_444_736_000_000_000 + 15), (0, 1_500));
