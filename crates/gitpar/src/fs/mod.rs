@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use bstr::{BStr, BString, ByteSlice};
 
-pub use os::{fstat, fstat_file, native_path, stat_path, Fd, FileType, OwnedFd, Stat};
+pub use os::{fstat_file, stat_path, Fd, FileType, OwnedFd, Stat};
 
 /// An open work tree: the directory fd every path is resolved from.
 #[derive(Debug)]
@@ -657,17 +657,17 @@ pub fn clone_file_at(
         Err(err) => Err(CloneError::Io(err)),
     }
     .and_then(|()| {
-            let after = os::fstat(donor).map_err(CloneError::Io)?;
-            let same = |a: &Stat, b: &Stat| {
-                (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
-                    && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
-                    && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
-            };
-            if !same(&before, &after) {
-                return Err(CloneError::Changed);
-            }
-            os::fstat(os::borrow(&fd)).map_err(CloneError::Io)
-        });
+        let after = os::fstat(donor).map_err(CloneError::Io)?;
+        let same = |a: &Stat, b: &Stat| {
+            (a.st_size, a.st_ino, a.st_dev) == (b.st_size, b.st_ino, b.st_dev)
+                && (a.st_mtime, a.st_mtime_nsec) == (b.st_mtime, b.st_mtime_nsec)
+                && (a.st_ctime, a.st_ctime_nsec) == (b.st_ctime, b.st_ctime_nsec)
+        };
+        if !same(&before, &after) {
+            return Err(CloneError::Changed);
+        }
+        os::fstat(os::borrow(&fd)).map_err(CloneError::Io)
+    });
     if cloned.is_err() {
         drop(fd);
         let _ = os::unlink_at(dir, name);
@@ -682,6 +682,12 @@ pub fn clone_file_at(
 pub fn clone_probe(donor_dir: Fd<'_>, donor_name: &BStr, dir: Fd<'_>) -> io::Result<()> {
     let donor = os::open_read_at(donor_dir, donor_name, true)?;
     os::clone_probe(os::borrow(&donor), dir)
+}
+
+/// An identity of the filesystem the open directory `dir` is on: two directories with the same
+/// one are on one filesystem, between whose files blocks may be shared.
+pub fn volume_id(dir: Fd<'_>) -> io::Result<u64> {
+    os::volume_id(dir)
 }
 
 /// Remove the non-directory `name` from the open directory `dir` (a writer replacing a tracked
@@ -719,9 +725,10 @@ pub fn index_stat(st: &Stat) -> gix::index::entry::Stat {
     }
 }
 
+/// What other modules' tests share, on every system.
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use std::path::Path;
 
     /// Run real git in `repo` (no system or user configuration), panic unless it succeeds, and
     /// return its standard output: other modules' tests build their fixtures with it.
@@ -736,6 +743,14 @@ pub(crate) mod tests {
         assert!(out.status.success(), "git {args:?}: {out:?}");
         String::from_utf8(out.stdout).unwrap()
     }
+}
+
+/// The layer's tests on Unix: symlinks, fifos, loop-mounted filesystems that clone.
+#[cfg(all(test, unix))]
+pub(crate) mod tests {
+    use super::*;
+    use rustix::fd::AsFd;
+    use rustix::fs::{Mode, OFlags};
 
     /// A filesystem image made by `mkfs` in a temporary directory and loop-mounted there,
     /// unmounted on drop (also on panic); `None`, said loudly, when this process may not mount

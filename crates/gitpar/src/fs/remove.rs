@@ -69,7 +69,10 @@ impl<'r> Remover<'r> {
     pub fn entry(&mut self, path: &BStr, gitlink: bool) -> Result<(), Error> {
         let result = if gitlink {
             self.dirs.rmdir(path).or_else(|err| {
-                if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::ENOTDIR)) {
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::NotADirectory
+                ) {
                     self.kept.push(Kept {
                         op: "rmdir",
                         path: path.to_owned(),

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use rustix::fd::AsFd;
+use crate::fs::Fd;
 
 /// Where the worker count of a run comes from, in git's order of precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,10 @@ pub enum Kind {
     Overlay,
     /// NFS, SMB/CIFS, 9p, AFS, Ceph...: every operation is a round trip to a server.
     Network,
+    /// A local Windows volume (NTFS, ReFS, FAT, exFAT): every create, write and close passes
+    /// through the I/O stack's filter drivers (real-time antivirus among them), so a file costs
+    /// hundreds of µs, most of it waiting, not computing (docs/windows.md).
+    Filtered,
     /// FUSE (which includes virtiofs and sshfs): every operation is a round trip to a process or
     /// a host, often with network latency behind it.
     Fuse,
@@ -74,20 +78,20 @@ const AFS_MAGIC: u64 = 0x5346_414f;
 const CEPH_MAGIC: u64 = 0x00c3_6400;
 const CODA_MAGIC: u64 = 0x7375_7245;
 const FUSE_MAGIC: u64 = 0x6573_5546;
+/// ReFS has no Linux driver and so no magic number: Windows' ReFS volumes (Dev Drive) are named
+/// by this one (`"ReFS"` in ASCII), so that the rest of the engine knows them as it knows
+/// Linux's filesystems.
+pub(crate) const REFS_MAGIC: u64 = 0x5265_4653;
 
 impl Kind {
     /// The kind of the filesystem `fd` (a work tree's root directory) is on: one `fstatfs`,
     /// and for a local disk filesystem one read under `/sys` for the rotational flag.
-    pub fn of(fd: impl AsFd) -> Kind {
-        let fd = fd.as_fd();
-        let Some(magic) = magic(fd) else {
-            return Kind::Unknown;
-        };
-        Kind::from_magic(magic, || rotational(fd))
+    pub fn of(fd: Fd<'_>) -> Kind {
+        super::os::kind_of_volume(fd)
     }
 
     /// The kind for an `f_type` magic number; `rotational` is asked only for local disks.
-    fn from_magic(magic: u64, rotational: impl FnOnce() -> Option<bool>) -> Kind {
+    pub fn from_magic(magic: u64, rotational: impl FnOnce() -> Option<bool>) -> Kind {
         match magic {
             TMPFS_MAGIC | RAMFS_MAGIC => Kind::Memory,
             EXT4_MAGIC | XFS_MAGIC | BTRFS_MAGIC | F2FS_MAGIC | ZFS_MAGIC | BCACHEFS_MAGIC
@@ -109,31 +113,23 @@ impl Kind {
     }
 }
 
-/// The `f_type` magic number of the filesystem of `fd` (`fstatfs`), as the 32 bits the
-/// filesystems define (`f_type` is signed on some architectures).
-pub(crate) fn magic(fd: impl AsFd) -> Option<u64> {
-    let st = rustix::fs::fstatfs(fd.as_fd()).ok()?;
-    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
-    Some((st.f_type as i64 as u64) & 0xffff_ffff)
+/// The magic number ([`magic`]) for a Windows volume's filesystem name
+/// (`GetVolumeInformationByHandleW`): its Linux counterpart's, or [`REFS_MAGIC`].
+pub fn windows_magic(name: &str) -> Option<u64> {
+    match name {
+        "NTFS" => Some(NTFS3_MAGIC),
+        "ReFS" => Some(REFS_MAGIC),
+        "FAT" | "FAT12" | "FAT16" | "FAT32" => Some(MSDOS_MAGIC),
+        "exFAT" => Some(EXFAT_MAGIC),
+        _ => None,
+    }
 }
 
-/// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
-/// is the device or, for a partition, a directory inside it (whose parent has the queue).
-fn rotational(fd: crate::fs::Fd<'_>) -> Option<bool> {
-    let st = rustix::fs::fstat(fd).ok()?;
-    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
-    if major == 0 {
-        return None; // an anonymous device (btrfs subvolumes, network): no queue to read
-    }
-    let dev = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let dev = dev.canonicalize().ok()?;
-    [
-        dev.join("queue/rotational"),
-        dev.join("../queue/rotational"),
-    ]
-    .iter()
-    .find_map(|p| std::fs::read_to_string(p).ok())
-    .map(|s| s.trim() == "1")
+/// The filesystem `fd` is on, by Linux's `f_type` magic number (`fstatfs`), as the 32 bits the
+/// filesystems define; a Windows volume is mapped onto the number of its Linux counterpart
+/// (NTFS, FAT, exFAT, a network share) or [`REFS_MAGIC`].
+pub(crate) fn magic(fd: Fd<'_>) -> Option<u64> {
+    super::os::fs_magic(fd)
 }
 
 /// The calling thread's time on a CPU and time waiting for one (runnable, on a runqueue); `None`
@@ -146,15 +142,8 @@ fn rotational(fd: crate::fs::Fd<'_>) -> Option<bool> {
 /// scheduler's tick or switch: read by the thread itself it lagged by up to a tick (milliseconds),
 /// which the refresh's probe took for time blocked and, on tmpfs, started 64 threads for it.
 pub fn thread_schedstat() -> Option<(Duration, Duration)> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let mut fields = text.split_ascii_whitespace().map(str::parse::<u64>);
-    fields.next()?.ok()?;
-    let wait = fields.next()?.ok()?;
-    let clock = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    let run = Duration::new(
-        u64::try_from(clock.tv_sec).unwrap_or(0),
-        u32::try_from(clock.tv_nsec).unwrap_or(0),
-    );
+    let wait = crate::sys::thread_wait_ns()?;
+    let run = Duration::from_nanos(crate::sys::thread_cpu_ns());
     Some((run, Duration::from_nanos(wait)))
 }
 
@@ -200,7 +189,8 @@ pub fn default_threshold(kind: Kind) -> usize {
 /// its `source`) is used as given; otherwise the start and the ceiling come from the kind:
 /// tmpfs — the CPU count (a file is pure CPU there); a local disk — two threads per CPU,
 /// growing to four (one per CPU on a spinning disk, growing to two); overlay or unknown — as a
-/// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128. Never more threads
+/// local disk; NFS, SMB, 9p, FUSE, virtiofs — 32 threads, growing to 128; a local Windows
+/// volume — four threads, growing to 16. Never more threads
 /// than there are items (or, where a file is cheap, than `ITEMS_PER_THREAD` per thread).
 /// The threshold for a sequential run is the caller's (see [`default_threshold`]).
 pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>) -> Choice {
@@ -223,6 +213,10 @@ pub fn workers_for(kind: Kind, n_items: usize, explicit: Option<(usize, Source)>
             ((2 * cpus).clamp(2, 16), (4 * cpus).clamp(4, 32))
         }
         Kind::Network | Kind::Fuse => (32, 128),
+        // Git for Windows measured four worker processes best on NTFS with Defender and on a
+        // Dev Drive (eight no better, one per CPU no faster than one); threads cost less than
+        // processes, so the refiner may grow the four while the throughput grows.
+        Kind::Filtered => (4, 16),
     };
     let per_thread = if kind.is_high_latency() {
         1
@@ -398,6 +392,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn tmpfs_of_the_shared_memory_directory() {
         let Ok(dir) = std::fs::File::open("/dev/shm") else {
             return; // no /dev/shm on this system: nothing to check
@@ -405,7 +400,7 @@ mod tests {
         let st = rustix::fs::fstatfs(&dir).unwrap();
         #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
         if (st.f_type as i64 as u64) & 0xffff_ffff == TMPFS_MAGIC {
-            assert_eq!(Kind::of(&dir), Kind::Memory);
+            assert_eq!(Kind::of(rustix::fd::AsFd::as_fd(&dir)), Kind::Memory);
         }
     }
 
@@ -527,5 +522,15 @@ mod tests {
             source: Source::Explicit,
         });
         assert!(!fixed.active());
+    }
+
+    #[test]
+    fn a_windows_volume_starts_with_four_threads_and_may_grow_to_sixteen() {
+        let big = workers_for(Kind::Filtered, 2_000, None);
+        assert_eq!((big.workers, big.max), (4, 16));
+        assert_eq!(workers_for(Kind::Filtered, 20, None).workers, 1);
+        assert_eq!(windows_magic("ReFS"), Some(REFS_MAGIC));
+        assert_eq!(windows_magic("NTFS"), Some(NTFS3_MAGIC));
+        assert_eq!(windows_magic("CDFS"), None);
     }
 }

@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bstr::{BStr, BString, ByteSlice};
 use rustix::fd::AsFd;
@@ -230,10 +230,46 @@ pub(super) fn clone_probe(donor: Fd<'_>, dir: Fd<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// The path a repository-relative path names on this system, for messages and for the
-/// few callers outside work trees.
-pub fn native_path(path: &BStr) -> PathBuf {
-    PathBuf::from(OsStr::from_bytes(path))
+/// The kind of the filesystem `fd` is on: its magic number, and for a local disk the
+/// rotational flag.
+pub(super) fn kind_of_volume(fd: Fd<'_>) -> super::tune::Kind {
+    match fs_magic(fd) {
+        Some(magic) => super::tune::Kind::from_magic(magic, || rotational(fd)),
+        None => super::tune::Kind::Unknown,
+    }
+}
+
+/// The `f_type` magic number of the filesystem of `fd` (`fstatfs`), as the 32 bits the
+/// filesystems define (`f_type` is signed on some architectures).
+pub(super) fn fs_magic(fd: Fd<'_>) -> Option<u64> {
+    let st = rustix::fs::fstatfs(fd).ok()?;
+    #[allow(clippy::unnecessary_cast, clippy::cast_sign_loss)]
+    Some((st.f_type as i64 as u64) & 0xffff_ffff)
+}
+
+/// The block device's `queue/rotational` for the filesystem of `fd`: `/sys/dev/block/MAJ:MIN`
+/// is the device or, for a partition, a directory inside it (whose parent has the queue).
+fn rotational(fd: Fd<'_>) -> Option<bool> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+    if major == 0 {
+        return None; // an anonymous device (btrfs subvolumes, network): no queue to read
+    }
+    let dev = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let dev = dev.canonicalize().ok()?;
+    [
+        dev.join("queue/rotational"),
+        dev.join("../queue/rotational"),
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok())
+    .map(|s| s.trim() == "1")
+}
+
+/// An identity of the filesystem `fd` is on: two directories with the same one may share
+/// blocks (`st_dev`).
+pub(super) fn volume_id(fd: Fd<'_>) -> io::Result<u64> {
+    Ok(rustix::fs::fstat(fd)?.st_dev)
 }
 
 /// Borrow an owned descriptor.

@@ -389,7 +389,7 @@ fn shell_command(program: &BStr) -> std::process::Command {
     if program.as_encoded_bytes().iter().any(|b| META.contains(b)) {
         let mut script = program.clone();
         script.push(" \"$@\"");
-        let mut cmd = std::process::Command::new("sh");
+        let mut cmd = crate::sys::shell();
         cmd.arg("-c").arg(script).arg(program);
         cmd
     } else {

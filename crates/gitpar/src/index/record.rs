@@ -1566,7 +1566,7 @@ mod tests {
     fn the_untracked_cache_is_carried_with_changed_directories_invalidated() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| crate::fs::tests::git_in(repo, args);
+        let git = |args: &[&str]| crate::fs::testing::git_in(repo, args);
         git(&["init", "-q"]);
         for (path, text) in [("t", "t"), ("a/t", "t"), ("a/b/t", "t"), ("c/t", "t")] {
             std::fs::create_dir_all(repo.join(path).parent().unwrap()).unwrap();

@@ -15,10 +15,10 @@
 //! beside matching — the `.gitignore` object ids it checks against the cache, the nodes it
 //! creates, the order in which it does so — is ported here, as it decides what is invalidated.
 
+use crate::fs::FileType;
 use bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Mode, Stat};
 use gix::ObjectId;
-use crate::fs::FileType;
 
 use crate::index::ignore_files::OidStat;
 
@@ -92,11 +92,10 @@ pub(crate) struct Cache {
 /// <sysname>` (`uname -s`), the work tree's real path (git's `real_pathdup`).
 fn ident_string(worktree: &std::path::Path) -> BString {
     let real = crate::index::ignore_files::real_path(worktree);
-    let uname = rustix::system::uname();
     let mut ident = BString::from("Location ");
     ident.extend_from_slice(&real);
     ident.extend_from_slice(b", system ");
-    ident.extend_from_slice(uname.sysname().to_bytes());
+    ident.extend_from_slice(&crate::sys::sysname());
     ident
 }
 
@@ -1294,7 +1293,7 @@ mod tests {
     fn a_cache_git_wrote_is_encoded_again_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| crate::fs::tests::git_in(repo, args);
+        let git = |args: &[&str]| crate::fs::testing::git_in(repo, args);
         git(&["init", "-q"]);
         for (path, text) in [
             ("t", "t"),

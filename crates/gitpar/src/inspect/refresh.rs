@@ -533,7 +533,7 @@ impl<'p> Pool<'p> {
             },
             buf: Vec::new(),
             dirs: self.root.dirs_descending(),
-            cpu: thread_cpu_ns(),
+            cpu: crate::sys::thread_cpu_ns(),
             found: Found::default(),
         };
         let mut own = (k < self.starts_with).then(|| k * self.chunks / self.starts_with);
@@ -622,7 +622,7 @@ impl<'p> Pool<'p> {
     /// clock, then advanced) while the refiner wants it.
     fn account(&self, cpu: &mut u64, looked: usize) {
         if self.measure_cpu.load(Ordering::Relaxed) {
-            let now = thread_cpu_ns();
+            let now = crate::sys::thread_cpu_ns();
             self.cpu_ns
                 .fetch_add(now.saturating_sub(*cpu), Ordering::Relaxed);
             *cpu = now;
@@ -1029,10 +1029,4 @@ pub(crate) fn to_git(
         }
     }
     filter.convert(rela, src, index, buf)
-}
-
-/// The CPU time the calling thread has used, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }

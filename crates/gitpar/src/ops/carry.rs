@@ -24,10 +24,10 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::Path;
 
+use crate::fs::FileType;
 use bstr::{BStr, BString, ByteSlice};
 use gix::glob::pattern::Case;
 use gix::index::entry::Mode;
-use crate::fs::FileType;
 
 use crate::fs::{self, CloneError, CreateError, Dirs, Root};
 use crate::write::error::Error;
@@ -519,13 +519,10 @@ impl<'a> Worker<'a> {
 
     /// Make the symlink `path` again with the donor's target; the target is never followed.
     fn symlink(&mut self, path: &BStr) -> Result<How, Skip> {
-        let link = self
-            .donor
-            .read_link(path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) => Skip::Changed,
-                _ => Skip::Io(e),
-            })?;
+        let link = self.donor.read_link(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => Skip::Changed,
+            _ => Skip::Io(e),
+        })?;
         self.target.symlink(&link, path).map_err(in_the_way)?;
         Ok(How::Symlink)
     }
@@ -585,7 +582,7 @@ impl<'a> Worker<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::PermissionsExt;

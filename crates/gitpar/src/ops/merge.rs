@@ -282,7 +282,6 @@ fn run_driver(
     sides: &[Vec<u8>; 3],
 ) -> std::io::Result<(Vec<u8>, bool)> {
     use std::io::Read;
-    use std::os::unix::ffi::OsStrExt;
     let mut dirs = root.dirs();
     let mut names: Vec<BString> = Vec::new();
     let cleanup = |dirs: &mut crate::fs::Dirs<'_>, names: &[BString]| {
@@ -345,9 +344,9 @@ fn run_driver(
             None => cmd.push(b'%'),
         }
     }
-    let status = std::process::Command::new("sh")
+    let status = crate::sys::shell()
         .arg("-c")
-        .arg(std::ffi::OsStr::from_bytes(&cmd))
+        .arg(&*cmd.to_os_str_lossy())
         .current_dir(root.path())
         .status();
     let result = status.and_then(|status| {

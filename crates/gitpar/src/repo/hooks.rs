@@ -12,8 +12,6 @@
 
 use std::ffi::OsString;
 use std::io::Write as _;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -84,12 +82,10 @@ fn find(repo: &gix::Repository, name: &str, launch: &Launch, sink: &dyn Sink) ->
     } else {
         path.clone()
     };
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
-        return Some(named);
-    }
-    let denied = std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES);
+    let denied = match crate::sys::may_execute(&path) {
+        Ok(()) => return Some(named),
+        Err(err) => err.kind() == std::io::ErrorKind::PermissionDenied,
+    };
     // git gives the hint once per hook and process (`advise_given`), however often it looks.
     static ADVISED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut advised = ADVISED
@@ -142,11 +138,7 @@ pub(crate) fn run_with_input(
     };
     // What the caller printed so far comes before the hook's output.
     let _ = std::io::stdout().flush();
-    let spawn = |program: &Path, script: Option<&Path>| {
-        let mut cmd = Command::new(program);
-        if let Some(script) = script {
-            cmd.arg(script);
-        }
+    let spawn = |mut cmd: Command| {
         cmd.args(args)
             .stdin(if input.is_some() {
                 Stdio::piped()
@@ -168,15 +160,17 @@ pub(crate) fn run_with_input(
         }
         child.wait()
     };
-    let status = match spawn(&path, None) {
+    let status = match spawn(Command::new(&path)) {
         // git's `execve` retries a script without `#!` with the shell.
-        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            spawn(Path::new("/bin/sh"), Some(&path))
+        Err(e) if crate::sys::is_not_a_program(&e) => {
+            let mut shell = crate::sys::script_shell();
+            shell.arg(&path);
+            spawn(shell)
         }
         other => other,
     };
     match status {
-        Ok(s) => match (s.code(), s.signal()) {
+        Ok(s) => match (s.code(), crate::sys::killed_by(&s)) {
             (Some(code), _) => code,
             (None, Some(signal)) => {
                 sink.notice(Notice::HookDied { path, signal });

@@ -37,15 +37,12 @@ pub(crate) fn give_back_freed(entries: usize) {
 }
 
 /// The fewest freed blocks for which [`give_back_freed`] trims the heaps.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const TRIM_MIN: usize = 100_000;
 
 /// Lower the calling thread's priority (nice 10) for work that only has to be done by the time
 /// the others are (an index encoded beside the writers, memory freed): the scheduler then gives
 /// the CPUs to the threads that decide when the checkout ends, and this one the time they leave.
-/// On Linux `setpriority(PRIO_PROCESS, 0, ..)` changes the calling thread alone.
 pub(crate) fn yield_to_the_others() {
-    // SAFETY: setpriority only reads its arguments; a failure leaves the priority as it was.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
+    crate::sys::lower_thread_priority();
 }

@@ -9,3 +9,11 @@ pub(crate) mod env;
 pub mod git;
 pub(crate) mod memory;
 pub mod phase;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;

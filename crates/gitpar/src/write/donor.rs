@@ -553,11 +553,12 @@ const CLONING: &[u64] = &[
     tune::NFS_MAGIC,
     tune::SMB2_MAGIC,
     tune::CIFS_MAGIC,
+    tune::REFS_MAGIC,
 ];
 
 /// Whether the donor and the target are one filesystem of a kind that can clone: its `f_type`.
 fn can_clone(donor: &Root, target: &Root) -> Result<u64, Unclonable> {
-    let stat = |root: &Root| crate::fs::fstat(root.fd()).map(|st| st.st_dev);
+    let stat = |root: &Root| crate::fs::volume_id(root.fd());
     if stat(donor).ok() != stat(target).ok() {
         return Err(Unclonable::OtherFilesystem);
     }

@@ -115,7 +115,7 @@ impl Default for Options {
             workers_source: crate::fs::tune::Source::Auto,
             threshold: DEFAULT_THRESHOLD,
             threshold_set: false,
-            symlinks: true,
+            symlinks: default_symlinks(),
             protect: default_protect(),
             budget: DEFAULT_BUDGET,
             stream_threshold: STREAM_THRESHOLD,
@@ -144,6 +144,12 @@ impl Default for Options {
 /// extra memory under the budget).
 pub fn default_workers() -> usize {
     (online_cpus() * 4).clamp(4, 16)
+}
+
+/// `core.symlinks` when unset: symbolic links are made, except on Windows, where making one
+/// needs a privilege and Git for Windows checks a link out as a file holding its target.
+pub fn default_symlinks() -> bool {
+    !cfg!(windows)
 }
 
 /// Path protections that are safe everywhere: NTFS and HFS aliases of `.git` are refused on every
@@ -179,9 +185,14 @@ impl Options {
             opts.threshold = usize::try_from(t).unwrap_or(0);
             opts.threshold_set = true;
         }
-        opts.symlinks = config.boolean("core.symlinks").unwrap_or(true);
+        opts.symlinks = config
+            .boolean("core.symlinks")
+            .unwrap_or(default_symlinks());
         if let Some(v) = config.boolean("core.protectNTFS") {
             opts.protect.protect_ntfs = v;
+            // Git for Windows' `is_valid_win32_path` (device names, `:`, trailing dots and
+            // spaces) is part of the same protection.
+            opts.protect.protect_windows = v && default_protect().protect_windows;
         }
         if let Some(v) = config.boolean("core.protectHFS") {
             opts.protect.protect_hfs = v;

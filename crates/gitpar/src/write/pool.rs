@@ -383,21 +383,6 @@ const SAMPLE: std::time::Duration = std::time::Duration::from_millis(2);
 /// How many consecutive entries a worker takes at a time.
 const CHUNK: usize = 32;
 
-/// The CPU time the calling thread has used, in nanoseconds. Through libc rather than rustix's
-/// own vDSO lookup, which crashes under valgrind (callgrind is how the writers' instruction
-/// counts are measured).
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return 0;
-    }
-    u64::try_from(ts.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(ts.tv_nsec).unwrap_or(0)
-}
-
 impl Worker<'_> {
     /// Write the entries named by `pooled`, taking chunks from the shared counter until none
     /// are left, the run is halted or the writer count dropped to `id` or below, and append one
@@ -413,7 +398,7 @@ impl Worker<'_> {
     ) {
         let whole = [0, pooled.len()];
         let bounds = shared.chunks.get().map_or(&whole[..], |b| &b[..]);
-        let mut cpu = thread_cpu_ns();
+        let mut cpu = crate::sys::thread_cpu_ns();
         while id < shared.target.load(Ordering::Relaxed) {
             let k = shared.next_chunk.fetch_add(1, Ordering::Relaxed);
             let (Some(&start), Some(&end)) = (bounds.get(k), bounds.get(k + 1)) else {
@@ -428,7 +413,7 @@ impl Worker<'_> {
                 self.one(plan, job, shared, out);
             }
             if shared.sampling.load(Ordering::Relaxed) {
-                let now = thread_cpu_ns();
+                let now = crate::sys::thread_cpu_ns();
                 shared
                     .cpu_ns
                     .fetch_add(now.saturating_sub(cpu), Ordering::Relaxed);

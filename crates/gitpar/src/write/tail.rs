@@ -329,7 +329,7 @@ impl Tail<'_, '_> {
         }
         match worker.dirs.symlink(&data, path) {
             Ok(st) => Ok(Some(fs::index_stat(&st))),
-            Err(err) if self.marks.fresh && err.raw_os_error() == Some(libc::EEXIST) => {
+            Err(err) if self.marks.fresh && err.kind() == std::io::ErrorKind::AlreadyExists => {
                 let link = (job.entry, &data[..]);
                 symlink_in_the_way(&mut worker.dirs, plan, self.executed, &mut self.marks, link)
                     .map_err(|err| fail(&entry.path, "unable to create symlink", err))
@@ -409,6 +409,6 @@ fn create_gitlink_dir(
     dirs.mkdir(path, false)?;
     let st = dirs
         .lstat(path)?
-        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
     Ok(fs::index_stat(&st))
 }

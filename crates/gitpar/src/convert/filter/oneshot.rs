@@ -163,10 +163,9 @@ impl OneShot {
 
 /// git's `finish_command` code: the exit status, or 128 + the signal.
 fn exit_code(status: &std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
     status
         .code()
-        .or_else(|| status.signal().map(|s| s + 128))
+        .or_else(|| crate::sys::killed_by(status).map(|s| s + 128))
         .unwrap_or(-1)
 }
 

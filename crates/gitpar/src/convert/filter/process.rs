@@ -239,10 +239,7 @@ impl Process {
     /// Stop the filter as git's `subprocess_stop` does: SIGTERM, then wait.
     pub(crate) fn stop(self) {
         let mut child = self.into_child();
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::Signal::TERM,
-        );
+        crate::sys::terminate(&child);
         let _ = child.wait();
     }
 

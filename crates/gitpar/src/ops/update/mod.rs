@@ -1744,7 +1744,10 @@ fn directory_failed(
         .map(|_| Kept {
             op: "unlink",
             path: dir.to_owned(),
-            source: io::Error::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)),
+            source: match err.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(err.kind(), err.to_string()),
+            },
         });
     Stop {
         at,
@@ -2022,7 +2025,7 @@ fn local_changes(
     let symlinks = repo
         .config_snapshot()
         .boolean("core.symlinks")
-        .unwrap_or(true);
+        .unwrap_or(crate::write::options::default_symlinks());
     let mut t = target.entries.iter().peekable();
     let mut i = state.entries().iter().zip(worktree_state).peekable();
     loop {
