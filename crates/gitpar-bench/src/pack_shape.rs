@@ -116,7 +116,7 @@ fn open_packs(objects: &Path, hash: gix::hash::Kind) -> anyhow::Result<Vec<Pack>
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut packs = Vec::new();
     while let Some(dir) = dirs.pop() {
-        let dir = dir.canonicalize().unwrap_or(dir);
+        let dir = crate::platform::canonicalize(&dir).unwrap_or(dir);
         if !seen.insert(dir.clone()) {
             continue;
         }

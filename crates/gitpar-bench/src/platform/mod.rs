@@ -18,6 +18,6 @@ mod windows;
 use windows as os;
 
 pub(crate) use os::{
-    fs_kind, lstat_in, name, open_dir, open_root, process_gone, sync_filesystem, used_bytes, wait,
-    Dir, Name, Root,
+    canonicalize, fs_kind, lstat_in, name, open_dir, open_root, process_gone, sync_filesystem,
+    used_bytes, wait, Dir, Name, Root,
 };

@@ -117,6 +117,11 @@ pub(crate) fn sync_filesystem(path: &Path) -> io::Result<()> {
     sync_file_system(&std::fs::File::open(path)?)
 }
 
+/// `path` made absolute with every link resolved (`realpath`).
+pub(crate) fn canonicalize(path: &Path) -> io::Result<std::path::PathBuf> {
+    std::fs::canonicalize(path)
+}
+
 /// A file or directory name of the lstat passes, made once: a C string.
 pub(crate) type Name = CString;
 

@@ -103,6 +103,23 @@ pub(crate) fn sync_filesystem(path: &Path) -> io::Result<()> {
     std::fs::metadata(path).map(|_| ())
 }
 
+/// `path` made absolute with every link resolved, in the form programs take (`C:\x`): std's
+/// `\\?\C:\x` loses its verbatim prefix (git, and `CreateProcess` for a working directory,
+/// refuse it), `\\?\UNC\host\share` becomes `\\host\share`.
+pub(crate) fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    let resolved = std::fs::canonicalize(path)?;
+    let Some(text) = resolved.to_str() else {
+        return Ok(resolved);
+    };
+    if let Some(rest) = text.strip_prefix(r"\\?\UNC\") {
+        return Ok(PathBuf::from(format!(r"\\{rest}")));
+    }
+    match text.strip_prefix(r"\\?\") {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => Ok(PathBuf::from(rest)),
+        _ => Ok(resolved),
+    }
+}
+
 /// A file or directory name of the lstat passes: a path component, or a tracked path's
 /// directory part.
 pub(crate) type Name = PathBuf;

@@ -92,7 +92,7 @@ impl Checkouts {
             )
         })?;
         // Canonical, so that git's worktree records and our placeholders name the same path.
-        let root = root.canonicalize().unwrap_or(root);
+        let root = crate::platform::canonicalize(&root).unwrap_or(root);
         let filesystem = filesystem::kind(&root)
             .with_context(|| format!("could not tell the filesystem of {}", root.display()))?;
         Ok(Self {

@@ -117,8 +117,7 @@ const MATCH_TOLERANCE: f64 = 0.25;
 ///
 /// The user's repository is only read: worktrees, refs and configuration are added to the private clone.
 pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source> {
-    let repo = repo
-        .canonicalize()
+    let repo = crate::platform::canonicalize(repo)
         .with_context(|| format!("--repo {}", repo.display()))?;
     let tip = git::line(
         &repo,
