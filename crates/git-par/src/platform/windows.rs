@@ -369,3 +369,88 @@ pub(crate) fn exit_now(code: u8) -> ! {
         ExitProcess(u32::from(code))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_is_known_by_any_case_with_or_without_exe() {
+        assert!(invoked_as(OsStr::new(r"C:\x\git.exe"), "git"));
+        assert!(invoked_as(OsStr::new("GIT.EXE"), "git"));
+        assert!(invoked_as(OsStr::new("git"), "git"));
+        assert!(!invoked_as(OsStr::new(r"C:\x\git-par.exe"), "git"));
+        assert!(!invoked_as(OsStr::new("git.cmd"), "git"));
+    }
+
+    #[test]
+    fn git_bash_names_drives_and_shares_its_own_way() {
+        assert_eq!(msys_path(r"C:\Users\me\bin"), "/c/Users/me/bin");
+        assert_eq!(msys_path(r"\\host\share\bin"), "//host/share/bin");
+        let lines = path_lines(Path::new(r"D:\tools"));
+        assert_eq!(lines[0], "export PATH=\"/d/tools:$PATH\"  # Git Bash");
+        assert_eq!(lines[1], "set \"PATH=D:\\tools;%PATH%\" & rem cmd.exe");
+        assert_eq!(
+            lines[2],
+            "$env:Path = \"D:\\tools;\" + $env:Path  # PowerShell"
+        );
+    }
+
+    #[test]
+    fn canonical_paths_lose_the_verbatim_prefix() {
+        let dir = canonicalize(std::env::temp_dir()).unwrap();
+        let text = dir.to_str().unwrap();
+        assert!(!text.starts_with(r"\\?\"), "{text}");
+        assert_eq!(text.as_bytes()[1], b':', "{text}");
+        assert_eq!(current_dir().unwrap(), canonicalize(".").unwrap());
+    }
+
+    #[test]
+    fn the_root_of_git_for_windows_is_found_from_either_git_exe() {
+        let tmp = std::env::temp_dir().join(format!("git-par-root-{}", std::process::id()));
+        for dir in [r"cmd", r"mingw64\bin", r"usr\bin"] {
+            std::fs::create_dir_all(tmp.join(dir)).unwrap();
+        }
+        std::fs::write(tmp.join(r"usr\bin\sh.exe"), b"").unwrap();
+        assert_eq!(git_root(&tmp.join(r"cmd\git.exe")).as_deref(), Some(&*tmp));
+        assert_eq!(
+            git_root(&tmp.join(r"mingw64\bin\git.exe")).as_deref(),
+            Some(&*tmp)
+        );
+        assert_eq!(git_root(&tmp.join(r"elsewhere\git.exe")), None);
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn a_link_or_a_copy_of_a_program_is_that_program() {
+        let tmp = std::env::temp_dir().join(format!("git-par-self-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        // A stand-in for this program: Wine refuses to copy a running one.
+        let me = tmp.join("git-par.exe");
+        std::fs::write(&me, b"MZ git-par").unwrap();
+        let me = canonicalize(&me).unwrap();
+        let link = tmp.join(LINK_NAME);
+        make_link(&me, &link).unwrap();
+        assert!(same_program(&link, &me));
+        assert_eq!(program_in(&tmp, "git"), Some(link.clone()));
+        let copy = tmp.join("copy.exe");
+        std::fs::copy(&me, &copy).unwrap();
+        assert!(same_program(&copy, &me));
+        std::fs::write(tmp.join("other.exe"), b"MZ other!!").unwrap();
+        assert!(!same_program(&tmp.join("other.exe"), &me));
+        std::fs::write(tmp.join("git-script"), b"#!/bin/sh\n").unwrap();
+        assert!(command_in(&tmp, "git-script").is_some());
+        assert!(command_in(&tmp, "other").is_some());
+        std::fs::write(tmp.join("git-text"), b"text").unwrap();
+        assert!(command_in(&tmp, "git-text").is_none());
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn exit_codes_are_the_low_byte() {
+        use std::os::windows::process::ExitStatusExt;
+        assert_eq!(exit_code(ExitStatus::from_raw(3)), 3);
+        assert_eq!(exit_code(ExitStatus::from_raw(0x1_0001)), 1);
+        assert_eq!(exit_code(ExitStatus::from_raw(0xC000_013A)), 0x3A);
+    }
+}
