@@ -84,7 +84,8 @@ pub(crate) enum Command {
     /// Make git-par stand in for git: a link named `git` in DIR, and the PATH line to use.
     #[command(
         long_about = "Make a link named `git` to git-par in DIR (created if missing) and print the \
-                      line that puts DIR first on PATH. Invoked as `git`, git-par runs the \
+                      line that puts DIR first on PATH (on Windows: `git.exe`, a hard link or a \
+                      copy, and a line for each shell). Invoked as `git`, git-par runs the \
                       commands it owns (checkout, switch, restore, reset --hard, clone, worktree \
                       add, status, update-index --refresh) and hands every other call to the real \
                       git ($GIT_PAR_REAL_GIT, else the next git on PATH) unchanged."
