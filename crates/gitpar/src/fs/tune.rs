@@ -113,8 +113,8 @@ impl Kind {
     }
 }
 
-/// The magic number ([`magic`]) for a Windows volume's filesystem name
-/// (`GetVolumeInformationByHandleW`): its Linux counterpart's, or [`REFS_MAGIC`].
+/// The magic number (Linux's `f_type`) for a Windows volume's filesystem name
+/// (`GetVolumeInformationByHandleW`): its Linux counterpart's, or ReFS's own number.
 pub fn windows_magic(name: &str) -> Option<u64> {
     match name {
         "NTFS" => Some(NTFS3_MAGIC),
