@@ -39,8 +39,8 @@ pub(crate) fn exec(cmd: &mut Command) -> std::io::Error {
     }
 }
 
-/// Windows programs are not told the name they were started by apart from their command line,
-/// which git for Windows does not read for it: nothing to do.
+/// A Windows program learns the name it was started by only from its command line, which std
+/// writes from the program's path, and Git for Windows does not depend on it: nothing to do.
 pub(crate) fn name_argv0(_cmd: &mut Command, _name: &str) {}
 
 /// This program's own file (links resolved): what a `git.exe` on `PATH` must not be.
