@@ -33,7 +33,9 @@ use std::path::{Path, PathBuf};
 
 use bstr::{BStr, BString, ByteSlice};
 
-pub use os::{fstat_file, stat_path, Fd, FileType, OwnedFd, Stat};
+pub use os::{
+    fstat_file, replaceable_bytes, stat_path, Fd, FileType, OwnedFd, ReplaceableBytes, Stat,
+};
 
 /// An open work tree: the directory fd every path is resolved from.
 #[derive(Debug)]

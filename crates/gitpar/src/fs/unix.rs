@@ -272,6 +272,17 @@ pub(super) fn volume_id(fd: Fd<'_>) -> io::Result<u64> {
     Ok(rustix::fs::fstat(fd)?.st_dev)
 }
 
+/// The bytes of a file that is replaced by renaming a new one over it (an index), never changed
+/// in place: a read-only mapping, nothing copied.
+pub type ReplaceableBytes = memmap2::Mmap;
+
+/// Map `file` read-only (see [`ReplaceableBytes`]); it must not be empty.
+pub fn replaceable_bytes(file: &std::fs::File) -> io::Result<ReplaceableBytes> {
+    // SAFETY: the file is not changed while mapped: git and git-par replace such a file by
+    // renaming a new one over it.
+    unsafe { memmap2::MmapOptions::new().map(file) }
+}
+
 /// Borrow an owned descriptor.
 pub(super) fn borrow(fd: &OwnedFd) -> Fd<'_> {
     fd.as_fd()

@@ -722,6 +722,19 @@ pub(super) fn volume_id(fd: Fd<'_>) -> io::Result<u64> {
     Ok(u64::from(info.dwVolumeSerialNumber))
 }
 
+/// The bytes of a file that is replaced by renaming a new one over it (an index): read into
+/// memory, since Windows refuses to replace a file while a view of it is mapped (git unmaps its
+/// index before writing the new one, for the same reason).
+pub type ReplaceableBytes = Vec<u8>;
+
+/// Read `file` whole (see [`ReplaceableBytes`]).
+pub fn replaceable_bytes(file: &File) -> io::Result<ReplaceableBytes> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    (&*file).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Borrow an owned handle.
 pub(super) fn borrow(fd: &OwnedFd) -> Fd<'_> {
     fd.as_handle()

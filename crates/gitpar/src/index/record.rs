@@ -434,8 +434,9 @@ pub(crate) struct ReadIndex {
 /// copied into); mapped, nothing is copied until the write, which patches the changed entries
 /// into its own buffer on the way out (a copy-on-write mapping patched in place faulted in a
 /// fresh page for nearly every changed entry). git replaces an index by renaming a new file over
-/// it, so the file mapped is never changed while it is mapped.
-pub(crate) type IndexBytes = memmap2::Mmap;
+/// it, so the file mapped is never changed while it is mapped. On Windows a mapped file cannot be
+/// replaced, so there the bytes are read into memory ([`crate::fs::ReplaceableBytes`]).
+pub(crate) type IndexBytes = crate::fs::ReplaceableBytes;
 
 /// Why an index could not be read for a refresh; the message is gix's or the system's (git
 /// says `index file corrupt` around it).
@@ -478,9 +479,7 @@ pub(crate) fn read_for_refresh(
             .map_err(|e| ReadError::Decode(e.into()))?;
         return Ok(empty());
     }
-    // SAFETY: the file is not changed while mapped: git and git-par replace an index by
-    // renaming a new file over it (see `IndexBytes`).
-    let bytes = unsafe { memmap2::MmapOptions::new().map(&file) }?;
+    let bytes = crate::fs::replaceable_bytes(&file)?;
     let mtime = filetime::FileTime::from_last_modification_time(&meta);
     let options = gix::index::decode::Options::default();
     // The checksum read is not kept: a refreshed index is written with a new one.
