@@ -47,7 +47,7 @@ fn excludes_file(repo: &gix::Repository) -> Option<PathBuf> {
 /// The real path of the work tree `path` (git's `real_pathdup`), which the untracked cache's
 /// identity names.
 pub(crate) fn real_path(path: &std::path::Path) -> Vec<u8> {
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let real = crate::sys::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     real.into_os_string().into_encoded_bytes()
 }
 

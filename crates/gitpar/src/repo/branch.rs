@@ -553,7 +553,7 @@ pub fn worktree_using(
     full_ref: &str,
     ignore_current: bool,
 ) -> Option<PathBuf> {
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    let canonical = |p: &Path| crate::sys::canonicalize(p).unwrap_or_else(|_| p.to_owned());
     let current = canonical(repo.git_dir());
     let common = canonical(repo.common_dir());
     let bare = repo.main_repo().ok().is_some_and(|main| main.is_bare());

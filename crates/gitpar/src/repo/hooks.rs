@@ -71,7 +71,7 @@ fn find(repo: &gix::Repository, name: &str, launch: &Launch, sink: &dyn Sink) ->
     };
     let dir = configured.unwrap_or_else(|| {
         let common = repo.common_dir();
-        std::fs::canonicalize(common)
+        crate::sys::canonicalize(common)
             .unwrap_or_else(|_| common.to_owned())
             .join("hooks")
     });
@@ -160,9 +160,14 @@ pub(crate) fn run_with_input(
         }
         child.wait()
     };
-    let status = match spawn(Command::new(&path)) {
+    let direct = if crate::sys::runs_directly(&path) {
+        spawn(Command::new(&path))
+    } else {
+        Err(std::io::ErrorKind::InvalidInput.into())
+    };
+    let status = match direct {
         // git's `execve` retries a script without `#!` with the shell.
-        Err(e) if crate::sys::is_not_a_program(&e) => {
+        Err(e) if !crate::sys::runs_directly(&path) || crate::sys::is_not_a_program(&e) => {
             let mut shell = crate::sys::script_shell();
             shell.arg(&path);
             spawn(shell)

@@ -64,6 +64,17 @@ pub(crate) fn script_shell() -> std::process::Command {
     std::process::Command::new("/bin/sh")
 }
 
+/// The absolute path of `path` with every link resolved, as git's `real_path`.
+pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    path.canonicalize()
+}
+
+/// Returns true if and only if the hook at `path` is started as a program, git retrying it with
+/// the shell only when the system refuses it (a script without `#!`).
+pub(crate) fn runs_directly(_path: &std::path::Path) -> bool {
+    true
+}
+
 /// Whether the file at `path` (outside any work tree: a hook) may be executed, as git's
 /// `access(path, X_OK)` asks; the error says why not (`PermissionDenied`: not executable).
 pub(crate) fn may_execute(path: &std::path::Path) -> std::io::Result<()> {

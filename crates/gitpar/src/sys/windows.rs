@@ -74,6 +74,30 @@ pub(crate) fn script_shell() -> std::process::Command {
     shell()
 }
 
+/// The absolute path of `path` with every link resolved, without the `\\?\` prefix std's
+/// `canonicalize` gives it: git and `CreateProcess` refuse that prefix, and Git for Windows'
+/// `real_path` never writes it.
+pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let resolved = path.canonicalize()?;
+    let Some(text) = resolved.to_str() else {
+        return Ok(resolved);
+    };
+    if let Some(rest) = text.strip_prefix(r"\\?\UNC\") {
+        return Ok(std::path::PathBuf::from(format!(r"\\{rest}")));
+    }
+    match text.strip_prefix(r"\\?\") {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => Ok(std::path::PathBuf::from(rest)),
+        _ => Ok(resolved),
+    }
+}
+
+/// Returns true if and only if the hook at `path` is started as a program: only a `.exe`. Git
+/// for Windows runs any other hook through its shell, which reads the `#!` line.
+pub(crate) fn runs_directly(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("exe"))
+}
+
 /// Whether the hook at `path` may run: Git for Windows' `access` drops `X_OK`, so a hook that
 /// exists runs (Windows has no executable bit).
 pub(crate) fn may_execute(path: &std::path::Path) -> std::io::Result<()> {

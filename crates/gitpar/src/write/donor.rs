@@ -385,7 +385,7 @@ fn open_donor(
     )
     .map_err(Error::NotAWorkTree)?;
     let workdir = donor.workdir().ok_or(Error::Bare)?.to_owned();
-    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    let same = |a: &Path, b: &Path| matches!((crate::sys::canonicalize(a), crate::sys::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
     if !same(donor.common_dir(), repo.common_dir()) {
         return Err(Error::OtherRepository);
     }
