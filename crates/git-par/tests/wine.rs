@@ -323,3 +323,22 @@ fn clone_and_worktree_add_go_through_the_bridge() {
     let (wa, wb) = (tmp.path().join("par-wt"), tmp.path().join("git-wt"));
     assert_eq!(state(&wa), state(&wb));
 }
+
+#[test]
+fn a_post_checkout_hook_runs_through_the_shell_with_gits_arguments() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = twins(tmp.path(), "make_switch_history.sh", &[], "");
+    for repo in [&a, &b] {
+        git(repo, &["reset", "-q", "--hard", "HEAD"]);
+        git(repo, &["branch", "other", "HEAD~1"]);
+        let hook = repo.join(".git/hooks/post-checkout");
+        std::fs::write(&hook, "#!/bin/sh\necho \"$1 $2 $3\" >>.git/hook-log\n").unwrap();
+        let ok = Command::new("chmod").arg("+x").arg(&hook).status().unwrap();
+        assert!(ok.success());
+    }
+    same(&exe, &a, &b, &["switch", "-q", "other"]);
+    let log = |repo: &Path| std::fs::read_to_string(repo.join(".git/hook-log")).unwrap();
+    assert_eq!(log(&a), log(&b));
+    assert_eq!(log(&a).lines().count(), 1, "the hook ran once");
+}

@@ -169,7 +169,8 @@ pub(crate) fn run_with_input(
         // git's `execve` retries a script without `#!` with the shell.
         Err(e) if !crate::sys::runs_directly(&path) || crate::sys::is_not_a_program(&e) => {
             let mut shell = crate::sys::script_shell();
-            shell.arg(&path);
+            // git names the hook with `/` on every system; Git for Windows' shell reads it so.
+            shell.arg(crate::sys::slashed(&path));
             spawn(shell)
         }
         other => other,

@@ -69,6 +69,11 @@ pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBu
     path.canonicalize()
 }
 
+/// `path` as git writes it, with `/` between components (unchanged on Unix).
+pub(crate) fn slashed(path: &std::path::Path) -> std::path::PathBuf {
+    path.to_owned()
+}
+
 /// Returns true if and only if the hook at `path` is started as a program, git retrying it with
 /// the shell only when the system refuses it (a script without `#!`).
 pub(crate) fn runs_directly(_path: &std::path::Path) -> bool {

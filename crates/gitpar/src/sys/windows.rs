@@ -91,6 +91,12 @@ pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBu
     }
 }
 
+/// `path` as git writes it, with `/` between components: Git for Windows' shell and git itself
+/// read both separators, but a script sees the path as given.
+pub(crate) fn slashed(path: &std::path::Path) -> std::path::PathBuf {
+    std::path::PathBuf::from(path.to_string_lossy().replace('\\', "/"))
+}
+
 /// Returns true if and only if the hook at `path` is started as a program: only a `.exe`. Git
 /// for Windows runs any other hook through its shell, which reads the `#!` line.
 pub(crate) fn runs_directly(path: &std::path::Path) -> bool {
