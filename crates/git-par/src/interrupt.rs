@@ -23,5 +23,5 @@ pub(crate) fn interrupted() {
 
 /// Install the handlers for SIGINT and SIGTERM (the console's Ctrl-C and Ctrl-Break on Windows).
 pub fn install() {
-    crate::platform::catch_interrupts();
+    crate::platform::catch_interrupts(interrupted);
 }

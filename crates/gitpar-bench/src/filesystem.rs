@@ -130,7 +130,10 @@ impl fmt::Display for FsKind {
 /// Returns the kind of filesystem that `path` is on (the path must exist): from `statfs`'s
 /// magic number on Linux, from the volume's file system name on Windows.
 pub fn kind(path: &Path) -> io::Result<FsKind> {
-    crate::platform::fs_kind(path)
+    Ok(match crate::platform::fs_id(path)? {
+        crate::platform::FsId::Magic(magic) => FsKind::from_magic(magic),
+        crate::platform::FsId::Name(name) => FsKind::from_windows_name(&name),
+    })
 }
 
 /// Returns the bytes allocated on the filesystem of `path`, after writing its dirty data back: `syncfs(2)`
@@ -172,6 +175,26 @@ pub const SETTLE_READINGS: usize = 25;
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn windows_names_map_to_kinds() {
+        assert_eq!(
+            super::FsKind::from_windows_name("NTFS"),
+            super::FsKind::Ntfs
+        );
+        assert_eq!(
+            super::FsKind::from_windows_name("ReFS"),
+            super::FsKind::Refs
+        );
+        assert_eq!(
+            super::FsKind::from_windows_name("exFAT"),
+            super::FsKind::Fat
+        );
+        assert_eq!(
+            super::FsKind::from_windows_name("CDFS"),
+            super::FsKind::Other(0)
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -289,7 +289,11 @@ impl Executor for ProcessExecutor {
             .spawn()?;
         let stderr = child.stderr.take().expect("stderr was piped above");
         let reader = std::thread::spawn(move || read_tail(stderr));
-        let (exit, max_rss_kib) = crate::platform::wait(&mut child)?;
+        let (ended, max_rss_kib) = crate::platform::wait(&mut child)?;
+        let exit = match ended {
+            crate::platform::Ended::Code(code) => Exit::Code(code),
+            crate::platform::Ended::Signal(signal) => Exit::Signal(signal),
+        };
         let wall = start.elapsed();
         let stderr = reader.join().unwrap_or_default();
         Ok(Measurement {

@@ -23,8 +23,27 @@ mod windows;
 #[cfg(windows)]
 use windows as os;
 
+/// The function the platform's interruption handler calls (`interrupt.rs`'s), set once by
+/// [`catch_interrupts`]: the handler lives here, what it does above.
+static ON_INTERRUPT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Have the system's interruptions (SIGINT and SIGTERM; Ctrl-C and Ctrl-Break on Windows) call
+/// `on_interrupt` instead of ending the process; the first caller's function is kept.
+pub(crate) fn catch_interrupts(on_interrupt: fn()) {
+    let _ = ON_INTERRUPT.set(on_interrupt);
+    os::install_interrupt_handler();
+}
+
+/// What the system's handler calls: the function [`catch_interrupts`] was given. Only an atomic
+/// read, safe in a signal handler.
+fn interrupted() {
+    if let Some(on_interrupt) = ON_INTERRUPT.get() {
+        on_interrupt();
+    }
+}
+
 pub(crate) use os::{
-    account, canonicalize, catch_interrupts, command_in, current_dir, device_of, exec, exit_code,
+    account, canonicalize, command_in, current_dir, device_of, exec, exit_code,
     exit_now, hook_env, hostname, invoked_as, make_link, name_argv0, owned_by_current_user,
     path_lines, program_in, same_program, searchable, this_program, tune_allocator, user_email,
     LINK_NAME, PATH_LIST_SEPARATOR, PINS_REAL_GIT,

@@ -186,11 +186,11 @@ pub(crate) fn tune_allocator() {
 }
 
 extern "C" fn on_signal(_: libc::c_int) {
-    crate::interrupt::interrupted();
+    super::interrupted();
 }
 
-/// Have SIGINT and SIGTERM call [`crate::interrupt::interrupted`] instead of ending the process.
-pub(crate) fn catch_interrupts() {
+/// Have SIGINT and SIGTERM call [`super::interrupted`] instead of ending the process.
+pub(super) fn install_interrupt_handler() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     // SAFETY: `on_signal` only touches an atomic and calls the async-signal-safe `_exit`.
     unsafe {

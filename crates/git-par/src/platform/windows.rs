@@ -28,7 +28,7 @@ static HANDED_OVER: AtomicBool = AtomicBool::new(false);
 /// with its exit code, all 32 bits of it, so that the caller sees what it would have seen of the
 /// child alone. Returns only the error of a child that could not start.
 pub(crate) fn exec(cmd: &mut Command) -> std::io::Error {
-    catch_interrupts();
+    install_interrupt_handler();
     HANDED_OVER.store(true, Ordering::SeqCst);
     match cmd.status() {
         Ok(status) => std::process::exit(status.code().unwrap_or(i32::from(crate::exit::FATAL))),
@@ -334,7 +334,7 @@ fn wide(call: impl FnOnce(*mut u16, &mut u32) -> bool) -> Option<String> {
 pub(crate) fn tune_allocator() {}
 
 /// The console control handler: Ctrl-C and Ctrl-Break are git-par's SIGINT
-/// ([`crate::interrupt::interrupted`]), except while a child runs a call handed to it whole.
+/// ([`super::interrupted`]), except while a child runs a call handed to it whole.
 /// Other events (the console closing, logoff) are left to the system.
 unsafe extern "system" fn on_control(kind: u32) -> windows_sys::core::BOOL {
     use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_C_EVENT};
@@ -342,14 +342,14 @@ unsafe extern "system" fn on_control(kind: u32) -> windows_sys::core::BOOL {
         return FALSE;
     }
     if !HANDED_OVER.load(Ordering::SeqCst) {
-        crate::interrupt::interrupted();
+        super::interrupted();
     }
     TRUE
 }
 
-/// Have Ctrl-C and Ctrl-Break call [`crate::interrupt::interrupted`] instead of ending the
-/// process (`SetConsoleCtrlHandler`); installed once however often asked.
-pub(crate) fn catch_interrupts() {
+/// Have Ctrl-C and Ctrl-Break call [`super::interrupted`] instead of ending the process
+/// (`SetConsoleCtrlHandler`); installed once however often asked.
+pub(super) fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;

@@ -17,7 +17,27 @@ mod windows;
 #[cfg(windows)]
 use windows as os;
 
+/// What the system tells of the filesystem a path is on: Linux's `f_type` magic number, or the
+/// file system name of a Windows volume; `filesystem.rs` names the kind from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(unix, allow(dead_code))] // Unix tells a magic number, never a name
+pub(crate) enum FsId {
+    /// `statfs`'s `f_type` (32 bits); 0 where the system has no such number.
+    Magic(u32),
+    /// `GetVolumeInformationW`'s file system name (`NTFS`, `ReFS`, ...).
+    Name(String),
+}
+
+/// How a timed process ended: its exit code, or the signal that killed it (run.rs's `Exit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Exited with this code.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+}
+
 pub(crate) use os::{
-    canonicalize, fs_kind, lstat_in, name, open_dir, open_root, process_gone, sync_filesystem,
+    canonicalize, fs_id, lstat_in, name, open_dir, open_root, process_gone, sync_filesystem,
     used_bytes, wait, Dir, Name, Root,
 };

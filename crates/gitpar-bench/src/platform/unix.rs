@@ -7,12 +7,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::filesystem::FsKind;
-use crate::run::Exit;
+use super::{Ended, FsId};
 
 /// Reaps `child` with `wait4`, which returns its resource usage with its exit status: the exit
 /// and the peak resident set in KiB.
-pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<u64>)> {
+pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Ended, Option<u64>)> {
     let pid =
         libc::pid_t::try_from(child.id()).map_err(|_| io::Error::other("pid out of range"))?;
     let mut status: libc::c_int = 0;
@@ -31,9 +30,9 @@ pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<
         }
     }
     let exit = if libc::WIFEXITED(status) {
-        Exit::Code(libc::WEXITSTATUS(status))
+        Ended::Code(libc::WEXITSTATUS(status))
     } else {
-        Exit::Signal(libc::WTERMSIG(status))
+        Ended::Signal(libc::WTERMSIG(status))
     };
     // ru_maxrss is in KiB on Linux and the BSDs, in bytes on macOS.
     let maxrss = u64::try_from(usage.ru_maxrss).unwrap_or(0);
@@ -54,7 +53,7 @@ fn c_path(path: &Path) -> io::Result<CString> {
 /// Returns the kind of filesystem that `path` is on (the path must exist), from the `f_type`
 /// magic number of `statfs(2)`.
 #[cfg(target_os = "linux")]
-pub(crate) fn fs_kind(path: &Path) -> io::Result<FsKind> {
+pub(crate) fn fs_id(path: &Path) -> io::Result<FsId> {
     let c_path = c_path(path)?;
     // SAFETY: an all-zero statfs is a valid value for this plain C struct, which statfs() overwrites.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
@@ -63,15 +62,15 @@ pub(crate) fn fs_kind(path: &Path) -> io::Result<FsKind> {
         return Err(io::Error::last_os_error());
     }
     // f_type is signed on some targets; the magic numbers are 32-bit patterns.
-    Ok(FsKind::from_magic(st.f_type as u32))
+    Ok(FsId::Magic(st.f_type as u32))
 }
 
 /// Returns the kind of filesystem that `path` is on; other systems than Linux have no `f_type`
-/// magic, so every filesystem is [`FsKind::Other`] there.
+/// magic, so every filesystem is magic 0 (`FsKind::Other`) there.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn fs_kind(path: &Path) -> io::Result<FsKind> {
+pub(crate) fn fs_id(path: &Path) -> io::Result<FsId> {
     std::fs::metadata(path)?;
-    Ok(FsKind::Other(0))
+    Ok(FsId::Magic(0))
 }
 
 /// The bytes allocated on the filesystem of `path` after writing its dirty data back:

@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, ERROR_INVALID_PARAMETER};
 
-use crate::filesystem::FsKind;
-use crate::run::Exit;
+use super::{Ended, FsId};
 
 /// Waits for `child`: its exit code (there are no signals) and its peak working set in KiB
 /// (`GetProcessMemoryInfo` on the finished process, whose handle `child` still holds), the
 /// closest Windows has to the peak RSS; `None` when it cannot be read (under Wine, which reports
 /// nothing of a process that ended).
-pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<u64>)> {
+pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Ended, Option<u64>)> {
     use windows_sys::Win32::System::ProcessStatus::{
         GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
     };
@@ -28,7 +27,7 @@ pub(crate) fn wait(child: &mut std::process::Child) -> io::Result<(Exit, Option<
     let ok = unsafe { GetProcessMemoryInfo(child.as_raw_handle(), &mut counters, size) } != 0;
     // Wine reports zeros for a process that ended: that is no reading.
     let peak = Some(counters.PeakWorkingSetSize as u64 / 1024).filter(|&kib| ok && kib > 0);
-    Ok((Exit::Code(status.code().unwrap_or(-1)), peak))
+    Ok((Ended::Code(status.code().unwrap_or(-1)), peak))
 }
 
 /// `path` as a NUL-terminated UTF-16 string for a Win32 call.
@@ -51,8 +50,8 @@ fn volume_root(path: &Path) -> io::Result<Vec<u16>> {
 }
 
 /// Returns the kind of filesystem that `path` is on (the path must exist), from the file system
-/// name of its volume (`NTFS`, `ReFS`, `FAT32`, ...: [`FsKind::from_windows_name`]).
-pub(crate) fn fs_kind(path: &Path) -> io::Result<FsKind> {
+/// name of its volume (`NTFS`, `ReFS`, `FAT32`, ...).
+pub(crate) fn fs_id(path: &Path) -> io::Result<FsId> {
     use windows_sys::Win32::Storage::FileSystem::GetVolumeInformationW;
     std::fs::metadata(path)?;
     let root = volume_root(path)?;
@@ -75,9 +74,7 @@ pub(crate) fn fs_kind(path: &Path) -> io::Result<FsKind> {
         return Err(io::Error::last_os_error());
     }
     let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-    Ok(FsKind::from_windows_name(&String::from_utf16_lossy(
-        &name[..end],
-    )))
+    Ok(FsId::Name(String::from_utf16_lossy(&name[..end])))
 }
 
 /// The bytes allocated on the volume of `path`: its size less its free bytes
@@ -191,13 +188,5 @@ mod tests {
         assert_eq!(process_gone(std::process::id()), Some(false));
         // Process ids are multiples of 4.
         assert_eq!(process_gone(0xFFFF_FFF1), Some(true));
-    }
-
-    #[test]
-    fn windows_names_map_to_kinds() {
-        assert_eq!(FsKind::from_windows_name("NTFS"), FsKind::Ntfs);
-        assert_eq!(FsKind::from_windows_name("ReFS"), FsKind::Refs);
-        assert_eq!(FsKind::from_windows_name("exFAT"), FsKind::Fat);
-        assert_eq!(FsKind::from_windows_name("CDFS"), FsKind::Other(0));
     }
 }
