@@ -522,6 +522,11 @@ fn under_wine(
 ) -> std::process::Command {
     let mut cmd = process::command(wine, cwd, home, path_var);
     cmd.arg(exe);
+    // Wine names Unix files in the locale's encoding: under `LC_ALL=C` the UTF-8 bytes of `é`,
+    // as the host's git wrote them, would be two other characters to git-par.exe. A Windows
+    // program sees every name in Unicode; so does git-par.exe with a UTF-8 locale. (Messages
+    // are the same: C.UTF-8 has no translations.)
+    cmd.env("LC_ALL", "C.UTF-8");
     for name in WINE_ENV {
         if let Some(value) = std::env::var_os(name) {
             cmd.env(name, value);
