@@ -21,6 +21,52 @@ const TOP: &[&str] = &[
 ];
 /// Further components.
 const SUB: &[&str] = &["a", "b", "e", "E", "f", "x.txt", "n.lf", "q.log", "é"];
+/// [`TOP`] for the Windows flavour: no two names that differ only in case, which a Windows
+/// volume cannot hold side by side (and the host's case-sensitive git would compare apart).
+const TOP_WINDOWS: &[&str] = &[
+    "a", "b", "d", "f", "x.txt", "y.bin", "z.crlf", "w.id", "v.log", "é", "s p",
+];
+/// [`SUB`] for the Windows flavour, for the same reason as [`TOP_WINDOWS`].
+const SUB_WINDOWS: &[&str] = &["a", "b", "e", "f", "x.txt", "n.lf", "q.log", "é"];
+
+/// Which system's repositories a scenario stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavour {
+    /// Linux's: symlinks, executable bits, names differing only in case, read-only directories.
+    #[default]
+    Linux,
+    /// Git for Windows' on NTFS, so that git-par.exe is tested as a Windows user meets it: every
+    /// repository configured as its `git init` configures one (`core.symlinks=false`,
+    /// `core.filemode=false`; `core.ignorecase` left unset, since the host's git that builds
+    /// and reads the scenario is case-sensitive), no symlinks, no executable files, no names a
+    /// Windows volume cannot hold (two differing only in case among them), no read-only
+    /// directories (a Windows directory's read-only attribute stops no one).
+    Windows,
+}
+
+/// The configuration Git for Windows' `git init` writes (on NTFS, as its probes find it), as
+/// `git config` arguments: written into every repository of a Windows-flavour scenario.
+pub const WINDOWS_CONFIG: &[(&str, &str)] =
+    &[("core.symlinks", "false"), ("core.filemode", "false")];
+
+/// Whether Windows can hold a file named `name` (one component): none of the characters it
+/// refuses, no trailing dot or space, no device name (`CON`, `aux.txt`, `COM1`...). The
+/// Windows flavour's alphabets are checked against it.
+pub fn windows_can_hold(name: &str) -> bool {
+    const DEVICES: &[&str] = &[
+        "con", "prn", "aux", "nul", "conin$", "conout$", "com0", "com1", "com2", "com3", "com4",
+        "com5", "com6", "com7", "com8", "com9", "lpt0", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5",
+        "lpt6", "lpt7", "lpt8", "lpt9",
+    ];
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
+    !name.is_empty()
+        && !name.ends_with('.')
+        && !name.ends_with(' ')
+        && !name
+            .chars()
+            .any(|c| c < ' ' || matches!(c, ':' | '<' | '>' | '"' | '|' | '?' | '*' | '\\' | '/'))
+        && !DEVICES.contains(&stem.to_ascii_lowercase().as_str())
+}
 /// Lines of a random `.gitattributes`.
 const ATTRIBUTES: &[&str] = &[
     "*.txt text",
@@ -79,7 +125,14 @@ const CHECKOUT_MODES: &[&[&str]] = &[
 
 /// The scenario of `seed`.
 pub fn scenario(seed: u64) -> Scenario {
-    Generator::new(seed).build()
+    scenario_of(seed, Flavour::Linux)
+}
+
+/// The scenario of `seed` in `flavour` (the Linux flavour's are [`scenario`]'s, draw for draw).
+pub fn scenario_of(seed: u64, flavour: Flavour) -> Scenario {
+    let mut generator = Generator::new(seed);
+    generator.windows = flavour == Flavour::Windows;
+    generator.build()
 }
 
 struct Generator {
@@ -98,6 +151,8 @@ struct Generator {
     merging: bool,
     detached: bool,
     unprivileged: bool,
+    /// The Windows flavour ([`Flavour::Windows`]).
+    windows: bool,
 }
 
 impl Generator {
@@ -116,6 +171,35 @@ impl Generator {
             merging: false,
             detached: false,
             unprivileged: false,
+            windows: false,
+        }
+    }
+
+    /// The first components of paths of this flavour.
+    fn top(&self) -> &'static [&'static str] {
+        if self.windows {
+            TOP_WINDOWS
+        } else {
+            TOP
+        }
+    }
+
+    /// The further components of paths of this flavour.
+    fn sub(&self) -> &'static [&'static str] {
+        if self.windows {
+            SUB_WINDOWS
+        } else {
+            SUB
+        }
+    }
+
+    /// In the Windows flavour, configures the repository `dir` (`.` for the current one) as Git
+    /// for Windows' `git init` would ([`WINDOWS_CONFIG`]).
+    fn as_on_windows(&mut self, dir: &str) {
+        if self.windows {
+            for (key, value) in WINDOWS_CONFIG {
+                self.emit(format!("git -C {dir} config {key} {value}"));
+            }
         }
     }
 
@@ -158,11 +242,13 @@ impl Generator {
         self.submodule = self.rng.chance(8);
         if self.submodule {
             self.emit("git init -q -b main subrepo");
+            self.as_on_windows("subrepo");
             self.emit("printf 'one\\n' >subrepo/s && git -C subrepo add s && git -C subrepo commit -q -m s1 && git -C subrepo tag s1");
             self.emit("printf 'two\\n' >subrepo/s && git -C subrepo commit -q -a -m s2 && git -C subrepo tag s2");
         }
         self.emit("git init -q -b main repo");
         self.emit("cd repo");
+        self.as_on_windows(".");
         match self.rng.weighted(&[60, 20, 12, 8]) {
             1 => self.emit("git config core.autocrlf true"),
             2 => self.emit("git config core.autocrlf input"),
@@ -194,6 +280,7 @@ impl Generator {
         if self.submodule {
             self.emit("git -c protocol.file.allow=always submodule add -q ../subrepo m");
             self.emit("git -C m checkout -q --detach s1 && git add m");
+            self.as_on_windows("m");
             a.nodes.insert("m".into(), Node::Gitlink(1));
         }
         self.emit("git add -A -f . && git commit -q -m a");
@@ -245,9 +332,9 @@ impl Generator {
 
     fn random_path(&mut self) -> String {
         let depth = 1 + self.rng.weighted(&[45, 40, 15]);
-        let mut path = self.rng.pick(TOP).to_string();
+        let mut path = self.rng.pick(self.top()).to_string();
         for _ in 1..depth {
-            let name = *self.rng.pick(SUB);
+            let name = *self.rng.pick(self.sub());
             path.push('/');
             path.push_str(name);
         }
@@ -255,6 +342,9 @@ impl Generator {
     }
 
     fn random_node(&mut self, tree: &Tree, path: &str) -> Node {
+        if self.windows {
+            return Node::file(self.content_for(path));
+        }
         if self.rng.chance(18) {
             return Node::Link(self.link_target(tree, path));
         }
@@ -356,7 +446,7 @@ impl Generator {
             4 if !files.is_empty() => {
                 let p = self.rng.pick(&files).clone();
                 t.nodes.remove(&p);
-                let q = format!("{p}/{}", self.rng.pick(SUB));
+                let q = format!("{p}/{}", self.rng.pick(self.sub()));
                 let node = self.random_node(t, &q);
                 t.nodes.insert(q, node);
             }
@@ -366,7 +456,7 @@ impl Generator {
                 let node = Node::file(self.content_for(&d));
                 t.nodes.insert(d, node);
             }
-            6 if !paths.is_empty() => {
+            6 if !self.windows && !paths.is_empty() => {
                 let p = self.rng.pick(&paths).clone();
                 let node = match t.nodes.get(&p) {
                     Some(Node::Link(_)) => Node::file(self.content_for(&p)),
@@ -374,7 +464,7 @@ impl Generator {
                 };
                 t.nodes.insert(p, node);
             }
-            7 if !files.is_empty() => {
+            7 if !self.windows && !files.is_empty() => {
                 let p = self.rng.pick(&files).clone();
                 if let Some(Node::File { exec, .. }) = t.nodes.get_mut(&p) {
                     *exec = !*exec;
@@ -479,13 +569,13 @@ impl Generator {
             5 => self.new_untracked(Some("git add --sparse -f")),
             6 => self.new_untracked(Some("git add --sparse -f -N")),
             7 if !tracked.is_empty() => self.retype_tracked(&tracked),
-            8 if !files.is_empty() => self.flip_exec(&files),
+            8 if !self.windows && !files.is_empty() => self.flip_exec(&files),
             9 if !tracked.is_empty() => self.touch_in_the_past(&tracked),
             10 if !tracked.is_empty() => self.untrack(&tracked),
             11 if !tracked.is_empty() => self.skip_worktree(&tracked, &files),
             12 if !dirs.is_empty() => self.dir_to_file(&dirs),
-            13 if !dirs.is_empty() => self.dir_to_link(&dirs),
-            15 if !dirs.is_empty() => self.read_only_dir(&dirs),
+            13 if !self.windows && !dirs.is_empty() => self.dir_to_link(&dirs),
+            15 if !self.windows && !dirs.is_empty() => self.read_only_dir(&dirs),
             14 if !tracked.is_empty() => self.git_rm(&tracked),
             _ => self.new_untracked(None),
         }
@@ -533,7 +623,7 @@ impl Generator {
         }
         let q = quote(&p);
         self.wt.remove_all(&p);
-        if self.rng.chance(60) {
+        if self.rng.chance(60) || self.windows {
             let inside = format!("{p}/inside");
             self.emit(format!("rm -rf {q} && mkdir {q}"));
             self.write_untracked(&inside);
@@ -695,7 +785,7 @@ impl Generator {
             .collect();
         for (p, _) in target.nodes.iter() {
             if self.a.is_dir(p) {
-                candidates.push(format!("{p}/{}", self.rng.pick(SUB)));
+                candidates.push(format!("{p}/{}", self.rng.pick(self.sub())));
             }
         }
         for _ in 0..4 {
@@ -798,6 +888,12 @@ impl Generator {
             8 => vec!["merge".into(), "--ff-only".into(), t],
             9 => {
                 let mut args = strings(&["clone", "-q"]);
+                if self.windows {
+                    // The clone configured as Git for Windows' clone (its `git init`) would be.
+                    for (key, value) in WINDOWS_CONFIG {
+                        args.extend(["-c".into(), format!("{key}={value}")]);
+                    }
+                }
                 if self.rng.chance(40) {
                     args.extend(["-b".into(), "b".into()]);
                 }
@@ -928,4 +1024,62 @@ fn strings(words: &[&str]) -> Vec<String> {
 /// The command line of a scenario, for reports: `git switch -m b`.
 pub fn describe(command: &[String]) -> String {
     format!("git {}", join(command))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windows_alphabets_hold_only_names_windows_can_hold() {
+        for name in TOP_WINDOWS.iter().chain(SUB_WINDOWS) {
+            assert!(windows_can_hold(name), "{name}");
+        }
+        for alphabet in [TOP_WINDOWS, SUB_WINDOWS] {
+            let mut folded: Vec<String> = alphabet.iter().map(|n| n.to_lowercase()).collect();
+            folded.sort();
+            folded.dedup();
+            assert_eq!(folded.len(), alphabet.len(), "{alphabet:?}");
+        }
+        for name in [
+            "a.", "a ", "a:b", "a*", "a\\b", "CON", "aux.txt", "Com1", "nul.x.y", "lpt9",
+        ] {
+            assert!(!windows_can_hold(name), "{name}");
+        }
+        for name in ["console", "s p", "é", "x.txt", "com10"] {
+            assert!(windows_can_hold(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn windows_scenarios_have_no_symlinks_exec_bits_or_read_only_dirs() {
+        for seed in 1..2000 {
+            let s = scenario_of(seed, Flavour::Windows);
+            let script = s.script.as_str();
+            for banned in ["ln -s", "chmod"] {
+                assert!(!script.contains(banned), "seed {seed}: {script}");
+            }
+            assert!(!s.unprivileged, "seed {seed}");
+            assert!(
+                script.contains("git -C . config core.filemode false"),
+                "seed {seed}"
+            );
+            let inits = script.matches("git init").count();
+            assert_eq!(
+                script.matches("config core.symlinks false").count(),
+                inits + usize::from(script.contains("submodule add")),
+                "seed {seed}: {script}"
+            );
+            if s.command[0] == "clone" {
+                assert!(s.command.contains(&"core.filemode=false".to_owned()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_linux_flavour_is_the_default_scenario() {
+        for seed in 1..50 {
+            assert_eq!(scenario(seed), scenario_of(seed, Flavour::Linux));
+        }
+    }
 }

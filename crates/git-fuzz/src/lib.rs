@@ -34,7 +34,12 @@ use std::sync::Mutex;
 
 /// The scenario of `seed`, named after it.
 pub fn seeded(seed: u64) -> Scenario {
-    let mut scenario = generate::scenario(seed);
+    seeded_as(seed, generate::Flavour::Linux)
+}
+
+/// The scenario of `seed` in `flavour` (Linux's, or Windows' for git-par.exe), named after it.
+pub fn seeded_as(seed: u64, flavour: generate::Flavour) -> Scenario {
+    let mut scenario = generate::scenario_of(seed, flavour);
     scenario.name = format!("seed {seed}");
     scenario
 }
@@ -42,7 +47,7 @@ pub fn seeded(seed: u64) -> Scenario {
 /// Runs the scenario of `seed`, and when it fails, runs it once more to say whether it
 /// reproduces (the second report, if any, comes back with the first).
 pub fn run_seed(setup: &Setup, seed: u64) -> (Report, Option<Report>) {
-    let scenario = seeded(seed);
+    let scenario = seeded_as(seed, setup.flavour);
     let report = run::run(setup, &scenario, &format!("seed-{seed}"));
     if !report.failed() {
         return (report, None);

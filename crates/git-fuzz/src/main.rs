@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use clap::{Parser, Subcommand};
+use git_fuzz::generate::Flavour;
 use git_fuzz::{Report, Scenario, Setup, Verdict};
 
 #[derive(Parser)]
@@ -27,6 +28,11 @@ struct Where {
     /// Keep every scenario's directory, not only the failing ones'.
     #[arg(long)]
     keep: bool,
+    /// git-par is a Windows program (git-par.exe), run by this Wine loader (e.g.
+    /// /usr/lib/wine/wine64) with Wine's and the git bridge's variables passed on: run under
+    /// `scripts/windows bridge`, which sets them.
+    #[arg(long, value_name = "LOADER")]
+    wine: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -39,11 +45,21 @@ enum Command {
         /// Scenarios run at once (default: one per CPU).
         #[arg(long, short)]
         jobs: Option<usize>,
+        /// Windows-flavour scenarios (for git-par.exe): repositories configured as Git for
+        /// Windows' `git init` does, no symlinks, no executable files, no names Windows cannot
+        /// hold.
+        #[arg(long)]
+        windows: bool,
         #[command(flatten)]
         at: Where,
     },
     /// Print the scenario of SEED as the script that builds it.
-    Show { seed: u64 },
+    Show {
+        seed: u64,
+        /// The Windows flavour's scenario (as `run --windows` makes it).
+        #[arg(long)]
+        windows: bool,
+    },
     /// Run scenario files (as `show` prints them, or kept in tests/fuzz/) and compare.
     Replay {
         files: Vec<PathBuf>,
@@ -54,23 +70,35 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Show { seed } => {
-            print!("{}", git_fuzz::seeded(seed).render());
+        Command::Show { seed, windows } => {
+            print!("{}", git_fuzz::seeded_as(seed, flavour(windows)).render());
             ExitCode::SUCCESS
         }
         Command::Run {
             count,
             first,
             jobs,
+            windows,
             at,
         } => match setup(&at) {
-            Ok(setup) => run(&setup, first, count, jobs),
+            Ok(mut setup) => {
+                setup.flavour = flavour(windows);
+                run(&setup, first, count, jobs)
+            }
             Err(e) => fatal(&e),
         },
         Command::Replay { files, at } => match setup(&at) {
             Ok(setup) => replay(&setup, &files),
             Err(e) => fatal(&e),
         },
+    }
+}
+
+fn flavour(windows: bool) -> Flavour {
+    if windows {
+        Flavour::Windows
+    } else {
+        Flavour::Linux
     }
 }
 
@@ -101,7 +129,7 @@ fn setup(at: &Where) -> Result<Setup, String> {
         };
         base.join(format!("git-fuzz-{}", std::process::id()))
     });
-    let mut setup = Setup::new(&git_par, &dir)?;
+    let mut setup = Setup::with_wine(&git_par, &dir, at.wine.as_deref())?;
     setup.keep = at.keep;
     Ok(setup)
 }

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::compare::{self, Difference};
+use crate::generate::Flavour;
 use crate::observe::{self, Git, WorkTree};
 use crate::process::{self, Output};
 use crate::scenario::Scenario;
@@ -24,11 +25,30 @@ pub struct Setup {
     pub shim: PathBuf,
     /// Whether to keep every scenario's directory (else only the failing ones').
     pub keep: bool,
+    /// Which scenarios the seeds make: Linux's (the default), or Windows' for git-par.exe.
+    pub flavour: Flavour,
+    /// When git-par is a Windows program (`git-par.exe`): the Wine loader that runs it
+    /// (`/usr/lib/wine/wine64`). The scenarios' environment is cleared for every process, so
+    /// the variables Wine and the git bridge need ([`WINE_ENV`]) are passed on to git-par's
+    /// from git-fuzz's own environment; the shim is then a copy named `git.exe`, the name
+    /// git-par.exe answers to as `git`.
+    pub wine: Option<PathBuf>,
 }
+
+/// The variables git-par.exe under Wine needs from git-fuzz's environment: Wine's prefix and
+/// its debug channels, and the git bridge's folder (`WINEPATH`) and port
+/// (`scripts/windows bridge` sets them; docs/windows.md).
+pub const WINE_ENV: &[&str] = &["WINEPREFIX", "WINEDEBUG", "WINEPATH", "WINBRIDGE_PORT"];
 
 impl Setup {
     /// Finds the real git on `PATH`, makes `root` and the shim for git-par's transparent mode.
     pub fn new(git_par: &Path, root: &Path) -> Result<Setup, String> {
+        Setup::with_wine(git_par, root, None)
+    }
+
+    /// [`Setup::new`] for git-par.exe run by the Wine loader `wine` ([`Setup::wine`]), when
+    /// given.
+    pub fn with_wine(git_par: &Path, root: &Path, wine: Option<&Path>) -> Result<Setup, String> {
         let path_var =
             std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
         let git_par = fs::canonicalize(git_par)
@@ -41,10 +61,18 @@ impl Setup {
         let root = fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
         let shim = root.join("shim");
         fs::create_dir_all(&shim).map_err(|e| format!("creating {}: {e}", shim.display()))?;
-        let link = shim.join("git");
-        let _ = fs::remove_file(&link);
-        std::os::unix::fs::symlink(&git_par, &link)
-            .map_err(|e| format!("linking {}: {e}", link.display()))?;
+        if wine.is_some() {
+            // Wine follows no Unix symlink to name the program: git-par.exe sees the name it
+            // was started by only in a copy (a hard link cannot cross from /work to /dev/shm).
+            let copy = shim.join("git.exe");
+            let _ = fs::remove_file(&copy);
+            fs::copy(&git_par, &copy).map_err(|e| format!("copying to {}: {e}", copy.display()))?;
+        } else {
+            let link = shim.join("git");
+            let _ = fs::remove_file(&link);
+            std::os::unix::fs::symlink(&git_par, &link)
+                .map_err(|e| format!("linking {}: {e}", link.display()))?;
+        }
         Ok(Setup {
             git,
             git_par,
@@ -52,6 +80,8 @@ impl Setup {
             path_var,
             shim,
             keep: false,
+            flavour: Flavour::Linux,
+            wine: wine.map(Path::to_path_buf),
         })
     }
 }
@@ -282,6 +312,9 @@ fn run_command(
         cmd.args(&scenario.command);
         process::run(&mut unprivileged(cmd, scenario))?
     };
+    if let Some(wine) = &setup.wine {
+        refreshed_on_windows(setup, wine, &par_side.join(&scenario.cwd))?;
+    }
     let par_out = process::run(&mut unprivileged(
         par_command(setup, scenario, par_side),
         scenario,
@@ -455,11 +488,17 @@ fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process:
         .flat_map(|c| ["-c".to_owned(), c.clone()]);
     if scenario.transparent {
         let path_var = format!("{}:{}", setup.shim.display(), setup.path_var);
-        let mut cmd = process::command(&setup.shim.join("git"), &cwd, side, &path_var);
+        let mut cmd = match &setup.wine {
+            Some(wine) => under_wine(wine, &setup.shim.join("git.exe"), &cwd, side, &path_var),
+            None => process::command(&setup.shim.join("git"), &cwd, side, &path_var),
+        };
         cmd.args(config).args(&scenario.command);
         cmd
     } else {
-        let mut cmd = process::command(&setup.git_par, &cwd, side, &setup.path_var);
+        let mut cmd = match &setup.wine {
+            Some(wine) => under_wine(wine, &setup.git_par, &cwd, side, &setup.path_var),
+            None => process::command(&setup.git_par, &cwd, side, &setup.path_var),
+        };
         let args: Vec<String> = match scenario
             .command
             .iter()
@@ -473,6 +512,49 @@ fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process:
         cmd.args(config).args(args);
         cmd
     }
+}
+
+/// Before git-par.exe's command, its side's index is refreshed by git-par.exe itself
+/// (`git-par refresh -q`), when `dir` is a work tree. The host's git built it with Linux's stat
+/// data (inode, device, change time), which no Windows program reads back: every entry would
+/// be stat-dirty to git-par.exe, as to Git for Windows, and a forced checkout rewrites a
+/// stat-dirty entry, so that every file under an end-of-line conversion would come out
+/// converted where git on Linux, finding it stat-clean, left it. Refreshed, the index holds
+/// the stat data Windows reports, as had Git for Windows built it. Nothing else changes: the
+/// index's entries and the work tree were read before, and git's side never sees this.
+fn refreshed_on_windows(setup: &Setup, wine: &Path, dir: &Path) -> Result<(), String> {
+    if !dir.join(".git").exists() {
+        return Ok(());
+    }
+    let home = dir.parent().unwrap_or(dir);
+    let mut cmd = under_wine(wine, &setup.git_par, dir, home, &setup.path_var);
+    cmd.args(["refresh", "-q"]);
+    process::run(&mut cmd)?;
+    Ok(())
+}
+
+/// The Windows program `exe` run by the Wine loader `wine`, with the scenario's environment and
+/// the variables of git-fuzz's own that Wine and the git bridge need ([`WINE_ENV`]).
+fn under_wine(
+    wine: &Path,
+    exe: &Path,
+    cwd: &Path,
+    home: &Path,
+    path_var: &str,
+) -> std::process::Command {
+    let mut cmd = process::command(wine, cwd, home, path_var);
+    cmd.arg(exe);
+    // Wine names Unix files in the locale's encoding: under `LC_ALL=C` the UTF-8 bytes of `é`,
+    // as the host's git wrote them, would be two other characters to git-par.exe. A Windows
+    // program sees every name in Unicode; so does git-par.exe with a UTF-8 locale. (Messages
+    // are the same: C.UTF-8 has no translations.)
+    cmd.env("LC_ALL", "C.UTF-8");
+    for name in WINE_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd
 }
 
 /// git-par's side before the command: its work tree, index, `HEAD` and `HEAD`'s tree.
