@@ -20,7 +20,7 @@ use windows as os;
 /// What the system tells of the filesystem a path is on: Linux's `f_type` magic number, or the
 /// file system name of a Windows volume; `filesystem.rs` names the kind from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(unix, allow(dead_code))] // Unix tells a magic number, never a name
+#[allow(dead_code)] // each system builds one of the two
 pub(crate) enum FsId {
     /// `statfs`'s `f_type` (32 bits); 0 where the system has no such number.
     Magic(u32),
@@ -30,6 +30,7 @@ pub(crate) enum FsId {
 
 /// How a timed process ended: its exit code, or the signal that killed it (run.rs's `Exit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(windows, allow(dead_code))] // Windows has no signals
 pub(crate) enum Ended {
     /// Exited with this code.
     Code(i32),

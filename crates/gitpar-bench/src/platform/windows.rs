@@ -178,9 +178,9 @@ mod tests {
     #[test]
     fn the_temporary_directory_has_a_file_system_and_a_used_size() {
         let dir = std::env::temp_dir();
-        assert!(fs_kind(&dir).is_ok());
+        assert!(fs_id(&dir).is_ok());
         assert!(used_bytes(&dir).unwrap() > 0);
-        assert!(fs_kind(Path::new(r"C:\no\such\dir")).is_err());
+        assert!(fs_id(Path::new(r"C:\no\such\dir")).is_err());
     }
 
     #[test]
