@@ -98,11 +98,6 @@ pub(crate) fn current_dir() -> std::io::Result<PathBuf> {
     std::env::current_dir()
 }
 
-/// `path` made absolute with every link resolved (`realpath`).
-pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
-    std::fs::canonicalize(path)
-}
-
 /// Returns true if and only if the directory `path` may be searched (`access(X_OK)`), as git's
 /// `is_git_directory` asks of `objects` and `refs`.
 pub(crate) fn searchable(path: &Path) -> bool {

@@ -3,6 +3,7 @@
 //! for signals, `git.exe` on `PATH` as the real git, hooks with Git for Windows' own shell, the
 //! identity from the account and the computer name. Approximations are named where they are.
 
+use gitpar::sys::canonicalize;
 use std::ffi::{OsStr, OsString};
 use std::os::windows::io::AsRawHandle;
 use std::path::{Path, PathBuf};
@@ -238,23 +239,6 @@ fn git_root(git: &Path) -> Option<PathBuf> {
 pub(crate) fn current_dir() -> std::io::Result<PathBuf> {
     let cwd = std::env::current_dir()?;
     Ok(canonicalize(&cwd).unwrap_or(cwd))
-}
-
-/// `path` made absolute with every link resolved, in the form Windows programs print and git
-/// takes (`C:\x`): std's `\\?\C:\x` loses its verbatim prefix, `\\?\UNC\host\share` becomes
-/// `\\host\share`. std adds the prefix back by itself where a path is too long.
-pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
-    let resolved = std::fs::canonicalize(path)?;
-    let Some(text) = resolved.to_str() else {
-        return Ok(resolved);
-    };
-    if let Some(rest) = text.strip_prefix(r"\\?\UNC\") {
-        return Ok(PathBuf::from(format!(r"\\{rest}")));
-    }
-    match text.strip_prefix(r"\\?\") {
-        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => Ok(PathBuf::from(rest)),
-        _ => Ok(resolved),
-    }
 }
 
 /// Returns true if and only if the directory `path` may be searched: Git for Windows' `access`

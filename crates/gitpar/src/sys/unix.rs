@@ -65,8 +65,8 @@ pub(crate) fn script_shell() -> std::process::Command {
 }
 
 /// The absolute path of `path` with every link resolved, as git's `real_path`.
-pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
-    path.canonicalize()
+pub fn canonicalize(path: impl AsRef<std::path::Path>) -> std::io::Result<std::path::PathBuf> {
+    path.as_ref().canonicalize()
 }
 
 /// `path` as git writes it, with `/` between components (unchanged on Unix).

@@ -77,8 +77,8 @@ pub(crate) fn script_shell() -> std::process::Command {
 /// The absolute path of `path` with every link resolved, without the `\\?\` prefix std's
 /// `canonicalize` gives it: git and `CreateProcess` refuse that prefix, and Git for Windows'
 /// `real_path` never writes it.
-pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
-    let resolved = path.canonicalize()?;
+pub fn canonicalize(path: impl AsRef<std::path::Path>) -> std::io::Result<std::path::PathBuf> {
+    let resolved = path.as_ref().canonicalize()?;
     let Some(text) = resolved.to_str() else {
         return Ok(resolved);
     };
