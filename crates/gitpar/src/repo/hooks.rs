@@ -160,20 +160,20 @@ pub(crate) fn run_with_input(
         }
         child.wait()
     };
-    let direct = if crate::sys::runs_directly(&path) {
-        spawn(Command::new(&path))
-    } else {
-        Err(std::io::ErrorKind::InvalidInput.into())
+    let with_shell = || {
+        let mut shell = crate::sys::script_shell();
+        // git names the hook with `/` on every system; Git for Windows' shell reads it so.
+        shell.arg(crate::sys::slashed(&path));
+        spawn(shell)
     };
-    let status = match direct {
-        // git's `execve` retries a script without `#!` with the shell.
-        Err(e) if !crate::sys::runs_directly(&path) || crate::sys::is_not_a_program(&e) => {
-            let mut shell = crate::sys::script_shell();
-            // git names the hook with `/` on every system; Git for Windows' shell reads it so.
-            shell.arg(crate::sys::slashed(&path));
-            spawn(shell)
+    let status = if crate::sys::runs_directly(&path) {
+        match spawn(Command::new(&path)) {
+            // git's `execve` retries a script without `#!` with the shell.
+            Err(e) if crate::sys::is_not_a_program(&e) => with_shell(),
+            other => other,
         }
-        other => other,
+    } else {
+        with_shell()
     };
     match status {
         Ok(s) => match (s.code(), crate::sys::killed_by(&s)) {
