@@ -49,6 +49,18 @@ pub enum Flavour {
 pub const WINDOWS_CONFIG: &[(&str, &str)] =
     &[("core.symlinks", "false"), ("core.filemode", "false")];
 
+/// What a Windows-flavour scenario sets besides [`WINDOWS_CONFIG`], for both sides:
+/// `core.checkStat=minimal`, so that only the stat data Linux and Windows report alike (the
+/// modification time and the size) decide whether a file is stat-clean. The host's git records
+/// Linux's inode, owner and change time, which Windows reports otherwise (0, 0, the creation
+/// time): git-par.exe, as Git for Windows would, finds every entry the host's git wrote
+/// stat-dirty, and git's racy smudge (`ce_smudge_racily_clean_entry`) is skipped for a
+/// stat-dirty entry. A file rewritten with the same size in the second its index was written
+/// is then smudged by the host's git and left to the stat data by git-par.exe, which the host's
+/// git, reading it later, takes as clean: a difference of two systems sharing one index, not
+/// of git-par (`docs/windows.md`).
+pub const WINDOWS_SHARED_STAT: (&str, &str) = ("core.checkStat", "minimal");
+
 /// Whether Windows can hold a file named `name` (one component): none of the characters it
 /// refuses, no trailing dot or space, no device name (`CON`, `aux.txt`, `COM1`...). The
 /// Windows flavour's alphabets are checked against it.
@@ -197,7 +209,7 @@ impl Generator {
     /// for Windows' `git init` would ([`WINDOWS_CONFIG`]).
     fn as_on_windows(&mut self, dir: &str) {
         if self.windows {
-            for (key, value) in WINDOWS_CONFIG {
+            for (key, value) in WINDOWS_CONFIG.iter().chain([&WINDOWS_SHARED_STAT]) {
                 self.emit(format!("git -C {dir} config {key} {value}"));
             }
         }

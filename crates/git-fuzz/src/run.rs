@@ -312,9 +312,6 @@ fn run_command(
         cmd.args(&scenario.command);
         process::run(&mut unprivileged(cmd, scenario))?
     };
-    if let Some(wine) = &setup.wine {
-        refreshed_on_windows(setup, wine, &par_side.join(&scenario.cwd))?;
-    }
     let par_out = process::run(&mut unprivileged(
         par_command(setup, scenario, par_side),
         scenario,
@@ -512,25 +509,6 @@ fn par_command(setup: &Setup, scenario: &Scenario, side: &Path) -> std::process:
         cmd.args(config).args(args);
         cmd
     }
-}
-
-/// Before git-par.exe's command, its side's index is refreshed by git-par.exe itself
-/// (`git-par refresh -q`), when `dir` is a work tree. The host's git built it with Linux's stat
-/// data (inode, device, change time), which no Windows program reads back: every entry would
-/// be stat-dirty to git-par.exe, as to Git for Windows, and a forced checkout rewrites a
-/// stat-dirty entry, so that every file under an end-of-line conversion would come out
-/// converted where git on Linux, finding it stat-clean, left it. Refreshed, the index holds
-/// the stat data Windows reports, as had Git for Windows built it. Nothing else changes: the
-/// index's entries and the work tree were read before, and git's side never sees this.
-fn refreshed_on_windows(setup: &Setup, wine: &Path, dir: &Path) -> Result<(), String> {
-    if !dir.join(".git").exists() {
-        return Ok(());
-    }
-    let home = dir.parent().unwrap_or(dir);
-    let mut cmd = under_wine(wine, &setup.git_par, dir, home, &setup.path_var);
-    cmd.args(["refresh", "-q"]);
-    process::run(&mut cmd)?;
-    Ok(())
 }
 
 /// The Windows program `exe` run by the Wine loader `wine`, with the scenario's environment and
