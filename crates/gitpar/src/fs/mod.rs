@@ -266,7 +266,10 @@ impl<'r> Dirs<'r> {
     }
 
     /// Forget the cached directory: the caller removed or replaced directories, so a cached fd
-    /// may name one that is no longer in the tree.
+    /// may name one that is no longer in the tree. Also before another `Dirs` removes a
+    /// directory this one may hold: on Windows, where a volume lacks POSIX deletion (FAT,
+    /// exFAT, Wine), a directory stays in its parent, delete-pending, while any handle names it,
+    /// so that its parent cannot be removed and its name cannot be taken again.
     pub fn forget(&mut self) {
         self.current = None;
         if let Some(descent) = self.descent.as_mut() {

@@ -1041,6 +1041,8 @@ fn make_room(
     }
     let removed = remover.removed - before;
     let needed: HashSet<&BStr> = plan.dirs.iter().map(|d| d.as_bstr()).chain(cwd).collect();
+    // `dirs` may hold an emptied directory, which Windows would then not let go (Dirs::forget).
+    dirs.forget();
     remover.remove_emptied_dirs(&needed);
     Ok((jobs, removed, None))
 }

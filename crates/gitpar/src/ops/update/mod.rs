@@ -1612,6 +1612,9 @@ fn remove(
             let clear_dir = was_gitlink
                 && matches!(row.action, Action::Write { .. })
                 && (mode == Policy::Force || !embedded());
+            // The look inside left the gitlink's directory open, which Windows would then not
+            // let go (Dirs::forget).
+            root_dirs.forget();
             if clear_dir {
                 remover.all(row.path).map_err(io)?;
             } else {
