@@ -399,3 +399,32 @@ fn a_racily_clean_file_is_smudged_with_windows_stat_data() {
     assert!(fields.iter().any(|f| f == "size: 0"), "smudged: {fields:?}");
     assert_eq!(git(&repo, &["status", "--porcelain"]), " M f\n");
 }
+
+/// Paths typed with Windows' separator: Git for Windows takes `\` in a pathspec as `/`
+/// (`normalize_path_copy` treats both as directory separators), also with `..` from a
+/// subdirectory, so `restore 'd\e\f'` is `restore d/e/f`.
+#[test]
+fn pathspecs_with_backslashes_name_the_same_paths() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = twins(tmp.path(), "make_switch_history.sh", &[], "");
+    for repo in [&a, &b] {
+        git(repo, &["reset", "-q", "--hard", "HEAD"]);
+        std::fs::create_dir_all(repo.join("d/e")).unwrap();
+        std::fs::write(repo.join("d/e/f"), "one\n").unwrap();
+        std::fs::write(repo.join("g"), "two\n").unwrap();
+        git(repo, &["add", "d/e/f", "g"]);
+        git(repo, &["commit", "-q", "-m", "d/e/f and g"]);
+        std::fs::write(repo.join("d/e/f"), "changed\n").unwrap();
+        std::fs::write(repo.join("g"), "changed\n").unwrap();
+    }
+    let ours = par(&exe, &a, &["restore", r"d\e\f"]);
+    assert!(ours.status.success(), "{ours:?}");
+    git(&b, &["restore", "d/e/f"]);
+    assert_eq!(state(&a), state(&b), "after restore d\\e\\f");
+    let ours = par(&exe, &a.join("d"), &["restore", r"..\g"]);
+    assert!(ours.status.success(), "{ours:?}");
+    git(&b.join("d"), &["restore", "../g"]);
+    assert_eq!(state(&a), state(&b), "after restore ..\\g");
+    assert_eq!(git(&a, &["status", "--porcelain"]), "");
+}

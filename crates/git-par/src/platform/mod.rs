@@ -2,7 +2,7 @@
 //! crate names no `std::os::unix`, no `libc` and no Win32 call, and has no `cfg` of its own, so
 //! that every command reads the same on both and a port only ever touches this module.
 //!
-//! `unix.rs` is the behaviour git-par always had on Linux; `windows.rs` is Git for Windows'
+//! `unix.rs` is the behaviour git-par always had on Linux; `windows/` is Git for Windows'
 //! behaviour where git has one (exit codes, `st_dev`, the identity, where git and its shell are),
 //! and says so where it approximates it. The helpers of this file are portable already: paths
 //! as git's bytes, through gix's conversions (UTF-8 on Windows, as Git for Windows keeps them).

@@ -3,6 +3,10 @@
 //! for signals, `git.exe` on `PATH` as the real git, hooks with Git for Windows' own shell, the
 //! identity from the account and the computer name. Approximations are named where they are.
 
+mod owner;
+
+pub(crate) use owner::owned_by_current_user;
+
 use gitpar::sys::canonicalize;
 use std::ffi::{OsStr, OsString};
 use std::os::windows::io::AsRawHandle;
@@ -245,14 +249,6 @@ pub(crate) fn current_dir() -> std::io::Result<PathBuf> {
 /// ignores `X_OK` (Windows has no such bit), so this is whether it exists.
 pub(crate) fn searchable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok()
-}
-
-/// git's `is_path_owned_by_current_user`. Git for Windows compares the owner's SID with the
-/// current user's (and accepts the Administrators group for an administrator); this first
-/// version treats every path that exists as the current user's, so `safe.directory` is never
-/// needed on Windows and a repository of another account is not refused.
-pub(crate) fn owned_by_current_user(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// The device `path` is on, as Git for Windows' `stat` reports it: always 0 ("not used by
