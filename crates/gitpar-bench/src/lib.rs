@@ -59,6 +59,7 @@
 
 pub mod export;
 pub mod filesystem;
+mod git;
 pub mod pack_shape;
 mod platform;
 pub mod report;

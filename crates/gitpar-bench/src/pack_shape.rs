@@ -259,11 +259,8 @@ pub fn of_blobs(objects: &Path, blobs: &[gix::ObjectId]) -> anyhow::Result<Chain
 /// gix's pack crate, entry headers only, so that tldr's 38,000 blobs take a fraction of a second.
 pub fn of_commit(repo: &Path, commit: &str) -> anyhow::Result<ChainShape> {
     // Relative to `repo` unless absolute (a linked work tree's).
-    let common = repo.join(crate::suite::git::line(
-        repo,
-        &["rev-parse", "--git-common-dir"],
-    )?);
-    let listing = crate::suite::git::output(repo, &["ls-tree", "-r", "-z", commit])?;
+    let common = repo.join(crate::git::line(repo, &["rev-parse", "--git-common-dir"])?);
+    let listing = crate::git::output(repo, &["ls-tree", "-r", "-z", commit])?;
     let mut blobs = Vec::new();
     for entry in listing.split('\0').filter(|e| !e.is_empty()) {
         // `<mode> SP <type> SP <id> TAB <path>`

@@ -13,7 +13,6 @@
 
 pub mod contenders;
 mod experiment;
-pub(crate) mod git;
 mod operation;
 mod output;
 mod settle;
@@ -479,7 +478,7 @@ fn environment(
     }
     fact(
         "git",
-        git::line(&experiment.source.path, &["--version"])?
+        crate::git::line(&experiment.source.path, &["--version"])?
             .trim_start_matches("git version ")
             .to_owned(),
     );

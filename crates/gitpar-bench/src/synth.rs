@@ -190,10 +190,10 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
 }
 
 /// A `git` command isolated from the caller's repository and configuration, in the bench's one
-/// environment ([`crate::suite::git::command`]): variables such as `GIT_DIR` (set when we run
+/// environment ([`crate::git::command`]): variables such as `GIT_DIR` (set when we run
 /// from a hook, or under another git command) would otherwise redirect it to the wrong repository.
 fn git(dir: &Path) -> Command {
-    crate::suite::git::command(dir)
+    crate::git::command(dir)
 }
 
 fn describe(args: &[&OsStr]) -> String {

@@ -29,9 +29,9 @@ use crate::run::{
 use anyhow::Context as _;
 
 use super::contenders::Spec;
-use super::git;
 use super::operation::Operation;
 use super::source::{Source, Target};
+use crate::git;
 
 /// The directory where every run's checkout lands: a fresh `git-par-bench-<pid>` inside the directory the
 /// user chose (by default tmpfs, see [`default_parent`]), removed with everything in it when the bench ends.
@@ -272,7 +272,7 @@ impl Experiment<'_> {
     pub fn run(&self, results: &mut Results, observer: &mut dyn Observer) -> anyhow::Result<u64> {
         // Work trees of an earlier, interrupted series would make `worktree add` pick other names.
         git::output(&self.source.path, &["worktree", "prune"])?;
-        let mut executor = git::executor();
+        let mut executor = executor();
         if self.trace_git_par {
             executor = executor.env("GIT_PAR_TRACE", "1");
         }
@@ -810,6 +810,19 @@ fn settle(index: &Path) -> Result<(), BoxError> {
         .open(index)?
         .set_modified(when)?;
     Ok(())
+}
+
+/// The executor of the timed commands, with the bench's git environment ([`crate::git`]): the
+/// contenders run as the untimed setup's git does.
+fn executor() -> ProcessExecutor {
+    let mut executor = ProcessExecutor::new();
+    for var in git::REMOVED {
+        executor = executor.env_remove(var);
+    }
+    for (key, value) in git::SET {
+        executor = executor.env(key, value);
+    }
+    executor
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::synth::{self, SynthSpec};
 use anyhow::Context as _;
 
-use super::git;
+use crate::git;
 
 /// A repository prepared for the experiment: `main` is checked out by `worktree add` and `clone`, and
 /// switched away from to each [`Target`].

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::run::{BoxError, Fixture, Prepared, Run, Vars};
 use anyhow::{bail, Context as _};
 
-use super::git;
 use super::source::Source;
+use crate::git;
 
 /// Files touched (stat data changed, content not) in the bench's work tree.
 pub const TOUCHED: usize = 2_000;

@@ -8,12 +8,11 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::run::ProcessExecutor;
 use anyhow::{bail, Context as _};
 
 /// Variables removed from every command's environment: each would redirect git to another repository,
 /// index or configuration than the one the bench prepared.
-const REMOVED: &[&str] = &[
+pub(crate) const REMOVED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -28,8 +27,8 @@ const REMOVED: &[&str] = &[
 /// Variables set for every command: no system configuration (`/etc/gitconfig` differs between machines),
 /// an identity in case anything records one, no credential prompt that would hang a run, and no lazy
 /// fetch: a partial clone's missing blobs are left out of the commits the bench checks out
-/// ([`super::source`]), and a contender that still asked a promisor remote for one would time the network.
-const SET: &[(&str, &str)] = &[
+/// ([`crate::suite`]'s sources), and a contender that still asked a promisor remote for one would time the network.
+pub(crate) const SET: &[(&str, &str)] = &[
     ("GIT_CONFIG_NOSYSTEM", "1"),
     ("GIT_NO_LAZY_FETCH", "1"),
     ("GIT_AUTHOR_NAME", "git-par bench"),
@@ -38,18 +37,6 @@ const SET: &[(&str, &str)] = &[
     ("GIT_COMMITTER_EMAIL", "bench@git-par.invalid"),
     ("GIT_TERMINAL_PROMPT", "0"),
 ];
-
-/// Returns the executor of the timed commands, with the bench's environment.
-pub fn executor() -> ProcessExecutor {
-    let mut executor = ProcessExecutor::new();
-    for var in REMOVED {
-        executor = executor.env_remove(var);
-    }
-    for (key, value) in SET {
-        executor = executor.env(key, value);
-    }
-    executor
-}
 
 /// Returns a `git` command in `dir` with the bench's environment, stdin closed.
 pub fn command(dir: &Path) -> Command {
