@@ -81,7 +81,9 @@ pub struct Outcome {
     pub errors: Vec<EntryError>,
     /// Sparse checkout: paths outside the patterns that were left in the work tree because
     /// they have local changes (git's warning "The following paths are not up to date and were
-    /// left despite sparse patterns").
+    /// left despite sparse patterns"); and the files a forced update removed as they left the
+    /// patterns with something at their path, which git calls not up to date and removes all
+    /// the same (its plumbing line "Path '…' not uptodate; will not remove from working tree.").
     pub sparse_not_uptodate: Vec<BString>,
     /// Sparse checkout: paths that came into the patterns but were not written because
     /// something is already there (git's warning "The following paths were already present and
