@@ -387,7 +387,7 @@ fn fast_forward(
         }
         other => report::switch_error(repo, other),
     })?;
-    report::update_outcome(&outcome);
+    report::update_outcome(&outcome, report::SparseWords::Porcelain);
     gitpar::sys::phase::mark("work tree updated");
     let msg = if w.message {
         "Fast-forward (no commit created; -m option ignored)"

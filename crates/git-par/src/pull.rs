@@ -515,7 +515,7 @@ fn catch_up_work_tree(
     });
     match result {
         Ok(outcome) => {
-            crate::report::update_outcome(&outcome);
+            crate::report::update_outcome(&outcome, crate::report::SparseWords::Porcelain);
             Ok(())
         }
         Err(e) => {

@@ -79,19 +79,55 @@ fn print_notice(notice: &Notice) {
     }
 }
 
-/// What git says after an update that went through: each path it could not write (it still
-/// moves `HEAD`, and exits 1), then sparse checkout's warnings. With `GIT_PAR_TRACE`, also how
-/// much was written and by how many writers (as clone and worktree add report it), after
-/// `git-par: full checkout` when the work tree was empty and the update took the full
-/// checkout's path (so that tests and users can tell which path ran).
-pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
+/// How git words sparse checkout's warnings after an update, and when it says them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SparseWords {
+    /// `unpack_trees` with porcelain messages (a safe `switch` or `checkout`, a merge's
+    /// fast-forward): one list per kind (`display_warning_msgs`), before anything is removed or
+    /// written, so before those steps' own messages.
+    Porcelain,
+    /// `unpack_trees` with plumbing messages (`reset_tree` of `checkout -f` and `switch
+    /// --discard-changes`, `reset --hard`): one `error:` line per path as
+    /// `apply_sparse_checkout` meets it, in index order, also before the removals and writes.
+    Plumbing,
+    /// `update_sparsity` (`sparse-checkout`): the lists once the work tree was updated.
+    Sparsity,
+}
+
+impl SparseWords {
+    /// The words of a two-way update: plumbing when it was forced (git's `reset_tree` and
+    /// `reset --hard` do not set up porcelain messages), porcelain otherwise.
+    pub(crate) fn of_update(force: bool) -> SparseWords {
+        if force {
+            SparseWords::Plumbing
+        } else {
+            SparseWords::Porcelain
+        }
+    }
+}
+
+/// What git says after an update that went through: sparse checkout's warnings where `words`
+/// puts them, each path it could not remove or write (it still moves `HEAD`, and exits 1), and
+/// the directories `sparse-checkout` left. With `GIT_PAR_TRACE`, also how much was written and
+/// by how many writers (as clone and worktree add report it), after `git-par: full checkout`
+/// when the work tree was empty and the update took the full checkout's path (so that tests
+/// and users can tell which path ran).
+pub(crate) fn update_outcome(outcome: &UpdateOutcome, words: SparseWords) {
+    match words {
+        SparseWords::Porcelain => sparse_lists(outcome),
+        SparseWords::Plumbing => sparse_lines(outcome),
+        SparseWords::Sparsity => {}
+    }
     for k in &outcome.kept {
         eprintln!("warning: {k}");
     }
     for e in &outcome.errors {
         eprintln!("error: {e}");
     }
-    sparse_warnings(outcome);
+    if words == SparseWords::Sparsity {
+        sparse_lists(outcome);
+    }
+    sparse_dirs_left(outcome);
     if std::env::var_os("GIT_PAR_TRACE").is_some() {
         if outcome.full_checkout {
             eprintln!("git-par: full checkout");
@@ -103,8 +139,31 @@ pub(crate) fn update_outcome(outcome: &UpdateOutcome) {
     }
 }
 
+/// git's plumbing messages for the paths sparse checkout could not apply its patterns to: one
+/// line per path, in index order (both lists are sorted by path), as `add_rejected_path` prints
+/// them when no porcelain asked for lists.
+fn sparse_lines(outcome: &UpdateOutcome) {
+    let not_uptodate = outcome.sparse_not_uptodate.iter().map(|p| {
+        (
+            p,
+            format!("error: Path '{p}' not uptodate; will not remove from working tree."),
+        )
+    });
+    let orphaned = outcome.sparse_orphaned.iter().map(|p| {
+        (
+            p,
+            format!("error: Path '{p}' already present; will not overwrite with sparse update."),
+        )
+    });
+    let mut lines: Vec<_> = not_uptodate.chain(orphaned).collect();
+    lines.sort_by(|a, b| a.0.cmp(b.0));
+    for (_, line) in lines {
+        eprintln!("{line}");
+    }
+}
+
 /// git's `display_warning_msgs` for the paths sparse checkout could not apply its patterns to.
-fn sparse_warnings(outcome: &UpdateOutcome) {
+fn sparse_lists(outcome: &UpdateOutcome) {
     let lists = [
         (
             "The following paths are not up to date and were left despite sparse patterns:",
@@ -136,6 +195,10 @@ fn sparse_warnings(outcome: &UpdateOutcome) {
             "After fixing the above paths, you may want to run `git sparse-checkout reapply`."
         );
     }
+}
+
+/// git's `clean_tracked_sparse_directories` warnings for the directories it left.
+fn sparse_dirs_left(outcome: &UpdateOutcome) {
     for left in &outcome.sparse_dirs_left {
         match left {
             gitpar::update::SparseDirLeft::Untracked(dir) => eprintln!(

@@ -94,7 +94,7 @@ pub fn reset(mut args: ResetArgs, overrides: &[String]) -> Result<(), u8> {
         }
         e => report::switch_error(repo, e),
     })?;
-    report::update_outcome(&outcome);
+    report::update_outcome(&outcome, report::SparseWords::Plumbing);
     if !args.checkout.quiet {
         crate::state::print_new_head_line(repo, commit);
     }

@@ -240,7 +240,7 @@ fn apply_keeping_index(
         }
         err => crate::report::update_error(err),
     })?;
-    crate::report::update_outcome(&outcome);
+    crate::report::update_outcome(&outcome, crate::report::SparseWords::Sparsity);
     Ok(outcome)
 }
 

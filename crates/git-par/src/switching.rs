@@ -217,7 +217,7 @@ pub(crate) fn run(
         }
         Err(e) => return Err(fail(e)),
     };
-    report::update_outcome(&updated.outcome);
+    report::update_outcome(&updated.outcome, report::SparseWords::of_update(force));
     // `--orphan` to the empty tree carries nothing over that git would list.
     if commit.is_some() {
         for (status, path) in &updated.local_changes {

@@ -215,7 +215,7 @@ pub(crate) fn reset_hard(
             )
         })
         .map_err(crate::report::update_error)?;
-        crate::report::update_outcome(&outcome);
+        crate::report::update_outcome(&outcome, crate::report::SparseWords::Plumbing);
         gitpar::repo::state::remove_branch_state(repo, crate::hooks::env(), false)
             .map_err(crate::report::aborted)?;
         if outcome.errors.is_empty() {

@@ -356,3 +356,82 @@ fn untracked_files_in_the_way_of_new_entries_are_a_warning_with_sparse_checkout(
     assert_eq!(results[0], results[1], "left: git, right: git-par");
     assert!(results[0].1.contains("already present"), "{}", results[0].1);
 }
+
+/// `main`: `w`, `gone`, `e/g`, `m`, `keep.txt`; `other`: a directory `w/` in the place of the
+/// file, `gone` and `e/g` deleted, `m` the same, and a new `new.txt`. Sparse patterns written by
+/// hand (`/*.txt`), so nothing has the skip-worktree bit yet and the next update takes `w`,
+/// `gone`, `e/g` and `m` out of the patterns; then a directory holding an untracked file in the
+/// place of `w`, a file in the place of the directory `e`, and an untracked `new.txt`.
+fn files_leaving_the_patterns(root: &Path) {
+    fs::create_dir_all(root).unwrap();
+    git_ok(root, ["init", "-q", "-b", "main", "."]);
+    for p in ["w", "gone", "e/g", "m", "keep.txt"] {
+        write(root, p, &format!("{p}\n"));
+    }
+    git_ok(root, ["add", "."]);
+    git_ok(root, ["commit", "-qm", "main"]);
+    git_ok(root, ["checkout", "-qb", "other"]);
+    git_ok(root, ["rm", "-q", "w", "gone", "e/g"]);
+    write(root, "w/x.txt", "in other\n");
+    write(root, "new.txt", "new\n");
+    git_ok(root, ["add", "."]);
+    git_ok(root, ["commit", "-qm", "other"]);
+    git_ok(root, ["checkout", "-q", "main"]);
+    git_ok(root, ["config", "core.sparseCheckout", "true"]);
+    fs::write(root.join(".git/info/sparse-checkout"), "/*.txt\n").unwrap();
+    fs::remove_file(root.join("w")).unwrap();
+    write(root, "w/inside", "untracked\n");
+    fs::remove_dir_all(root.join("e")).unwrap();
+    write(root, "e", "a file where a directory was\n");
+    write(root, "new.txt", "untracked\n");
+}
+
+/// A forced update (git's `oneway_merge` with `reset`) that removes files leaving the sparse
+/// patterns does not look for untracked files in their place, warns with git's plumbing line
+/// for each path something is at (`verify_uptodate_sparse` on an entry already marked removed:
+/// the directory at `w`, the clean `gone`, `e/g` behind a file), and removes what it can: the
+/// directory at `w` stays with its own warning, and so does its untracked file. With
+/// `--discard-changes`, the untracked `new.txt` where an entry comes is git's other plumbing
+/// line, in index order among the first ones. A safe switch refuses over the directory instead,
+/// with the porcelain list.
+#[test]
+fn forced_removals_leaving_the_patterns_warn_per_path() {
+    for command in [
+        "switch --discard-changes other",
+        "checkout -f other",
+        "reset --hard other",
+        "switch other",
+    ] {
+        same_as_git(files_leaving_the_patterns, &[command]);
+    }
+}
+
+/// In a safe switch, the list of paths sparse checkout leaves is printed before the removals say
+/// anything (git's `display_warning_msgs` comes before `check_updates`): here a modified file that
+/// leaves the patterns, then a submodule's directory that cannot go because it is not empty.
+#[test]
+fn sparse_lists_come_before_the_removals_warnings() {
+    same_as_git(
+        |root| {
+            fs::create_dir_all(root).unwrap();
+            git_ok(root, ["init", "-q", "-b", "main", "."]);
+            write(root, "x.txt", "x\n");
+            write(root, "b.md", "b\n");
+            git_ok(root, ["add", "."]);
+            git_ok(root, ["commit", "-qm", "main"]);
+            let head = git_str(root, ["rev-parse", "HEAD"]);
+            let gitlink = format!("160000,{head},sub");
+            git_ok(root, ["update-index", "--add", "--cacheinfo", &gitlink]);
+            git_ok(root, ["commit", "-qm", "sub"]);
+            git_ok(root, ["checkout", "-qb", "other"]);
+            git_ok(root, ["rm", "-q", "--cached", "sub"]);
+            git_ok(root, ["commit", "-qm", "other"]);
+            git_ok(root, ["checkout", "-q", "main"]);
+            write(root, "sub/u", "untracked\n");
+            git_ok(root, ["config", "core.sparseCheckout", "true"]);
+            fs::write(root.join(".git/info/sparse-checkout"), "/*.txt\n/sub\n").unwrap();
+            write(root, "b.md", "changed\n");
+        },
+        &["switch other"],
+    );
+}

@@ -81,7 +81,9 @@ pub struct Outcome {
     pub errors: Vec<EntryError>,
     /// Sparse checkout: paths outside the patterns that were left in the work tree because
     /// they have local changes (git's warning "The following paths are not up to date and were
-    /// left despite sparse patterns").
+    /// left despite sparse patterns"); and the files a forced update removed as they left the
+    /// patterns with something at their path, which git calls not up to date and removes all
+    /// the same (its plumbing line "Path '…' not uptodate; will not remove from working tree.").
     pub sparse_not_uptodate: Vec<BString>,
     /// Sparse checkout: paths that came into the patterns but were not written because
     /// something is already there (git's warning "The following paths were already present and
@@ -710,10 +712,17 @@ struct SparseWarnings {
 /// (`apply_sparse_checkout` clears `CE_UPDATE`/`CE_WT_REMOVE` for them). Rows whose entry
 /// enters or leaves the patterns are settled by [`apply_sparse`] once the refresh has looked at
 /// their files.
+///
+/// A removal is decided when its entry had the bit, and in a forced update always: git's
+/// `oneway_merge` puts the index entry itself, with the `CE_NEW_SKIP_WORKTREE` the patterns
+/// gave it, in the result as removed, so a file that leaves the patterns as it goes is looked
+/// at as one that leaves them (no check for untracked files in its place, `apply_sparse`'s
+/// warning). A safe update's `twoway_merge` removes the old tree's entry, which has no such bit.
 fn mark_sparse(
     repo: &gix::Repository,
     (root, sparse): (&Root, &crate::plan::sparse::Sparse),
     rows: &mut [Row<'_>],
+    mode: Policy,
 ) -> Result<(), Error> {
     let decided: Vec<usize> = rows
         .iter()
@@ -721,7 +730,7 @@ fn mark_sparse(
         .filter(|(_, r)| !r.unmerged)
         .filter(|(_, r)| match r.action {
             Action::Keep | Action::Write { .. } => true,
-            Action::Remove { .. } => was_skipped(r),
+            Action::Remove { .. } => was_skipped(r) || mode == Policy::Force,
             _ => false,
         })
         .map(|(k, _)| k)
@@ -751,6 +760,8 @@ fn mark_sparse(
                 row.action = Action::Drop;
                 row.skip = Some(true);
             }
+            // A forced removal of a file that leaves the patterns ([`apply_sparse`] warns).
+            Action::Remove { .. } if skip && !was => row.skip = Some(true),
             Action::Remove { .. } => {}
             Action::Write { .. } if skip && (was || row.cur.is_none()) => {
                 row.action = Action::Record { unlink: false };
@@ -817,6 +828,14 @@ fn apply_sparse(
                     unlink: row.cur.is_some() && !missing,
                 };
             }
+            // A forced removal of a file that leaves the patterns: git's
+            // `verify_uptodate_sparse` looks at the entry it already marked `CE_REMOVE`, which
+            // `ie_match_stat` calls changed whatever the file is, so anything at the path is
+            // "not uptodate", with a warning. Its `CE_WT_REMOVE` stays all the same: the file
+            // is removed (a directory in its place cannot be, and stays with its own warning).
+            (false, true, Action::Remove { .. }) if removal_not_uptodate(root, row) => {
+                warnings.not_uptodate.push(row.path.to_owned());
+            }
             (true, false, Action::Keep) if clears_untracked => {
                 // A reset that overwrites untracked files writes the entry whatever is there
                 // (git's `verify_absent` does not look then): what is in its place or in the
@@ -875,6 +894,25 @@ fn apply_sparse(
         }
     }
     Ok(warnings)
+}
+
+/// git's `verify_uptodate_1` for an entry it already marked `CE_REMOVE`, which `ie_match_stat`
+/// calls changed whatever is there: not up to date when git's `lstat` (which follows symlinks
+/// in leading directories) finds anything at the path; a gitlink never (git lets a submodule be
+/// out of sync unless it recurses into submodules). The refresh calls a path missing also
+/// behind a file or a symlink in a leading directory, where git's `lstat` fails with `ENOTDIR`
+/// or follows the link: those are looked at again. Only `ENOENT` is nothing.
+fn removal_not_uptodate(root: &Root, row: &Row<'_>) -> bool {
+    if row.cur.is_none_or(|c| c.mode == Mode::COMMIT) {
+        return false;
+    }
+    match row.state {
+        Some(crate::inspect::refresh::State::Missing) => {
+            !matches!(root.lstat_through_leading_links(row.path), Ok(None))
+        }
+        Some(_) => true,
+        None => false,
+    }
 }
 
 /// Check the work tree against the rows: refresh every tracked entry in parallel (lstat, and a
@@ -1309,10 +1347,13 @@ impl Rules {
 
     /// A tracked path the update deletes, whose place holds a directory, is checked for
     /// untracked files in it (git's `deleted_entry` and `verify_absent_if_directory`) unless
-    /// untracked files are cleared; an unmerged one that is written likewise.
+    /// untracked files are cleared, or the path leaves the sparse patterns as it goes (the
+    /// entry's `CE_NEW_SKIP_WORKTREE` skips the check: [`mark_sparse`]); an unmerged one that
+    /// is written likewise.
     fn dir_checked(self, row: &Row<'_>) -> bool {
         !self.clears_untracked
             && row.cur.is_some()
+            && row.skip != Some(true)
             && row.state == Some(crate::inspect::refresh::State::Modified)
             && (matches!(row.action, Action::Remove { .. })
                 || row.unmerged && matches!(row.action, Action::Write { .. }))

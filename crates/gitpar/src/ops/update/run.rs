@@ -283,7 +283,7 @@ impl<'c> Update<'_, 'c> {
         mark("update: classified");
         match (sparse, self.target) {
             (Some(sparse), _) => {
-                mark_sparse(self.repo, (self.root, sparse), &mut rows)?;
+                mark_sparse(self.repo, (self.root, sparse), &mut rows, self.mode)?;
                 if trees && self.mode == Policy::Safe {
                     reject_kept_over_skipped(&mut rows);
                 }
