@@ -342,3 +342,192 @@ fn a_post_checkout_hook_runs_through_the_shell_with_gits_arguments() {
     assert_eq!(log(&a), log(&b));
     assert_eq!(log(&a).lines().count(), 1, "the hook ran once");
 }
+
+/// The host's git in `dir`, with `files` written and committed on a new branch `branch` from
+/// the current one (or on the current branch when `branch` is empty), then `back` checked out.
+fn commit_files(dir: &Path, branch: &str, files: &[(&str, &[u8])], gone: &[&str], back: &str) {
+    if !branch.is_empty() {
+        git(dir, &["switch", "-q", "-c", branch]);
+    }
+    for (path, bytes) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    for path in gone {
+        git(dir, &["rm", "-q", path]);
+    }
+    git(dir, &["add", "-A"]);
+    let message = if branch.is_empty() { "first" } else { branch };
+    git(dir, &["commit", "-q", "-m", message]);
+    git(dir, &["switch", "-q", back]);
+}
+
+/// A repository made by the host's (case-sensitive) git: `plain` holds `other.txt` and is
+/// checked out; `collide` adds `README` and `readme` (of different sizes, so that no stat data
+/// mistake one file for the other) and `Dir/a` with `dir/b`, names Windows folds together.
+fn colliding_source(dir: &Path) -> PathBuf {
+    let src = dir.join("src");
+    git(dir, &["init", "-q", "-b", "plain", "src"]);
+    commit_files(&src, "", &[("other.txt", b"other\n")], &[], "plain");
+    let files: [(&str, &[u8]); 4] = [
+        ("README", b"README upper\n"),
+        ("readme", b"readme, the last one\n"),
+        ("Dir/a", b"a\n"),
+        ("dir/b", b"b\n"),
+    ];
+    commit_files(&src, "collide", &files, &[], "plain");
+    src
+}
+
+/// The work tree git leaves of `collide` on a case-insensitive filesystem after writing every
+/// entry in index order (`Dir/a`, `README`, `dir/b`, `other.txt`, `readme`): one directory,
+/// named by its first entry, holding `a` and `b`; and of `README` and `readme` the last one,
+/// under its own name (git unlinks what it finds, then creates).
+fn collide_in_index_order() -> BTreeMap<String, Vec<u8>> {
+    [
+        ("Dir/", ""),
+        ("Dir/a", "a\n"),
+        ("Dir/b", "b\n"),
+        ("other.txt", "other\n"),
+        ("readme", "readme, the last one\n"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()))
+    .collect()
+}
+
+/// The staged entries of `repo` and the entries of the tree `rev` of `src`, each as its mode,
+/// object name and path: equal when the index records every entry of the tree.
+fn index_and_tree(repo: &Path, src: &Path, rev: &str) -> (Vec<String>, Vec<String>) {
+    let staged = git(repo, &["ls-files", "-s"])
+        .lines()
+        .map(|l| l.replacen(" 0\t", " ", 1).replacen('\t', " ", 1))
+        .collect();
+    let tree = git(src, &["ls-tree", "-r", rev])
+        .lines()
+        .map(|l| l.replacen(" blob ", " ", 1).replacen('\t', " ", 1))
+        .collect();
+    (staged, tree)
+}
+
+/// The names at the top of `dir`, to check that a command wrote nothing beside its repository.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// What the host's git finds in a work tree of `collide` that is sound: it has every entry in
+/// its index (`fsck` accepts the repository) and reads the work tree, where its case-sensitive
+/// lookups miss the spellings Windows folded away (`missing`) and find everything else
+/// unchanged. Its status leaves the index as git-par.exe wrote it (no optional locks).
+fn sound_on_the_host(repo: &Path, src: &Path, missing: &[&str]) {
+    git(repo, &["fsck", "--no-progress"]);
+    let (staged, tree) = index_and_tree(repo, src, "collide");
+    assert_eq!(staged, tree, "the index records both entries of each group");
+    let deleted: String = missing.iter().map(|p| format!(" D {p}\n")).collect();
+    let status = ["--no-optional-locks", "status", "--porcelain", "-uall"];
+    assert_eq!(git(repo, &status), deleted);
+}
+
+/// git's warning after a clone of `collide` (`report_collided_checkout`), and its list.
+const COLLIDED: &str = "warning: the following paths have collided (e.g. case-sensitive paths
+on a case-insensitive filesystem) and only one from the same
+colliding group is in the working tree:
+
+  'README'
+  'readme'
+";
+
+/// git's clone onto a case-insensitive filesystem (`checkout_entry` under `state->clone`,
+/// `report_collided_checkout`): every entry is written in index order, the last of each
+/// colliding group stays, and the clone warns, naming each entry of the group (`Dir/a` and
+/// `dir/b` share a directory and do not collide); it exits 0. Git for Windows marks the group
+/// by name, not by inode number (`mark_colliding_entries`' `trust_ino` is 0 there: Windows'
+/// stat data have none). Its `git init` sets `core.ignorecase=true` on NTFS; the host's git,
+/// which git-par.exe runs for the clone's fetch here, cannot tell, so the clone is told.
+/// With one writer and with eight.
+#[test]
+fn a_clone_of_names_equal_but_for_case_warns_as_git_does() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = colliding_source(tmp.path());
+    for workers in ["1", "8"] {
+        let dest = format!("par-{workers}");
+        let workers = format!("checkout.workers={workers}");
+        let out = par(
+            &exe,
+            tmp.path(),
+            &[
+                "-c",
+                "checkout.thresholdForParallelism=0",
+                "-c",
+                &workers,
+                "clone",
+                "-q",
+                "-b",
+                "collide",
+                "-c",
+                "core.ignorecase=true",
+                "-c",
+                "core.symlinks=false",
+                "-c",
+                "core.filemode=false",
+                &src.to_string_lossy(),
+                &dest,
+            ],
+        );
+        assert!(out.status.success(), "{workers}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), COLLIDED, "{workers}");
+        let clone = tmp.path().join(&dest);
+        assert_eq!(tree_of(&clone), collide_in_index_order(), "{workers}");
+        sound_on_the_host(&clone, &src, &["README", "dir/b"]);
+        // Git for Windows' status finds `README` (Windows folds it to `readme`'s file), with
+        // other content.
+        let status = par(&exe, &clone, &["status", "--porcelain"]);
+        assert_eq!(String::from_utf8_lossy(&status.stdout), " M README\n");
+    }
+    assert_eq!(names_in(tmp.path()), ["par-1", "par-8", "src"]);
+}
+
+/// A switch onto names equal but for case on a case-insensitive filesystem, as git's
+/// `checkout_entry` does it (forced within an update: what is in the way is unlinked, then the
+/// entry created), in index order: the last of each group stays, silently (only a clone
+/// reports collisions), with exit 0 and both entries in the index. Then `reset --hard`
+/// rewrites only the entries whose stat data no longer match their file (`README`, whose file
+/// `readme` replaced), so `README` is the one left; a switch away is refused, since `readme`'s
+/// file is now `README`'s (git's `verify_uptodate`: a local change); a forced one leaves what
+/// the host's git leaves, the twin having made the same switches.
+#[test]
+fn a_switch_onto_names_equal_but_for_case_keeps_one_of_each_group() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = colliding_source(tmp.path());
+    let (a, b) = copy_pair(&src, tmp.path());
+    let out = par(&exe, &a, &["switch", "-q", "collide"]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(tree_of(&a), collide_in_index_order());
+    sound_on_the_host(&a, &src, &["README", "dir/b"]);
+    let out = par(&exe, &a, &["reset", "-q", "--hard"]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    let mut after_reset = collide_in_index_order();
+    after_reset.remove("readme");
+    after_reset.insert("README".to_owned(), b"README upper\n".to_vec());
+    assert_eq!(tree_of(&a), after_reset);
+    sound_on_the_host(&a, &src, &["dir/b", "readme"]);
+    let out = par(&exe, &a, &["switch", "-q", "plain"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr.contains("would be overwritten by checkout:\n\treadme\n"),
+        "{stderr}"
+    );
+    assert_eq!(tree_of(&a), after_reset, "nothing changed");
+    git(&b, &["switch", "-q", "collide"]);
+    same(&exe, &a, &b, &["switch", "-q", "-f", "plain"]);
+    assert_eq!(names_in(tmp.path()), ["git", "par", "src"]);
+}
