@@ -5,11 +5,14 @@
 //! `core.ignorecase=true`), runs git-par.exe under Wine in one copy and the host's git in a twin,
 //! then compares what the host's git reads back from both: `status --porcelain`, the index
 //! against HEAD (`diff-index --cached`), the staged entries (`ls-files -s`) and every file's
-//! bytes. git-par.exe reaches the host's git through the bridge (`crates/winbridge`).
+//! bytes. git-par.exe reaches the host's git through the bridge (`crates/winbridge`). Where the
+//! host's git cannot be the twin (names equal but for case, which its case-sensitive filesystem
+//! keeps apart; a file another Windows program holds open), the scenario checks git's rules.
 //!
-//! These tests need the Windows build and a bridge: `scripts/windows test` builds both, starts the
-//! bridge and sets `GITPAR_WINDOWS_EXE`. Without that variable each test prints that it did not
-//! run and passes: `cargo test` on Linux does not build for Windows.
+//! These tests need the Windows build and a bridge: `scripts/windows test` builds both and the
+//! holder of open files (`scripts/windows-support/holder.c`), starts the bridge and sets
+//! `GITPAR_WINDOWS_EXE` and `GITPAR_WINDOWS_HOLDER`. Without the first each test prints that it
+//! did not run and passes: `cargo test` on Linux does not build for Windows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -148,10 +151,16 @@ fn state(repo: &Path) -> (String, String, String, String, BTreeMap<String, Vec<u
 }
 
 /// Run `args` with git-par.exe in `par_repo` and with the host's git in `git_repo`; both must
-/// succeed and leave the same state.
+/// exit alike and leave the same state.
 fn same(exe: &Path, par_repo: &Path, git_repo: &Path, args: &[&str]) {
     let ours = par(exe, par_repo, args);
     let theirs = host_git(git_repo, args);
+    agree(args, (&ours, par_repo), (&theirs, git_repo));
+}
+
+/// git-par.exe's run of `args` in one repository and the host git's in its twin exited alike
+/// and left the same state.
+fn agree(args: &[&str], (ours, par_repo): (&Output, &Path), (theirs, git_repo): (&Output, &Path)) {
     assert_eq!(
         ours.status.code(),
         theirs.status.code(),
@@ -530,4 +539,157 @@ fn a_switch_onto_names_equal_but_for_case_keeps_one_of_each_group() {
     git(&b, &["switch", "-q", "collide"]);
     same(&exe, &a, &b, &["switch", "-q", "-f", "plain"]);
     assert_eq!(names_in(tmp.path()), ["git", "par", "src"]);
+}
+
+/// A Windows program (`scripts/windows-support/holder.c`, built by `scripts/windows test`)
+/// holding a file of a work tree open, as an editor or a scanner does. It runs under the same
+/// wineserver as git-par.exe (the same `WINEPREFIX`), which enforces share modes between them.
+struct Holder {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+}
+
+impl Holder {
+    /// Starts the holder on `file`, sharing deletion or not, and returns once it holds the
+    /// file: its line "held" says so.
+    fn hold(file: &Path, share_delete: bool) -> Holder {
+        use std::io::BufRead;
+        let holder = std::env::var_os("GITPAR_WINDOWS_HOLDER")
+            .expect("GITPAR_WINDOWS_HOLDER names holder.exe (scripts/windows test builds it)");
+        let windows_name = format!("Z:{}", file.display()).replace('/', "\\");
+        let mut child = Command::new("/usr/lib/wine/wine64")
+            .arg(holder)
+            .arg(windows_name)
+            .arg(if share_delete { "delete" } else { "keep" })
+            .env("WINEDEBUG", "-all")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "held\n", "the holder did not get {file:?}");
+        Holder { child, stdin }
+    }
+
+    /// Lets go of the file: a line on the holder's input, then its end; returns once it exited.
+    fn release(mut self) {
+        use std::io::Write;
+        let mut stdin = self.stdin.take().unwrap();
+        stdin.write_all(b"\n").unwrap();
+        drop(stdin);
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+impl Drop for Holder {
+    /// A test that failed while holding: the holder's input ends, so it lets go and exits.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Twin repositories made by the host's git: `main` (checked out) holds `held.txt`, `gone.txt`
+/// and `keep.txt`; `other` gives `held.txt` new content and deletes `gone.txt`.
+fn held_twins(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = dir.join("src");
+    git(dir, &["init", "-q", "-b", "main", "src"]);
+    let files: [(&str, &[u8]); 3] = [
+        ("held.txt", b"old\n"),
+        ("gone.txt", b"gone\n"),
+        ("keep.txt", b"keep\n"),
+    ];
+    commit_files(&src, "", &files, &[], "main");
+    let changed: [(&str, &[u8]); 1] = [("held.txt", b"new content\n")];
+    commit_files(&src, "other", &changed, &["gone.txt"], "main");
+    copy_pair(&src, dir)
+}
+
+/// A file another program holds open sharing deletion (`FILE_SHARE_DELETE`) does not stop a
+/// switch that deletes it: git-par opens it sharing everything and deletes it, silently, as git
+/// unlinks it. Under Wine, which has Windows' classic deletion only, its name goes when the
+/// holder lets go (on NTFS, POSIX deletion takes it at once); then the work tree, the index and
+/// HEAD are those the host's git leaves after the same switch.
+#[test]
+fn a_switch_deletes_a_file_held_open_with_shared_deletion_as_git_does() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = held_twins(tmp.path());
+    let holder = Holder::hold(&a.join("gone.txt"), true);
+    let args = ["switch", "-q", "other"];
+    let ours = par(&exe, &a, &args);
+    holder.release();
+    let theirs = host_git(&b, &args);
+    assert!(ours.stderr.is_empty(), "{ours:?}");
+    agree(&args, (&ours, &a), (&theirs, &b));
+}
+
+/// Windows' classic deletion (Wine's, and that of volumes without POSIX deletion) keeps the
+/// name of a file held open with `FILE_SHARE_DELETE` until the holder lets go, so a switch that
+/// replaces it cannot create the new file: as git's `checkout_entry` after its unlink, the
+/// switch reports `unable to create file <path>: <why>` and goes on (a safe switch exits 0);
+/// the index records the new entry, whose file is missing once the holder let go. A forced
+/// rerun of the switch then leaves what the host's git leaves.
+#[test]
+fn a_file_held_open_with_shared_deletion_is_replaced_by_a_rerun() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = held_twins(tmp.path());
+    let holder = Holder::hold(&a.join("held.txt"), true);
+    let ours = par(&exe, &a, &["switch", "-q", "other"]);
+    holder.release();
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(ours.status.success(), "{ours:?}");
+    assert_eq!(
+        stderr,
+        "error: unable to create file held.txt: File exists\n"
+    );
+    git(&a, &["fsck", "--no-progress"]);
+    assert_eq!(git(&a, &["status", "--porcelain"]), " D held.txt\n");
+    git(&b, &["switch", "-q", "other"]);
+    same(&exe, &a, &b, &["switch", "-q", "-f", "other"]);
+}
+
+/// A file held open without sharing deletion cannot be deleted or replaced: git-par retries
+/// with Git for Windows' back-off (`mingw_unlink`), then does what git does when an unlink
+/// fails. A file the switch replaces: `unable to unlink old '<path>'`, its entry not written,
+/// its old content kept and seen as a local change by the host's git. A file the switch
+/// deletes: `warning: unable to unlink '<path>'`, left in place, untracked. The switch goes on
+/// and exits 0, as git's safe switch does. Once the holders let go, a forced rerun leaves what
+/// the host's git leaves, but for the file left untracked (git leaves it too).
+#[test]
+fn files_held_open_without_shared_deletion_are_kept_and_a_rerun_converges() {
+    let Some(exe) = exe() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = held_twins(tmp.path());
+    let held = Holder::hold(&a.join("held.txt"), false);
+    let gone = Holder::hold(&a.join("gone.txt"), false);
+    let ours = par(&exe, &a, &["switch", "-q", "other"]);
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(ours.status.success(), "{ours:?}");
+    assert!(
+        stderr.contains("error: unable to unlink old 'held.txt': "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: unable to unlink 'gone.txt': "),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(a.join("held.txt")).unwrap(), b"old\n");
+    assert_eq!(std::fs::read(a.join("gone.txt")).unwrap(), b"gone\n");
+    git(&a, &["fsck", "--no-progress"]);
+    let status = git(&a, &["status", "--porcelain"]);
+    assert_eq!(status, " M held.txt\n?? gone.txt\n");
+    held.release();
+    gone.release();
+    git(&b, &["switch", "-q", "other"]);
+    let args = ["switch", "-q", "-f", "other"];
+    let ours = par(&exe, &a, &args);
+    std::fs::remove_file(a.join("gone.txt")).unwrap();
+    agree(&args, (&ours, &a), (&host_git(&b, &args), &b));
 }

@@ -286,13 +286,13 @@ impl Tail<'_, '_> {
                     shared.progress.done.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            Err(Failure::Collision) => self.errors.push(EntryError {
-                path: entry.path.clone(),
-                message: format!(
-                    "unable to create file {}: the path is occupied by a directory",
-                    entry.path
-                ),
-            }),
+            Err(Failure::Collision) => {
+                let why = self.still_in_the_way(e);
+                self.errors.push(EntryError {
+                    path: entry.path.clone(),
+                    message: format!("unable to create file {}: {why}", entry.path),
+                });
+            }
             Err(Failure::Error(err)) => self.errors.push(err),
             Err(Failure::Fatal(fatal)) => {
                 shared.set_fatal(job, fatal);
@@ -303,6 +303,18 @@ impl Tail<'_, '_> {
             }
         }
         true
+    }
+
+    /// Why collided entry `e` could still not be created: a directory in its place, or else a
+    /// file whose name outlived its unlinking (git's `File exists`): under Wine's classic
+    /// deletion, a file another program holds open with `FILE_SHARE_DELETE` keeps its name, and
+    /// can still be opened, until that program closes it (Windows refuses to open it meanwhile).
+    fn still_in_the_way(&mut self, e: usize) -> &'static str {
+        let path = self.plan.entries[e].path.as_bstr();
+        match self.worker.dirs.file_type(path) {
+            Ok(Some(kind)) if kind.is_dir() => "the path is occupied by a directory",
+            _ => "File exists",
+        }
     }
 
     /// The symlinks (where the work tree has them) and gitlinks of `jobs`, in index order,
