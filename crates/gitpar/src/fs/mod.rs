@@ -37,6 +37,11 @@ pub use os::{
     fstat_file, replaceable_bytes, stat_path, Fd, FileType, OwnedFd, ReplaceableBytes, Stat,
 };
 
+/// Whether two files with the same device and inode numbers in their stat data are one file.
+/// Not on Windows, where the stat data are Git for Windows' and those numbers are 0 for every
+/// file; git's `mark_colliding_entries` does not trust them there either (`trust_ino`).
+pub const INODES_IDENTIFY_FILES: bool = os::INODES_IDENTIFY_FILES;
+
 /// An open work tree: the directory fd every path is resolved from.
 #[derive(Debug)]
 pub struct Root {

@@ -16,6 +16,9 @@ use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 pub use rustix::fd::{BorrowedFd as Fd, OwnedFd};
 pub use rustix::fs::{FileType, Stat};
 
+/// Device and inode numbers tell files apart (see [`super::INODES_IDENTIFY_FILES`]).
+pub(super) const INODES_IDENTIFY_FILES: bool = true;
+
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)

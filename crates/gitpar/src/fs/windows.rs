@@ -42,6 +42,10 @@ use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK};
 
 pub use std::os::windows::io::{BorrowedHandle as Fd, OwnedHandle as OwnedFd};
 
+/// Git for Windows records no inode or device number (both 0): they tell no two files apart
+/// (see [`super::INODES_IDENTIFY_FILES`]).
+pub(super) const INODES_IDENTIFY_FILES: bool = false;
+
 /// `ERROR_CANT_RESOLVE_FILENAME`: what a path through a reparse point gets, Linux's `ELOOP`.
 const THROUGH_A_LINK: i32 = 1921;
 /// `ERROR_BAD_PATHNAME`: a name that would leave its directory or name a stream.

@@ -41,7 +41,8 @@ impl Collisions {
     }
 
     /// Entry `e` found `found` in its place: marks `e` and the first unmarked entry that put it
-    /// there (same inode as its recorded stat data, or a colliding name), as git does.
+    /// there (same inode as its recorded stat data where inodes identify files, or a colliding
+    /// name), as git does (Git for Windows by name alone: `trust_ino` is 0 there).
     fn mark(
         &mut self,
         plan: &Plan,
@@ -54,7 +55,8 @@ impl Collisions {
         let peer = (0..plan.entries.len()).find(|&d| {
             d != e
                 && !self.marked[d]
-                && (stats[d].is_some_and(|s| s.ino == found.ino && s.dev == found.dev)
+                && (fs::INODES_IDENTIFY_FILES
+                    && stats[d].is_some_and(|s| s.ino == found.ino && s.dev == found.dev)
                     || self.paths_collide(path, plan.entries[d].path.as_slice()))
         });
         if let Some(d) = peer {
@@ -113,16 +115,38 @@ struct Tail<'t, 'r> {
     marks: Collisions,
 }
 
+/// What tells a file the writers made from the others: its device and inode numbers where they
+/// identify files; else (Windows, where they are 0) its entry's path in lower ASCII case, as the
+/// case-insensitive filesystem folds it: of the entries whose names fold together, the writers
+/// created the file of one alone.
+#[derive(PartialEq, Eq, Hash)]
+enum FileKey {
+    /// Device and inode numbers.
+    Inode(u32, u32),
+    /// The path in lower ASCII case.
+    Name(bstr::BString),
+}
+
+impl FileKey {
+    /// The key of the file at `path` with stat data `st`.
+    fn of(path: &[u8], st: &gix::index::entry::Stat) -> FileKey {
+        if fs::INODES_IDENTIFY_FILES {
+            FileKey::Inode(st.dev, st.ino)
+        } else {
+            FileKey::Name(path.to_ascii_lowercase().into())
+        }
+    }
+}
+
 /// The collided entries still to write, in index order, and whose file a collided entry may
 /// find in its place.
 struct Pending {
     /// Plan entries still to write here.
     pending: std::collections::BTreeSet<usize>,
-    /// The files the writers made, by device and inode number, to tell whose file a collided
-    /// entry found in its place (they all exist side by side when the tail starts: the writers
-    /// create with `O_EXCL` and never remove one another's files). Only built when something
-    /// collided.
-    by_inode: std::collections::HashMap<(u32, u32), usize>,
+    /// The files the writers made, by [`FileKey`], to tell whose file a collided entry found in
+    /// its place (they all exist side by side when the tail starts: the writers create with
+    /// `O_EXCL` and never remove one another's files). Only built when something collided.
+    made: std::collections::HashMap<FileKey, usize>,
     /// Writers' entries taken into the tail to be written again (already counted as done).
     again: std::collections::HashSet<usize>,
 }
@@ -131,16 +155,19 @@ impl Tail<'_, '_> {
     /// The entries that collided, and those they take along, in index order. Returns false if
     /// the run stopped (interrupted, or a required filter failed): nothing more is done.
     fn collided(&mut self, collided: &[Job]) -> bool {
-        let by_inode = if collided.is_empty() {
+        let made = if collided.is_empty() {
             std::collections::HashMap::new()
         } else {
             (0..self.plan.entries.len())
-                .filter_map(|e| self.executed.stats[e].map(|st| ((st.dev, st.ino), e)))
+                .filter_map(|e| {
+                    let path = self.plan.entries[e].path.as_slice();
+                    self.executed.stats[e].map(|st| (FileKey::of(path, &st), e))
+                })
                 .collect()
         };
         let mut pending = Pending {
             pending: collided.iter().map(|j| j.entry).collect(),
-            by_inode,
+            made,
             again: std::collections::HashSet::new(),
         };
         while let Some(e) = pending.pending.pop_first() {
@@ -211,7 +238,7 @@ impl Tail<'_, '_> {
     /// A writer's file in the way of collided entry `e`, replaced now: when its entry comes
     /// later in index order, git writes it after this one, so it is written again at its turn.
     /// (Its recorded inode must still name the file at its own path: a number freed by the tail
-    /// and reused by a file created since is not it.)
+    /// and reused by a file created since is not it. Without inodes, its name folds to `e`'s.)
     fn take_along(
         &mut self,
         e: usize,
@@ -219,7 +246,8 @@ impl Tail<'_, '_> {
         st: &gix::index::entry::Stat,
         pending: &mut Pending,
     ) {
-        let Some(&o) = pending.by_inode.get(&(st.dev, st.ino)) else {
+        let key = FileKey::of(self.plan.entries[e].path.as_slice(), st);
+        let Some(&o) = pending.made.get(&key) else {
             return;
         };
         let same = self
@@ -230,7 +258,7 @@ impl Tail<'_, '_> {
             .flatten()
             .is_some_and(|at| at.st_ino == found.st_ino && at.st_dev == found.st_dev);
         if same {
-            pending.by_inode.remove(&(st.dev, st.ino));
+            pending.made.remove(&key);
             if o > e {
                 // Gone from disk until it is written again.
                 self.executed.stats[o] = None;
@@ -258,13 +286,13 @@ impl Tail<'_, '_> {
                     shared.progress.done.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            Err(Failure::Collision) => self.errors.push(EntryError {
-                path: entry.path.clone(),
-                message: format!(
-                    "unable to create file {}: the path is occupied by a directory",
-                    entry.path
-                ),
-            }),
+            Err(Failure::Collision) => {
+                let why = self.still_in_the_way(e);
+                self.errors.push(EntryError {
+                    path: entry.path.clone(),
+                    message: format!("unable to create file {}: {why}", entry.path),
+                });
+            }
             Err(Failure::Error(err)) => self.errors.push(err),
             Err(Failure::Fatal(fatal)) => {
                 shared.set_fatal(job, fatal);
@@ -275,6 +303,18 @@ impl Tail<'_, '_> {
             }
         }
         true
+    }
+
+    /// Why collided entry `e` could still not be created: a directory in its place, or else a
+    /// file whose name outlived its unlinking (git's `File exists`): under Wine's classic
+    /// deletion, a file another program holds open with `FILE_SHARE_DELETE` keeps its name, and
+    /// can still be opened, until that program closes it (Windows refuses to open it meanwhile).
+    fn still_in_the_way(&mut self, e: usize) -> &'static str {
+        let path = self.plan.entries[e].path.as_bstr();
+        match self.worker.dirs.file_type(path) {
+            Ok(Some(kind)) if kind.is_dir() => "the path is occupied by a directory",
+            _ => "File exists",
+        }
     }
 
     /// The symlinks (where the work tree has them) and gitlinks of `jobs`, in index order,
