@@ -59,6 +59,9 @@ pub fn is_not_there(err: &io::Error) -> bool {
 /// The system's description of `err` without Rust's ` (os error N)` suffix, as git prints it
 /// (`strerror`): users and scripts match git's `Permission denied`.
 pub fn strerror(err: &io::Error) -> String {
+    if let Some(text) = os::posix_text(err) {
+        return text.to_owned();
+    }
     let text = err.to_string();
     match text.rfind(" (os error ") {
         Some(pos) if text.ends_with(')') => text[..pos].to_owned(),

@@ -19,6 +19,11 @@ pub use rustix::fs::{FileType, Stat};
 /// Device and inode numbers tell files apart (see [`super::INODES_IDENTIFY_FILES`]).
 pub(super) const INODES_IDENTIFY_FILES: bool = true;
 
+/// The system's own text is the C library's already ([`super::strerror`]).
+pub(super) fn posix_text(_err: &io::Error) -> Option<&'static str> {
+    None
+}
+
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)

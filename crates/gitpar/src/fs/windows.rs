@@ -46,6 +46,34 @@ pub use std::os::windows::io::{BorrowedHandle as Fd, OwnedHandle as OwnedFd};
 /// (see [`super::INODES_IDENTIFY_FILES`]).
 pub(super) const INODES_IDENTIFY_FILES: bool = false;
 
+/// The C library's text for the POSIX error Git for Windows makes of a Windows error
+/// (`err_win_to_posix` in its `compat/mingw.c`), for the errors a work tree's files meet, so that
+/// git-par.exe's messages read as Git for Windows' do: "Permission denied" where Windows says
+/// "The process cannot access the file because it is being used by another process." Other
+/// errors keep Windows' own text ([`super::strerror`]).
+pub(super) fn posix_text(err: &io::Error) -> Option<&'static str> {
+    use windows_sys::Win32::Foundation as f;
+    let code = u32::try_from(err.raw_os_error()?).ok()?;
+    Some(match code {
+        f::ERROR_ACCESS_DENIED
+        | f::ERROR_SHARING_VIOLATION
+        | f::ERROR_LOCK_VIOLATION
+        | f::ERROR_CANNOT_MAKE
+        | f::ERROR_INVALID_ACCESS
+        | f::ERROR_CURRENT_DIRECTORY => "Permission denied",
+        f::ERROR_FILE_NOT_FOUND | f::ERROR_PATH_NOT_FOUND | f::ERROR_BAD_PATHNAME => {
+            "No such file or directory"
+        }
+        f::ERROR_FILE_EXISTS | f::ERROR_ALREADY_EXISTS => "File exists",
+        f::ERROR_DIR_NOT_EMPTY => "Directory not empty",
+        f::ERROR_DISK_FULL | f::ERROR_HANDLE_DISK_FULL => "No space left on device",
+        f::ERROR_FILENAME_EXCED_RANGE => "Filename too long",
+        f::ERROR_DIRECTORY | f::ERROR_INVALID_NAME => "Invalid argument",
+        f::ERROR_TOO_MANY_OPEN_FILES => "Too many open files",
+        _ => return None,
+    })
+}
+
 /// `ERROR_CANT_RESOLVE_FILENAME`: what a path through a reparse point gets, Linux's `ELOOP`.
 const THROUGH_A_LINK: i32 = 1921;
 /// `ERROR_BAD_PATHNAME`: a name that would leave its directory or name a stream.
@@ -764,6 +792,20 @@ mod tests {
         let (dir, name) = super::super::split_path(b(path));
         let fd = dirs.dir(dir).unwrap();
         create_file_at(fd, name, data, false).unwrap()
+    }
+
+    /// Git for Windows' messages name POSIX errors (`err_win_to_posix`): a file another program
+    /// holds is "Permission denied"; an error it does not map keeps Windows' text, without
+    /// Rust's "(os error N)".
+    #[test]
+    fn errors_read_as_git_for_windows_words_them() {
+        use windows_sys::Win32::Foundation as f;
+        let text = |code: u32| crate::fs::strerror(&io::Error::from_raw_os_error(code as i32));
+        assert_eq!(text(f::ERROR_SHARING_VIOLATION), "Permission denied");
+        assert_eq!(text(f::ERROR_FILE_EXISTS), "File exists");
+        assert_eq!(text(f::ERROR_DIR_NOT_EMPTY), "Directory not empty");
+        let other = text(f::ERROR_CANT_RESOLVE_FILENAME);
+        assert!(!other.is_empty() && !other.contains("os error"), "{other}");
     }
 
     #[test]
