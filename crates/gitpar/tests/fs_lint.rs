@@ -40,6 +40,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "reads the index file (its REUC extension), inside the git directory",
     ),
     (
+        "objects/loose.rs",
+        "reads loose objects inside the object database",
+    ),
+    (
         "objects/stream.rs",
         "reads loose objects and pack indexes inside the object database",
     ),

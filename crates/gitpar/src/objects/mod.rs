@@ -3,5 +3,6 @@
 //! blobs a partial clone lacks before anything is written ([`prefetch`]).
 
 pub(crate) mod blobs;
+pub(crate) mod loose;
 pub(crate) mod prefetch;
 pub(crate) mod stream;

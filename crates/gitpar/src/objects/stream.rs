@@ -53,6 +53,11 @@ impl Streamer {
         }
     }
 
+    /// The object directories searched, the repository's own first.
+    pub(crate) fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
     /// Where `id` is stored whole, if it is: a loose object, or an undeltified pack entry.
     /// `None` for a delta (or anything this cannot find), which the caller reads whole.
     pub(crate) fn locate(&mut self, id: &ObjectId) -> Option<Source> {

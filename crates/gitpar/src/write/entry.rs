@@ -47,7 +47,7 @@ impl<'r> Worker<'r> {
         if let Some(donor) = shared.donor.filter(|_| !job.replace) {
             let parts = (
                 &mut self.reader,
-                &self.repo,
+                (&mut self.loose, &self.repo),
                 &mut self.donor_dirs,
                 &mut self.dirs,
             );
@@ -63,9 +63,8 @@ impl<'r> Worker<'r> {
         let size = match located {
             Some(located) => located.whole_size(),
             None => Some(
-                Self::header(&self.repo, entry)
-                    .map_err(Failure::Error)?
-                    .size,
+                Self::unpacked_size((&mut self.loose, &self.repo), entry)
+                    .map_err(Failure::Error)?,
             ),
         };
         if let Some(size) = size.filter(|&s| s >= shared.stream_above) {
@@ -75,7 +74,7 @@ impl<'r> Worker<'r> {
                 }
             }
         }
-        let reading = (&mut self.reader, &self.repo, &mut self.buf);
+        let reading = (&mut self.reader, &mut self.loose, &self.repo, &mut self.buf);
         let (data, _grant) = Self::read_content(reading, entry, located, size, own.driver, shared)?;
         let expanded = expand_ident(own, entry, &data);
         let input = expanded.as_deref().unwrap_or(&data[..]);
@@ -264,9 +263,9 @@ impl<'r> Worker<'r> {
     /// what the checkout would write ([`crate::write::donor`]): `None` when it is to be written (the
     /// reason counted), else the clone's stat data or the failure to create it.
     fn clone_from(
-        (reader, repo, donor_dirs, dirs): (
+        (reader, (loose, repo), donor_dirs, dirs): (
             &mut crate::objects::blobs::Reader,
-            &gix::Repository,
+            (&mut crate::objects::loose::Loose, &gix::Repository),
             &mut Option<Dirs<'_>>,
             &mut Dirs<'_>,
         ),
@@ -294,8 +293,8 @@ impl<'r> Worker<'r> {
         let size = if check_size {
             match located.and_then(|l| shared.blobs.size(reader, &l)) {
                 Some(size) => Some(size),
-                None => match Self::header(repo, entry) {
-                    Ok(header) => Some(header.size),
+                None => match Self::unpacked_size((loose, repo), entry) {
+                    Ok(size) => Some(size),
                     Err(_) => return written(Written::Failed),
                 },
             }

@@ -660,6 +660,8 @@ struct Worker<'r> {
     chunk: Vec<u8>,
     /// Where big blobs are streamed from.
     streamer: crate::objects::stream::Streamer,
+    /// This writer's reader of loose objects, and the one it read last.
+    loose: crate::objects::loose::Loose,
     /// The attribute search outcome, selecting the attributes we apply ourselves.
     outcome: gix::attrs::search::Outcome,
     /// The attributes looked up for each attribute signature met so far
@@ -694,6 +696,7 @@ impl<'r> Worker<'r> {
         });
         filter.options_mut().drivers.clear();
         let streamer = crate::objects::stream::Streamer::new(&repo);
+        let loose = crate::objects::loose::Loose::new(streamer.dirs().to_vec());
         let mut outcome = gix::attrs::search::Outcome::default();
         outcome.initialize_with_selection(
             &Default::default(),
@@ -722,6 +725,7 @@ impl<'r> Worker<'r> {
             reader: crate::objects::blobs::Reader::default(),
             chunk: Vec::new(),
             streamer,
+            loose,
             dirs: root.dirs(),
             donor_dirs: shared.donor.map(|d| d.root().dirs()),
             symlinks: opts.symlinks,

@@ -59,6 +59,46 @@ impl Worker<'_> {
             .ok_or_else(|| unreadable(entry, None))
     }
 
+    /// The size of `entry`'s blob where the pack scan did not find it: from its loose object,
+    /// read now and held for [`Worker::read_content`] (one open, no map), else from the object
+    /// database's header.
+    pub(super) fn unpacked_size(
+        (loose, repo): (&mut crate::objects::loose::Loose, &gix::Repository),
+        entry: &plan::Entry,
+    ) -> Result<u64, EntryError> {
+        match loose.open(&entry.id) {
+            crate::objects::loose::Opened::Read(header) => Ok(header.size),
+            _ => Ok(Self::header(repo, entry)?.size),
+        }
+    }
+
+    /// `entry`'s blob from the loose object [`Worker::unpacked_size`] read: granted its size,
+    /// then inflated into the writer's buffer. `Ok(None)` where the loose object cannot give it
+    /// (corrupt, truncated): the object database then reads it or says why.
+    fn read_loose<'s>(
+        (loose, spare): (&mut crate::objects::loose::Loose, &mut Vec<u8>),
+        entry: &plan::Entry,
+        header: crate::objects::loose::Header,
+        driver: Option<&gix::filter::plumbing::Driver>,
+        shared: &'s Shared<'_>,
+    ) -> Result<Option<(Blob, crate::sys::budget::Grant<'s>)>, EntryError> {
+        if header.kind != gix::objs::Kind::Blob {
+            return Err(EntryError {
+                path: entry.path.clone(),
+                message: format!("{} is a {}, not a blob", entry.id, header.kind),
+            });
+        }
+        let grant = shared.budget.acquire(in_flight(header.size, driver));
+        let mut buf = std::mem::take(spare);
+        match loose.body(&mut buf) {
+            Some(len) => Ok(Some((Blob { buf, len }, grant))),
+            None => {
+                *spare = buf;
+                Ok(None)
+            }
+        }
+    }
+
     /// [`Worker::read_blob`] for a blob whose header said `size` bytes.
     pub(super) fn read_blob_with<'s>(
         (repo, spare): (&gix::Repository, &mut Vec<u8>),
@@ -113,14 +153,15 @@ impl Worker<'_> {
         Ok((Blob { buf, len }, grant))
     }
 
-    /// Read `entry`'s blob for a writer: from where the scan found it (`located`), else, or
-    /// where that fails, through the object database, whose header gives the size when it is
-    /// not known yet (`size`). An associated function so that it can run while the attribute
-    /// stack is borrowed.
+    /// Read `entry`'s blob for a writer: from where the scan found it (`located`), else from
+    /// the loose object [`Worker::unpacked_size`] read, else, or where those fail, through the
+    /// object database, whose header gives the size when it is not known yet (`size`). An
+    /// associated function so that it can run while the attribute stack is borrowed.
     #[inline]
     pub(super) fn read_content<'s>(
-        (reader, repo, spare): (
+        (reader, loose, repo, spare): (
             &mut crate::objects::blobs::Reader,
+            &mut crate::objects::loose::Loose,
             &gix::Repository,
             &mut Vec<u8>,
         ),
@@ -132,6 +173,12 @@ impl Worker<'_> {
     ) -> Result<(Blob, crate::sys::budget::Grant<'s>), Failure> {
         if let Some(located) = located {
             if let Ok(read) = Self::read_located((reader, spare), &located, size, driver, shared) {
+                return Ok(read);
+            }
+        }
+        if let Some(header) = loose.holds(&entry.id) {
+            let read = Self::read_loose((loose, spare), entry, header, driver, shared);
+            if let Some(read) = read.map_err(Failure::Error)? {
                 return Ok(read);
             }
         }
