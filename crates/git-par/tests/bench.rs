@@ -169,8 +169,12 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     assert!(stdout.contains("peak memory"), "{stdout}");
     // Progress went to stderr, one line per case at least.
     let stderr = run.stderr();
-    assert!(stderr.contains("[1/4] switch N=25"), "{stderr}");
-    assert!(stderr.contains("[4/4] clone N=300"), "{stderr}");
+    assert!(stderr.contains("[1/5] switch N=25"), "{stderr}");
+    assert!(
+        stderr.contains("[3/5] switch (loose blobs) N=30"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[5/5] clone N=300"), "{stderr}");
     assert!(stderr.contains("run 2/2"), "{stderr}");
     assert!(
         stderr.contains(" left"),
@@ -196,6 +200,7 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
         [
             ("switch", 25),
             ("switch", 50),
+            ("switch (loose blobs)", 30),
             ("worktree add", 300),
             ("clone", 300)
         ]
@@ -207,7 +212,7 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
         );
         assert_measured(case, "git (sequential)", 2);
         assert_measured(case, "git workers=4", 2);
-        if case.operation == "switch" {
+        if case.operation.starts_with("switch") {
             // `git par switch` is younger than the bench: if this build lacks it (or it fails), the bench
             // says so in a warning and measures the others.
             let par = &case.contenders[2];
@@ -240,11 +245,12 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some(CSV_HEADER));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.splitn(4, ',').collect()).collect();
-    assert_eq!(rows.len(), 12, "{csv}");
+    assert_eq!(rows.len(), 15, "{csv}");
     assert_eq!(rows[0][..3], ["switch", "25", "git (sequential)"]);
     assert_eq!(rows[5][..3], ["switch", "50", "git-par"]);
-    assert_eq!(rows[7][..3], ["worktree add", "300", "git workers=4"]);
-    assert_eq!(rows[11][..3], ["clone", "300", "git-par"]);
+    assert_eq!(rows[6][..3], ["switch (loose blobs)", "30", "git (sequential)"]);
+    assert_eq!(rows[10][..3], ["worktree add", "300", "git workers=4"]);
+    assert_eq!(rows[14][..3], ["clone", "300", "git-par"]);
 
     // Markdown tables, and an SVG document with one panel per operation.
     assert!(read(&files[2]).contains("| N files | git (sequential) |"));
@@ -400,8 +406,13 @@ fn a_real_repository_is_benched_on_commit_pairs_of_its_history() {
     let results = gitpar_bench::export::read_json(read(&files[0]).as_bytes()).unwrap();
     assert_eq!(
         cases(&results),
-        [("switch", 16), ("switch", 28), ("worktree add", 40)],
-        "29 is matched by the closest pair, 28 files"
+        [
+            ("switch", 16),
+            ("switch", 28),
+            ("switch (loose blobs)", 4),
+            ("worktree add", 40)
+        ],
+        "29 is matched by the closest pair, 28 files; the loose commit changes a tenth of 40"
     );
     for case in &results.cases {
         assert_measured(case, "git workers=2", 2);
@@ -473,7 +484,12 @@ fn a_partial_clone_is_benched_without_the_paths_whose_blobs_it_lacks() {
     // switches write only the small files, and the worktree add the 30 of main.
     assert_eq!(
         cases(&results),
-        [("switch", 8), ("switch", 12), ("worktree add", 30)]
+        [
+            ("switch", 8),
+            ("switch", 12),
+            ("switch (loose blobs)", 3),
+            ("worktree add", 30)
+        ]
     );
     for case in &results.cases {
         assert_measured(case, "git-par", 1);

@@ -13,6 +13,7 @@
 
 pub mod contenders;
 mod experiment;
+mod loose;
 mod operation;
 mod output;
 mod settle;

@@ -241,7 +241,7 @@ impl Experiment<'_> {
                 for target in &self.source.targets {
                     out.push(Planned {
                         operation,
-                        case: Case::new(operation.title(), target.changed),
+                        case: Case::new(target.case_title(), target.changed),
                         target: Some(target),
                     });
                 }

@@ -37,6 +37,8 @@ pub struct Target {
     pub commit: String,
     /// Files that differ from `main` (added, deleted or modified, renames counted as two): the N of a switch.
     pub changed: usize,
+    /// Whether its changed blobs are loose objects ([`super::loose`]) rather than packed.
+    pub loose: bool,
 }
 
 /// Returns the synthetic repository of `spec` under `cache`, generating it on first use.
@@ -54,9 +56,15 @@ pub fn synthetic(cache: &Path, spec: &SynthSpec) -> anyhow::Result<Source> {
             branch: b.name.clone(),
             commit: b.commit.clone(),
             changed: b.changed,
+            loose: false,
         })
         .collect();
     targets.sort_by_key(|t| t.changed);
+    targets.push(super::loose::loose_target(
+        &synth.path,
+        &synth.main,
+        spec.files,
+    )?);
     Ok(Source {
         description: format!(
             "synthetic, {} files in {} directories ({:.1} MiB), seed {:#x}, generator version {}",
@@ -145,6 +153,7 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
         &dest,
         &["ls-tree", "-r", "-z", "--name-only", "main"],
     )?);
+    targets.push(super::loose::loose_target(&dest, &main, files)?);
     let short = &tip[..tip.len().min(12)];
     let without = if dropped.on_main > 0 {
         format!(
@@ -261,6 +270,7 @@ fn switch_targets(
             branch,
             commit,
             changed,
+            loose: false,
         });
     }
     Ok(targets)
