@@ -248,7 +248,10 @@ fn quick_run_prints_the_tables_and_writes_every_result_file() {
     assert_eq!(rows.len(), 15, "{csv}");
     assert_eq!(rows[0][..3], ["switch", "25", "git (sequential)"]);
     assert_eq!(rows[5][..3], ["switch", "50", "git-par"]);
-    assert_eq!(rows[6][..3], ["switch (loose blobs)", "30", "git (sequential)"]);
+    assert_eq!(
+        rows[6][..3],
+        ["switch (loose blobs)", "30", "git (sequential)"]
+    );
     assert_eq!(rows[10][..3], ["worktree add", "300", "git workers=4"]);
     assert_eq!(rows[14][..3], ["clone", "300", "git-par"]);
 
