@@ -6,7 +6,8 @@
 //! below (`tests/layers.rs` holds the order, `docs/ARCHITECTURE.md` draws it):
 //!
 //! ```text
-//! ops      checkout, update (+ initial, submodule), switch, reset, restore, merge, fast_forward, carry
+//! ops      checkout, update (+ initial, submodule), switch, reset, restore, merge, fast_forward, carry,
+//!          remove_worktree
 //! inspect  refresh, status
 //! write    the writer pool, one entry's write, the tail, donor, options, the write error
 //! objects  pack scan and inflation, streaming, prefetch
@@ -46,6 +47,7 @@ pub(crate) mod write;
 
 pub use inspect::status;
 pub use ops::checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
+pub use ops::remove_worktree;
 pub use ops::{carry, checkout, fast_forward, merge, reset, restore, switch, update};
 
 pub use convert::filter::{finish_filters, Meta as FilterMeta};
