@@ -112,6 +112,20 @@ pub(crate) enum WorktreeCommand {
                       XFS, btrfs); --no-reflink writes every file."
     )]
     Add(PassThrough),
+    /// Remove a linked work tree (like `git worktree remove`): git's checks, the local-change
+    /// check by the parallel status, the files deleted in parallel.
+    #[command(
+        override_usage = "git par worktree remove [-f | --force [-f]] <worktree>",
+        long_about = "Remove a linked work tree, as `git worktree remove` does: refused for the \
+                      main work tree, a locked one (unless -f -f), one with submodules or with \
+                      what `git status --porcelain` would list (modified, staged or untracked \
+                      files; ignored files go with the rest) unless -f; a work tree whose \
+                      directory is gone only loses its registration. The check runs the \
+                      parallel status; the work tree is deleted by worker threads, never \
+                      following a symbolic link, its .git file last; then its administrative \
+                      directory goes. -f/--force, given twice for a locked work tree."
+    )]
+    Remove(PassThrough),
 }
 
 /// How to install each shell's completion: `git par completion --help`.

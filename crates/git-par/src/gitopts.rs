@@ -403,6 +403,10 @@ pub(crate) const WORKTREE_ADD: &[Spec] = &[
     long("reflink", Arity::Flag),
 ];
 
+/// The options of `git worktree remove` (git 2.47): `OPT__FORCE`, given twice for a locked
+/// work tree.
+pub(crate) const WORKTREE_REMOVE: &[Spec] = &[both("force", 'f', Arity::Flag)];
+
 #[cfg(test)]
 mod tests {
     use super::*;
