@@ -87,8 +87,9 @@ pub(crate) enum Command {
                       line that puts DIR first on PATH (on Windows: `git.exe`, a hard link or a \
                       copy, and a line for each shell). Invoked as `git`, git-par runs the \
                       commands it owns (checkout, switch, restore, reset --hard, clone, worktree \
-                      add, status, update-index --refresh) and hands every other call to the real \
-                      git ($GIT_PAR_REAL_GIT, else the next git on PATH) unchanged."
+                      add, worktree remove, status, update-index --refresh) and hands every \
+                      other call to the real git ($GIT_PAR_REAL_GIT, else the next git on PATH) \
+                      unchanged."
     )]
     Shim {
         /// The directory for the link.
@@ -163,8 +164,9 @@ pub(crate) struct RefreshArgs {
     pub(crate) quiet: bool,
 }
 
-/// The arguments of a command git-par hands to git first (`clone`, `worktree add`): every option
-/// git takes, read by `gitopts` as git reads them and passed on unchanged.
+/// The arguments of a command git-par hands to git first (`clone`, `worktree add`), or reads as
+/// git's parse-options does (`worktree remove`): every option git takes, read by `gitopts` as git
+/// reads them and passed on unchanged.
 #[derive(Args, Debug)]
 #[command(disable_help_flag = true)]
 pub(crate) struct PassThrough {

@@ -1,7 +1,8 @@
 //! Reading a command line that git-par hands to git (`clone`, `worktree add`) the way git's
 //! `parse-options.c` reads it, just far enough to know what git-par must do once git is done:
 //! the positional arguments (the destination directory, the new work tree) and a few options
-//! (`--no-checkout`, `--bare`, `-q`, ...).
+//! (`--no-checkout`, `--bare`, `-q`, ...); and `worktree remove`'s few options, which git-par runs
+//! itself (what it cannot read goes to git whole).
 //!
 //! Why not clap: git accepts every spelling parse-options accepts (`--opt=v` and `--opt v`,
 //! `-bNAME`, bundled `-qn`, unique abbreviations such as `--no-check`, negations such as

@@ -483,3 +483,34 @@ fn a_file_that_cannot_be_deleted_fails_as_with_git() {
         assert!(!side.join("repo/.git/worktrees").exists());
     }
 }
+
+#[test]
+fn transparent_mode_routes_worktree_remove_to_git_par() {
+    let s = tmp();
+    let s = s.path();
+    let side = side(&s.join("side"));
+    let bin = s.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(GIT_PAR, bin.join("git")).unwrap();
+    let mut cmd = Command::new(bin.join("git"));
+    clean_env(&mut cmd)
+        .current_dir(side.join("repo"))
+        .args(["worktree", "remove", "../wt"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("GIT_PAR_TRACE", "1");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("git-par: as git: worktree -> git-par"),
+        "{stderr}"
+    );
+    assert!(!side.join("wt").exists());
+}
