@@ -9,8 +9,9 @@
 //! itself goes to git whole, before anything is deleted: usage git's parse-options reports
 //! (`-h`, an unknown option, a missing or extra argument), a registration that does not
 //! validate (git's message names its paths as git holds them), an index or a status the engine
-//! cannot read. A status the engine hands to git (an fsmonitor daemon) is run by git exactly as
-//! git's `check_clean_worktree` runs it.
+//! cannot read, a sparse index (git's checks read it without expanding it, or expand it with a
+//! hint, as the repository the command runs in decides). A status the engine hands to git (an
+//! fsmonitor daemon) is run by git exactly as git's `check_clean_worktree` runs it.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -115,14 +116,19 @@ fn check_clean(
     overrides: &[String],
     args: &[OsString],
 ) -> Result<(), u8> {
-    match gitpar::remove_worktree::has_submodules(wt, common, hash) {
-        Ok(false) => {}
-        Ok(true) => {
-            return Err(fatal(
-                "working trees containing submodules cannot be moved or removed",
-            ))
-        }
+    let index = match gitpar::remove_worktree::check_index(wt, common, hash) {
+        Ok(index) => index,
         Err(_) => return Err(hand_to_git("the work tree's index cannot be read", args)),
+    };
+    if index.sparse {
+        // git reads it in the repository the command runs in, expands it there unless that one
+        // allows a sparse index too (with git's hint), and its status reads it as it is.
+        return Err(hand_to_git("the work tree's index is sparse", args));
+    }
+    if index.submodules {
+        return Err(fatal(
+            "working trees containing submodules cannot be moved or removed",
+        ));
     }
     let opts = gix::open::Options::default()
         .config_overrides(overrides.iter().cloned())
@@ -141,6 +147,11 @@ fn check_clean(
             return Err(hand_to_git(&format!("its status failed: {why}"), args))
         }
     };
+    clean_or_refuse(clean, name)
+}
+
+/// git's refusal of a work tree with local changes (`name` as the user gave it).
+fn clean_or_refuse(clean: bool, name: &str) -> Result<(), u8> {
     if clean {
         Ok(())
     } else {

@@ -449,6 +449,51 @@ fn a_status_the_engine_hands_to_git_is_gits() {
 }
 
 #[test]
+fn a_sparse_index_is_gits() {
+    // git reads a sparse index without expanding it where the repository the command runs in
+    // allows one (t1092's "worktree is not expanded"), else expands it with a hint, as here.
+    let sparse = |side: &Path| {
+        let wt = side.join("wt");
+        git_at(
+            &wt,
+            &["sparse-checkout", "init", "--cone", "--sparse-index"],
+        );
+        git_at(&wt, &["sparse-checkout", "set", "dir"]);
+    };
+    let s = tmp();
+    let traced = side(s.path());
+    sparse(&traced);
+    let mut cmd = Command::new(GIT_PAR);
+    clean_env(&mut cmd)
+        .current_dir(traced.join("repo"))
+        .args(["worktree", "remove", "../wt"])
+        .env("GIT_PAR_TRACE", "1");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("handing the worktree remove to git: the work tree's index is sparse"),
+        "{stderr}"
+    );
+    let (run, _) = compare(
+        tmp().path(),
+        sparse,
+        "repo",
+        &["worktree", "remove", "../wt"],
+    );
+    assert!(run
+        .stderr_str()
+        .contains("hint: The sparse index is expanding"));
+    // With --force, no index is read: git-par deletes it.
+    compare(
+        tmp().path(),
+        sparse,
+        "repo",
+        &["worktree", "remove", "-f", "../wt"],
+    );
+}
+
+#[test]
 fn a_file_that_cannot_be_deleted_fails_as_with_git() {
     let chattr = |path: &Path, flag: &str| {
         Command::new("chattr")

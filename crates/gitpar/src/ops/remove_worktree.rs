@@ -10,7 +10,7 @@
 //!
 //! The checks themselves (the work tree found, not the main one, its lock, [`Worktree::validate`],
 //! its submodules, local changes) are the caller's: git's messages and exit codes are the
-//! binary's to print. [`has_submodules`] is git's `validate_no_submodules`, which needs the
+//! binary's to print. [`check_index`] reads what git's `validate_no_submodules` reads, the
 //! index.
 
 use std::path::{Path, PathBuf};
@@ -110,21 +110,35 @@ pub fn remove(
     Ok(outcome)
 }
 
-/// git's `validate_no_submodules`: whether the linked work tree `worktree` has submodules git
-/// will not remove with it: a `modules` directory in its administrative directory, or a
-/// populated submodule (a gitlink of its index whose directory holds a repository or a `.git`
-/// file naming one). A missing index has none; one that cannot be read is an error (where git
-/// dies).
-pub fn has_submodules(
+/// What the index of a linked work tree says before it is removed: git's
+/// `validate_no_submodules`, and whether git's status would keep it sparse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexCheck {
+    /// It has submodules git will not remove with it: a `modules` directory in its
+    /// administrative directory, or a populated submodule (a gitlink of its index whose
+    /// directory holds a repository or a `.git` file naming one).
+    pub submodules: bool,
+    /// The index is sparse (it has sparse-directory entries): git reads it without expanding
+    /// it, or expands it with a hint, as the repository the command runs in decides; the
+    /// engine's status would expand it.
+    pub sparse: bool,
+}
+
+/// Read the index of the linked work tree `worktree` for [`IndexCheck`]. A missing index has no
+/// submodules; one that cannot be read is an error (where git dies).
+pub fn check_index(
     worktree: &Worktree,
     common_dir: &Path,
     hash: gix::hash::Kind,
-) -> Result<bool, UnreadableIndex> {
+) -> Result<IndexCheck, UnreadableIndex> {
     let Some(admin) = worktree.admin_dir(common_dir) else {
-        return Ok(false);
+        return Ok(IndexCheck::default());
     };
     if worktree.has_modules_dir(common_dir) {
-        return Ok(true);
+        return Ok(IndexCheck {
+            submodules: true,
+            sparse: false,
+        });
     }
     let index = gix::index::File::at_or_default(
         admin.join("index"),
@@ -133,20 +147,29 @@ pub fn has_submodules(
         gix::index::decode::Options::default(),
     )
     .map_err(|e| UnreadableIndex(Box::new(e)))?;
-    if index.entries().iter().all(|e| e.mode != Mode::COMMIT) {
-        return Ok(false);
-    }
-    let Ok(root) = crate::fs::Root::open(&worktree.path) else {
-        return Ok(false);
-    };
-    let mut dirs = root.dirs();
-    Ok(index
+    let sparse = index.is_sparse();
+    let mut gitlinks = index
         .entries()
         .iter()
         .filter(|e| e.mode == Mode::COMMIT)
-        .any(|e| {
-            crate::repo::worktrees::submodule_populated(&mut dirs, &worktree.path, e.path(&index))
-        }))
+        .peekable();
+    if gitlinks.peek().is_none() {
+        return Ok(IndexCheck {
+            submodules: false,
+            sparse,
+        });
+    }
+    let Ok(root) = crate::fs::Root::open(&worktree.path) else {
+        return Ok(IndexCheck {
+            submodules: false,
+            sparse,
+        });
+    };
+    let mut dirs = root.dirs();
+    let submodules = gitlinks.any(|e| {
+        crate::repo::worktrees::submodule_populated(&mut dirs, &worktree.path, e.path(&index))
+    });
+    Ok(IndexCheck { submodules, sparse })
 }
 
 /// The index of a work tree being removed could not be read.
