@@ -91,6 +91,17 @@ pub fn remove_empty_dir(path: &Path) -> Result<(), Error> {
 /// not a way out. Nothing there at all is success, as in git. `interrupt` stops the workers at
 /// their next entry.
 pub fn remove_tree(path: &Path, opts: &Options, interrupt: &AtomicBool) -> Result<Removed, Error> {
+    remove_in_chunks(path, opts, interrupt, None)
+}
+
+/// [`remove_tree`], with `chunk` files a job instead of [`chunk_for`]'s (the tests share small
+/// directories out).
+fn remove_in_chunks(
+    path: &Path,
+    opts: &Options,
+    interrupt: &AtomicBool,
+    chunk: Option<usize>,
+) -> Result<Removed, Error> {
     let (outer, name) = split_top(path)?;
     let kind = crate::fs::tune::Kind::of(os::borrow(&outer));
     let threads = opts
@@ -109,7 +120,7 @@ pub fn remove_tree(path: &Path, opts: &Options, interrupt: &AtomicBool) -> Resul
         ready: Condvar::new(),
         outer: Arc::clone(&outer),
         top: path.to_owned(),
-        chunk: if kind.is_high_latency() { 4 } else { 128 },
+        chunk: chunk.unwrap_or_else(|| chunk_for(kind)),
         last: opts.last.clone(),
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
@@ -132,6 +143,21 @@ pub fn remove_tree(path: &Path, opts: &Options, interrupt: &AtomicBool) -> Resul
         });
     }
     run.outcome(threads)
+}
+
+/// How many of a directory's files one job unlinks. The kernel holds a directory's lock for the
+/// whole of an unlink in it (`i_rwsem`; over FUSE or NFS, for the round trip to the server), so
+/// the unlinks in one directory never overlap: the threads gain by working in different
+/// directories, and a directory's files stay with one worker. Where a file costs only CPU
+/// (tmpfs, a local disk), the part of an unlink after the lock (freeing the inode and its pages)
+/// can overlap, so a big directory is shared out in big chunks; where an unlink is a round trip,
+/// never.
+fn chunk_for(kind: crate::fs::tune::Kind) -> usize {
+    if kind.is_high_latency() {
+        usize::MAX
+    } else {
+        1024
+    }
 }
 
 /// The directory holding `path` (opened following symlinks) and `path`'s last component.
@@ -215,7 +241,7 @@ struct Run<'a> {
     outer: Arc<OwnedFd>,
     /// The top directory's path, for messages.
     top: PathBuf,
-    /// Files per job: a directory's files are shared out in chunks this big.
+    /// Files per job: a directory's files are shared out in chunks this big ([`chunk_for`]).
     chunk: usize,
     /// See [`Options::last`].
     last: Option<BString>,
@@ -547,13 +573,13 @@ mod tests {
             let s = tempfile::tempdir().unwrap();
             let top = s.path().join("wt");
             let outside = s.path().join("outside");
-            // 130 files a directory: two chunks each.
             tree(&top, 6, 130, &outside);
             let opts = Options {
                 threads: Some(threads),
                 last: Some(".git".into()),
             };
-            let removed = remove_tree(&top, &opts, &AtomicBool::new(false)).unwrap();
+            // 130 files a directory, 50 a job: three jobs each.
+            let removed = remove_in_chunks(&top, &opts, &AtomicBool::new(false), Some(50)).unwrap();
             assert!(!top.exists(), "{threads} threads");
             assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
             // 6 x 130 files, two symlinks, .git; the directories: d0..d2, their e's, the f's,
