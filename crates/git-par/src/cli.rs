@@ -87,8 +87,9 @@ pub(crate) enum Command {
                       line that puts DIR first on PATH (on Windows: `git.exe`, a hard link or a \
                       copy, and a line for each shell). Invoked as `git`, git-par runs the \
                       commands it owns (checkout, switch, restore, reset --hard, clone, worktree \
-                      add, status, update-index --refresh) and hands every other call to the real \
-                      git ($GIT_PAR_REAL_GIT, else the next git on PATH) unchanged."
+                      add, worktree remove, status, update-index --refresh) and hands every \
+                      other call to the real git ($GIT_PAR_REAL_GIT, else the next git on PATH) \
+                      unchanged."
     )]
     Shim {
         /// The directory for the link.
@@ -112,6 +113,20 @@ pub(crate) enum WorktreeCommand {
                       XFS, btrfs); --no-reflink writes every file."
     )]
     Add(PassThrough),
+    /// Remove a linked work tree (like `git worktree remove`): git's checks, the local-change
+    /// check by the parallel status, the files deleted in parallel.
+    #[command(
+        override_usage = "git par worktree remove [-f | --force [-f]] <worktree>",
+        long_about = "Remove a linked work tree, as `git worktree remove` does: refused for the \
+                      main work tree, a locked one (unless -f -f), one with submodules or with \
+                      what `git status --porcelain` would list (modified, staged or untracked \
+                      files; ignored files go with the rest) unless -f; a work tree whose \
+                      directory is gone only loses its registration. The check runs the \
+                      parallel status; the work tree is deleted by worker threads, never \
+                      following a symbolic link, its .git file last; then its administrative \
+                      directory goes. -f/--force, given twice for a locked work tree."
+    )]
+    Remove(PassThrough),
 }
 
 /// How to install each shell's completion: `git par completion --help`.
@@ -149,8 +164,9 @@ pub(crate) struct RefreshArgs {
     pub(crate) quiet: bool,
 }
 
-/// The arguments of a command git-par hands to git first (`clone`, `worktree add`): every option
-/// git takes, read by `gitopts` as git reads them and passed on unchanged.
+/// The arguments of a command git-par hands to git first (`clone`, `worktree add`), or reads as
+/// git's parse-options does (`worktree remove`): every option git takes, read by `gitopts` as git
+/// reads them and passed on unchanged.
 #[derive(Args, Debug)]
 #[command(disable_help_flag = true)]
 pub(crate) struct PassThrough {

@@ -1,7 +1,8 @@
 //! Reading a command line that git-par hands to git (`clone`, `worktree add`) the way git's
 //! `parse-options.c` reads it, just far enough to know what git-par must do once git is done:
 //! the positional arguments (the destination directory, the new work tree) and a few options
-//! (`--no-checkout`, `--bare`, `-q`, ...).
+//! (`--no-checkout`, `--bare`, `-q`, ...); and `worktree remove`'s few options, which git-par runs
+//! itself (what it cannot read goes to git whole).
 //!
 //! Why not clap: git accepts every spelling parse-options accepts (`--opt=v` and `--opt v`,
 //! `-bNAME`, bundled `-qn`, unique abbreviations such as `--no-check`, negations such as
@@ -402,6 +403,10 @@ pub(crate) const WORKTREE_ADD: &[Spec] = &[
     long("donor", Arity::Value),
     long("reflink", Arity::Flag),
 ];
+
+/// The options of `git worktree remove` (git 2.47): `OPT__FORCE`, given twice for a locked
+/// work tree.
+pub(crate) const WORKTREE_REMOVE: &[Spec] = &[both("force", 'f', Arity::Flag)];
 
 #[cfg(test)]
 mod tests {

@@ -45,6 +45,7 @@ mod trace2;
 mod transparent;
 mod unborn;
 mod worktree;
+mod worktree_remove;
 
 use std::process::ExitCode;
 
@@ -67,6 +68,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Clone(args) => clone::clone(args.args, &overrides),
         Command::Worktree(WorktreeCommand::Add(args)) => worktree::add(args.args, &overrides),
+        Command::Worktree(WorktreeCommand::Remove(args)) => {
+            worktree_remove::remove(args.args, &overrides)
+        }
         Command::Switch(args) => switch::switch(args, &overrides),
         Command::Checkout(args) => checkout::checkout(args, &overrides),
         Command::Reset(args) => reset::reset(args, &overrides),

@@ -635,7 +635,7 @@ fn env_bool(name: &str, default: bool) -> Result<bool, u8> {
 }
 
 /// An I/O error as git prints `strerror(errno)`: without Rust's `(os error N)`.
-fn strerror(e: &std::io::Error) -> String {
+pub(crate) fn strerror(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_owned(),

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use crate::cli::Command;
+use crate::cli::{Command, WorktreeCommand};
 use crate::exit::fatal;
 use crate::{config_env, git, identity, patch, transparent};
 
@@ -38,7 +38,7 @@ pub(crate) fn warm_time_zone(command: &Command) {
     if matches!(
         command,
         Command::Clone(_)
-            | Command::Worktree(_)
+            | Command::Worktree(WorktreeCommand::Add(_))
             | Command::Switch(_)
             | Command::Checkout(_)
             | Command::Reset(_)

@@ -242,6 +242,51 @@ pub(crate) fn status(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
     Ok(())
 }
 
+/// Why [`porcelain_is_empty`] has no answer.
+pub(crate) enum NoAnswer {
+    /// The engine hands this status to git (why): an fsmonitor daemon, an untracked cache
+    /// under `core.ignoreCase`, a split index to write.
+    Delegate(&'static str),
+    /// The status failed, or a setting is one git's status refuses (why).
+    Failed(String),
+}
+
+/// Returns true if and only if `git status --porcelain --ignore-submodules=none`, run in the
+/// work tree `worktree` of `repo` with the index at `index_path`, would print nothing: what
+/// git's `check_clean_worktree` asks of a work tree `worktree remove` deletes. Staged and
+/// unstaged changes count, untracked files too as `status.showUntrackedFiles` lists them,
+/// ignored files do not. Computed by the engine's parallel status (rename detection left out:
+/// a rename is a change either way).
+pub(crate) fn porcelain_is_empty(
+    repo: &gix::Repository,
+    worktree: &std::path::Path,
+    index_path: &std::path::Path,
+) -> Result<bool, NoAnswer> {
+    let untracked = config::untracked_setting(&repo.config_snapshot())
+        .ok_or_else(|| NoAnswer::Failed("status.showUntrackedFiles".into()))?;
+    let head_tree = match repo.head_commit() {
+        Ok(commit) => Some(
+            commit
+                .tree_id()
+                .map_err(|e| NoAnswer::Failed(e.to_string()))?
+                .detach(),
+        ),
+        Err(_) if repo.head_id().is_err() => None,
+        Err(e) => return Err(NoAnswer::Failed(e.to_string())),
+    };
+    let opts = StatusOptions {
+        untracked,
+        write_index: std::env::var("GIT_OPTIONAL_LOCKS").map_or(true, |v| v != "0" && v != "false"),
+        ignore_submodules: Some(IgnoreSubmodules::None),
+        ..StatusOptions::default()
+    };
+    match gitpar::status::status(repo, worktree, index_path, head_tree, &opts) {
+        Ok(st) => Ok(st.changes.is_empty() && st.untracked.is_empty()),
+        Err(gitpar::status::Error::Delegate(why)) => Err(NoAnswer::Delegate(why)),
+        Err(e) => Err(NoAnswer::Failed(e.to_string())),
+    }
+}
+
 /// The output format: git's `finalize_deferred_config`, where -z without a format is
 /// --porcelain and `status.short` counts only when no format is given.
 fn format_of(args: &Args, settings: &config::Settings) -> Result<Format, u8> {

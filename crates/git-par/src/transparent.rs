@@ -4,7 +4,7 @@
 //! CI that call `git` get the parallel checkout without knowing of it (as ccache's links do).
 //!
 //! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
-//! `sparse-checkout`,
+//! `worktree remove`, `sparse-checkout`,
 //! `status`, `update-index [-q] --refresh` (exactly), `merge` and `pull` (which hand what is no
 //! fast-forward back to git), and `par ...` (git-par's own commands).
 //! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
@@ -254,9 +254,11 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         "merge" | "pull" => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
-        "worktree" if rest.first().is_some_and(|a| a == "add") => std::iter::once(command.clone())
-            .chain(rest.iter().cloned())
-            .collect(),
+        "worktree" if rest.first().is_some_and(|a| a == "add" || a == "remove") => {
+            std::iter::once(command.clone())
+                .chain(rest.iter().cloned())
+                .collect()
+        }
         "update-index" => {
             let quiet = rest.iter().filter(|a| *a == "-q").count();
             let refresh = rest.iter().filter(|a| *a == "--refresh").count();
@@ -533,7 +535,12 @@ mod tests {
             ours(&["worktree", "add", "../x"]).unwrap(),
             ["worktree", "add", "../x"]
         );
+        assert_eq!(
+            ours(&["worktree", "remove", "-f", "../x"]).unwrap(),
+            ["worktree", "remove", "-f", "../x"]
+        );
         assert_eq!(ours(&["worktree", "list"]), None);
+        assert_eq!(ours(&["worktree", "move", "a", "b"]), None);
         assert_eq!(
             ours(&["merge", "--ff-only", "x"]).unwrap(),
             ["merge", "--ff-only", "x"]

@@ -6,14 +6,16 @@
 //! below (`tests/layers.rs` holds the order, `docs/ARCHITECTURE.md` draws it):
 //!
 //! ```text
-//! ops      checkout, update (+ initial, submodule), switch, reset, restore, merge, fast_forward, carry
+//! ops      checkout, update (+ initial, submodule), switch, reset, restore, merge, fast_forward, carry,
+//!          remove_worktree
 //! inspect  refresh, status
 //! write    the writer pool, one entry's write, the tail, donor, options, the write error
 //! objects  pack scan and inflation, streaming, prefetch
 //! plan     tree walk and diff, pathspecs, sparse patterns
 //! index    the index file: format, encode, record, split index, extensions
 //! repo     refs, branches, hooks, state files, submodule config   convert  attributes, filters
-//! fs       the path-safe filesystem layer, locks, removal, tuning: the platform seam
+//! fs       the path-safe filesystem layer, locks, removal (entries, whole trees), tuning: the
+//!          platform seam
 //! sys      cpus, environment, git, memory budget, context, phases
 //! ```
 //!
@@ -45,10 +47,11 @@ pub(crate) mod write;
 
 pub use inspect::status;
 pub use ops::checkout::{checkout, checkout_planned, plan_ahead, Outcome, Planned};
+pub use ops::remove_worktree;
 pub use ops::{carry, checkout, fast_forward, merge, reset, restore, switch, update};
 
 pub use convert::filter::{finish_filters, Meta as FilterMeta};
-pub use fs::{lock, tune};
+pub use fs::{lock, remove_tree, tune};
 pub use index::untracked_cache;
 pub use sys::context::{Context, Progress};
 pub use sys::git::{git_command, REAL_GIT};

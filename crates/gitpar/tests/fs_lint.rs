@@ -32,6 +32,10 @@ const REPOSITORY_ONLY: &[(&str, &str)] = &[
         "merge, cherry-pick and revert state files and pseudo-refs, inside the git directory",
     ),
     (
+        "repo/worktrees.rs",
+        "reads the registrations of linked work trees in the common directory; a work tree's own .git file goes through the path-safe layer",
+    ),
+    (
         "repo/hooks.rs",
         "looks the hook up in the git directory or core.hooksPath, never in the work tree",
     ),

@@ -79,6 +79,15 @@ pub(super) fn untracked_mode(v: Option<&[u8]>) -> Option<Untracked> {
     }
 }
 
+/// `status.showUntrackedFiles` alone (`normal` when unset), for a status that only asks whether
+/// anything would be listed; `None` for a value git refuses.
+pub(super) fn untracked_setting(config: &gix::config::Snapshot<'_>) -> Option<Untracked> {
+    match raw(config, "status.showUntrackedFiles") {
+        None => Some(Untracked::Normal),
+        Some(v) => untracked_mode(v.as_ref().map(|v| v.as_slice())),
+    }
+}
+
 /// What the configuration says, before the command line has its word.
 pub(super) struct Settings {
     /// `status.showUntrackedFiles`.

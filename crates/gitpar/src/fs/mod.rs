@@ -17,6 +17,7 @@
 
 pub mod lock;
 pub(crate) mod remove;
+pub mod remove_tree;
 pub mod tune;
 #[cfg(unix)]
 mod unix;

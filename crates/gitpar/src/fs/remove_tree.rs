@@ -1,0 +1,629 @@
+//! A whole directory removed by worker threads: what git's `remove_dir_recursively` (`dir.c`)
+//! does for `git worktree remove`, with the directories dealt out to threads.
+//!
+//! Every entry is reached through the open directory it was listed in, one component at a time
+//! and without following a symbolic link (`openat(O_NOFOLLOW)`, a handle with
+//! `FILE_OPEN_REPARSE_POINT` on Windows): a symlink in the tree is unlinked, never entered, so
+//! nothing outside the tree is touched. A directory is removed once everything in it is gone
+//! (each one counts what is still pending in it), the top one last. As in git, an entry that
+//! vanished meanwhile is what was wanted anyway, and an unreadable directory is `rmdir`ed as
+//! it is (it may be empty).
+//!
+//! git's recursion stops at its first failure and leaves the rest in place; so do the workers
+//! here: the first failure stops them all and is returned, naming the step and the path.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+
+use bstr::{BString, ByteSlice};
+
+use super::{os, FileType, OwnedFd};
+
+/// How [`remove_tree`] runs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Worker threads; `None`: as many as the filesystem's kind calls for
+    /// ([`crate::fs::tune::workers_for`]).
+    pub threads: Option<usize>,
+    /// A name in the top directory removed only after everything else in it: a linked work
+    /// tree's `.git` file, so that a removal stopped half-way leaves a work tree git still
+    /// recognises, and `git worktree remove` can be run again.
+    pub last: Option<BString>,
+}
+
+/// What [`remove_tree`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// Files, symlinks and other non-directories unlinked.
+    pub files: usize,
+    /// Directories removed, the top one included.
+    pub dirs: usize,
+    /// The worker threads that removed them.
+    pub threads: usize,
+}
+
+/// Why [`remove_tree`] stopped before the tree was gone.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A step failed: `unlink`, `rmdir` or `opendir`, on the path named (the top directory or
+    /// something inside it). The workers stopped; what was not removed yet is still there.
+    #[error("cannot {op} '{}': {}", path.display(), super::strerror(source))]
+    Io {
+        /// The step that failed.
+        op: &'static str,
+        /// The path it failed on.
+        path: PathBuf,
+        /// The system error.
+        #[source]
+        source: io::Error,
+    },
+    /// The caller asked the removal to stop ([`crate::Context::interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// The cause as git prints it after a path: the system's text (`Permission denied`).
+    pub fn cause(&self) -> String {
+        match self {
+            Error::Io { source, .. } => super::strerror(source),
+            Error::Interrupted => "Interrupted".to_owned(),
+        }
+    }
+}
+
+/// Remove the empty directory at `path` (its last component not followed): git's `rmdir` of a
+/// directory in the git directory that may now be empty, such as `worktrees`.
+pub fn remove_empty_dir(path: &Path) -> Result<(), Error> {
+    let (outer, name) = split_top(path)?;
+    os::rmdir_at(os::borrow(&outer), &name).map_err(|source| Error::Io {
+        op: "rmdir",
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Remove the directory at `path` and everything in it, with worker threads. `path` itself may
+/// lie behind symlinks (its leading components are followed, as a work tree's location may be
+/// anywhere), but its last component is not followed: a symlink there is an error (`ELOOP`),
+/// not a way out. Nothing there at all is success, as in git. `interrupt` stops the workers at
+/// their next entry.
+pub fn remove_tree(path: &Path, opts: &Options, interrupt: &AtomicBool) -> Result<Removed, Error> {
+    remove_in_chunks(path, opts, interrupt, None)
+}
+
+/// [`remove_tree`], with `chunk` files a job instead of [`chunk_for`]'s (the tests share small
+/// directories out).
+fn remove_in_chunks(
+    path: &Path,
+    opts: &Options,
+    interrupt: &AtomicBool,
+    chunk: Option<usize>,
+) -> Result<Removed, Error> {
+    let (outer, name) = split_top(path)?;
+    let kind = crate::fs::tune::Kind::of(os::borrow(&outer));
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| crate::fs::tune::workers_for(kind, usize::MAX, None).workers)
+        .max(1);
+    let top = Arc::new(Node {
+        name,
+        parent: None,
+        fd: Mutex::new(Weak::new()),
+        pending: AtomicUsize::new(1),
+    });
+    let outer = Arc::new(outer);
+    let run = Run {
+        queue: Mutex::new(Queue::default()),
+        ready: Condvar::new(),
+        outer: Arc::clone(&outer),
+        top: path.to_owned(),
+        chunk: chunk.unwrap_or_else(|| chunk_for(kind)),
+        last: opts.last.clone(),
+        stop: AtomicBool::new(false),
+        failure: Mutex::new(None),
+        interrupt,
+        files: AtomicUsize::new(0),
+        dirs: AtomicUsize::new(0),
+    };
+    run.push(Job::Dir {
+        node: top,
+        parent: outer,
+    });
+    if threads == 1 {
+        run.work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|| run.work());
+            }
+            run.work();
+        });
+    }
+    run.outcome(threads)
+}
+
+/// How many of a directory's files one job unlinks. The kernel holds a directory's lock for the
+/// whole of an unlink in it (`i_rwsem`; over FUSE or NFS, for the round trip to the server), so
+/// the unlinks in one directory never overlap: the threads gain by working in different
+/// directories, and a directory's files stay with one worker. Where a file costs only CPU
+/// (tmpfs, a local disk), the part of an unlink after the lock (freeing the inode and its pages)
+/// can overlap, so a big directory is shared out in big chunks; where an unlink is a round trip,
+/// never.
+fn chunk_for(kind: crate::fs::tune::Kind) -> usize {
+    if kind.is_high_latency() {
+        usize::MAX
+    } else {
+        1024
+    }
+}
+
+/// The directory holding `path` (opened following symlinks) and `path`'s last component.
+fn split_top(path: &Path) -> Result<(OwnedFd, BString), Error> {
+    let fail = |source| Error::Io {
+        op: "opendir",
+        path: path.to_owned(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail(io::ErrorKind::InvalidInput.into()))?;
+    let outer = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = gix::path::os_str_into_bstr(name)
+        .map_err(|_| fail(io::ErrorKind::InvalidInput.into()))?
+        .to_owned();
+    Ok((os::open_root(outer).map_err(fail)?, name))
+}
+
+/// A directory being emptied.
+#[derive(Debug)]
+struct Node {
+    /// Its name in its parent (the top directory's: in the directory holding it).
+    name: BString,
+    /// The directory it is in; `None` for the top.
+    parent: Option<Arc<Node>>,
+    /// The directory while it is open. Weak: the jobs working in it hold it open, and it
+    /// closes when they are done, so a wide or deep tree does not pile up descriptors (and on
+    /// Windows no handle of ours keeps it from being removed).
+    fd: Mutex<Weak<OwnedFd>>,
+    /// What is still to finish in it: its listing, each chunk of its files, each of its
+    /// subdirectories. The one that brings it to zero removes the directory.
+    pending: AtomicUsize,
+}
+
+impl Node {
+    /// The path of this directory, for messages.
+    fn path(&self, top: &Path) -> PathBuf {
+        let mut names = Vec::new();
+        let mut at = self;
+        while let Some(parent) = &at.parent {
+            names.push(at.name.to_str_lossy().into_owned());
+            at = parent;
+        }
+        names.iter().rev().fold(top.to_owned(), |p, n| p.join(n))
+    }
+}
+
+/// A piece of work a worker takes from the queue.
+enum Job {
+    /// Open `node` in `parent` and list it: its subdirectories become jobs, its files chunks.
+    Dir {
+        node: Arc<Node>,
+        parent: Arc<OwnedFd>,
+    },
+    /// Unlink `names` from the open directory `dir` of `node`.
+    Files {
+        node: Arc<Node>,
+        dir: Arc<OwnedFd>,
+        names: Vec<(BString, FileType)>,
+    },
+}
+
+/// The jobs waiting, and how many workers are busy with one (no job and none busy: done).
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    busy: usize,
+}
+
+/// One removal's shared state.
+struct Run<'a> {
+    /// A stack rather than a channel: the last directory listed is the next entered, so the
+    /// workers go deep first and few directories are open at once.
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    /// The directory holding the top one.
+    outer: Arc<OwnedFd>,
+    /// The top directory's path, for messages.
+    top: PathBuf,
+    /// Files per job: a directory's files are shared out in chunks this big ([`chunk_for`]).
+    chunk: usize,
+    /// See [`Options::last`].
+    last: Option<BString>,
+    /// Set on the first failure or an interruption: the workers take no further job.
+    stop: AtomicBool,
+    /// The first failure.
+    failure: Mutex<Option<Error>>,
+    interrupt: &'a AtomicBool,
+    files: AtomicUsize,
+    dirs: AtomicUsize,
+}
+
+/// A lock taken even if a worker panicked while holding it: the state behind it stays
+/// consistent (counts and a stack), and the panic is the run's outcome anyway.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Marks the worker's job done when dropped, also when the job panicked (then the others stop
+/// rather than wait for work that will never come).
+struct Busy<'r, 'a>(&'r Run<'a>);
+
+impl Drop for Busy<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop.store(true, Ordering::Relaxed);
+        }
+        let mut q = lock(&self.0.queue);
+        q.busy -= 1;
+        if (q.busy == 0 && q.jobs.is_empty()) || self.0.stopped() {
+            self.0.ready.notify_all();
+        }
+    }
+}
+
+impl Run<'_> {
+    /// A worker: jobs until there are none left (or the run stops).
+    fn work(&self) {
+        while let Some(job) = self.next() {
+            let _busy = Busy(self);
+            if self.stopped() {
+                continue;
+            }
+            let done = match job {
+                Job::Dir { node, parent } => self.list(node, parent),
+                Job::Files { node, dir, names } => {
+                    self.unlink_all(&node, &dir, &names).and_then(|()| {
+                        drop(dir);
+                        self.finish(node)
+                    })
+                }
+            };
+            if let Err(err) = done {
+                self.fail(err);
+            }
+        }
+    }
+
+    /// The next job, waiting while other workers may still make some; `None` when the run is
+    /// over.
+    fn next(&self) -> Option<Job> {
+        let mut q = lock(&self.queue);
+        loop {
+            if self.stopped() {
+                return None;
+            }
+            if let Some(job) = q.jobs.pop() {
+                q.busy += 1;
+                return Some(job);
+            }
+            if q.busy == 0 {
+                return None;
+            }
+            q = self.ready.wait(q).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn push(&self, job: Job) {
+        lock(&self.queue).jobs.push(job);
+        self.ready.notify_one();
+    }
+
+    /// Returns true if and only if the run is to stop: a failure, or the caller's interruption.
+    fn stopped(&self) -> bool {
+        if self.interrupt.load(Ordering::Relaxed) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Keep the first failure and stop every worker.
+    fn fail(&self, err: Error) {
+        lock(&self.failure).get_or_insert(err);
+        self.stop.store(true, Ordering::Relaxed);
+        let _q = lock(&self.queue);
+        self.ready.notify_all();
+    }
+
+    fn outcome(self, threads: usize) -> Result<Removed, Error> {
+        if let Some(err) = self
+            .failure
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            return Err(err);
+        }
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        Ok(Removed {
+            files: self.files.into_inner(),
+            dirs: self.dirs.into_inner(),
+            threads,
+        })
+    }
+
+    fn io(&self, op: &'static str, node: &Node, name: Option<&[u8]>, source: io::Error) -> Error {
+        let dir = node.path(&self.top);
+        Error::Io {
+            op,
+            path: match name {
+                Some(name) => dir.join(name.to_str_lossy().as_ref()),
+                None => dir,
+            },
+            source,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Open `node` and list it: each subdirectory becomes a job, the files are shared out in
+    /// chunks (the first one unlinked here). A directory gone meanwhile is done; one that
+    /// cannot be read is removed as it is, as git does (it may be empty).
+    fn list(&self, node: Arc<Node>, parent: Arc<OwnedFd>) -> Result<(), Error> {
+        let fd = match os::open_dir_at(os::borrow(&parent), &node.name) {
+            Ok(fd) => Arc::new(fd),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Gone: nothing left to count, not even the directory itself.
+                drop(parent);
+                return self.after_removal(node);
+            }
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                drop(parent);
+                return self.finish(node);
+            }
+            Err(e) => return Err(self.io("opendir", &node, None, e)),
+        };
+        drop(parent);
+        *lock(&node.fd) = Arc::downgrade(&fd);
+        let entries =
+            os::read_dir(os::borrow(&fd)).map_err(|e| self.io("opendir", &node, None, e))?;
+        let is_top = node.parent.is_none();
+        let mut files = Vec::new();
+        for (name, kind) in entries {
+            if is_top && self.last.as_ref() == Some(&name) {
+                continue;
+            }
+            if kind == FileType::Directory {
+                node.pending.fetch_add(1, Ordering::AcqRel);
+                let child = Arc::new(Node {
+                    name,
+                    parent: Some(Arc::clone(&node)),
+                    fd: Mutex::new(Weak::new()),
+                    pending: AtomicUsize::new(1),
+                });
+                self.push(Job::Dir {
+                    node: child,
+                    parent: Arc::clone(&fd),
+                });
+            } else {
+                files.push((name, kind));
+            }
+        }
+        let mut chunks = files.chunks(self.chunk);
+        let first = chunks.next().unwrap_or_default();
+        for chunk in chunks {
+            node.pending.fetch_add(1, Ordering::AcqRel);
+            self.push(Job::Files {
+                node: Arc::clone(&node),
+                dir: Arc::clone(&fd),
+                names: chunk.to_vec(),
+            });
+        }
+        self.unlink_all(&node, &fd, first)?;
+        drop(fd);
+        self.finish(node)
+    }
+
+    /// Unlink `names` from the open directory `dir` of `node`. An entry gone meanwhile is
+    /// fine. One that is a directory after all (made since the listing; on Windows, a
+    /// directory symlink or junction, which is removed as a directory) is `rmdir`ed if it is
+    /// empty; otherwise the unlink's error stands.
+    fn unlink_all(
+        &self,
+        node: &Node,
+        dir: &OwnedFd,
+        names: &[(BString, FileType)],
+    ) -> Result<(), Error> {
+        let dir = os::borrow(dir);
+        for (name, kind) in names {
+            if self.stopped() {
+                return Ok(());
+            }
+            match os::unlink_at(dir, name) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    if *kind == FileType::RegularFile || os::rmdir_at(dir, name).is_err() {
+                        return Err(self.io("unlink", node, Some(name), e));
+                    }
+                }
+            }
+            self.files.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// One thing pending in `node` is done; if it was the last, the directory goes, and so on
+    /// up: each directory is removed by whichever worker finished the last thing in it.
+    fn finish(&self, node: Arc<Node>) -> Result<(), Error> {
+        if node.pending.fetch_sub(1, Ordering::AcqRel) != 1 || self.stopped() {
+            return Ok(());
+        }
+        if node.parent.is_none() {
+            self.remove_last(&node)?;
+        }
+        let parent_fd = match &node.parent {
+            Some(parent) => self
+                .open(parent)
+                .map_err(|e| self.io("opendir", parent, None, e))?,
+            None => Arc::clone(&self.outer),
+        };
+        match os::rmdir_at(os::borrow(&parent_fd), &node.name) {
+            Ok(()) => {
+                self.dirs.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.io("rmdir", &node, None, e)),
+        }
+        drop(parent_fd);
+        self.after_removal(node)
+    }
+
+    /// `node` is gone: one thing fewer is pending in its parent.
+    fn after_removal(&self, node: Arc<Node>) -> Result<(), Error> {
+        match &node.parent {
+            Some(parent) => self.finish(Arc::clone(parent)),
+            None => Ok(()),
+        }
+    }
+
+    /// The open directory of `node`: the one its jobs hold open, else opened again from its
+    /// parent's (by name, following no symlink).
+    fn open(&self, node: &Arc<Node>) -> io::Result<Arc<OwnedFd>> {
+        if let Some(fd) = lock(&node.fd).upgrade() {
+            return Ok(fd);
+        }
+        let parent = match &node.parent {
+            Some(parent) => self.open(parent)?,
+            None => Arc::clone(&self.outer),
+        };
+        let fd = Arc::new(os::open_dir_at(os::borrow(&parent), &node.name)?);
+        *lock(&node.fd) = Arc::downgrade(&fd);
+        Ok(fd)
+    }
+
+    /// The top directory's [`Options::last`] entry, now that everything else in it is gone: a
+    /// file unlinked, a directory removed with what it holds.
+    fn remove_last(&self, top: &Arc<Node>) -> Result<(), Error> {
+        let Some(name) = &self.last else {
+            return Ok(());
+        };
+        let fd = match self.open(top) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(self.io("opendir", top, None, e)),
+        };
+        let dir = os::borrow(&fd);
+        let removed = match os::lstat_at(dir, name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(("lstat", e)),
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {
+                remove_dir_serially(dir, name)
+            }
+            Ok(_) => os::unlink_at(dir, name)
+                .map(|()| {
+                    self.files.fetch_add(1, Ordering::Relaxed);
+                })
+                .map_err(|e| ("unlink", e)),
+        };
+        removed.map_err(|(op, e)| self.io(op, top, Some(name), e))
+    }
+}
+
+/// The directory `name` of `dir` and everything in it, by the calling thread alone.
+fn remove_dir_serially(dir: super::Fd<'_>, name: &[u8]) -> Result<(), (&'static str, io::Error)> {
+    let inner = os::open_dir_at(dir, name).map_err(|e| ("opendir", e))?;
+    let mut path = BString::from(name);
+    super::remove_contents_naming(&inner, &mut path).map_err(|e| (e.op, e.source))?;
+    drop(inner);
+    os::rmdir_at(dir, name).map_err(|e| ("rmdir", e))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A tree of `dirs` directories (nested three deep, some wide) with `files` files each, a
+    /// symlink to a directory outside with a file in it, and a `.git` file at the top.
+    fn tree(top: &Path, dirs: usize, files: usize, outside: &Path) {
+        for d in 0..dirs {
+            let dir = top.join(format!("d{}/e{}/f{d}", d % 3, d % 5));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..files {
+                std::fs::write(dir.join(format!("file{f}")), b"x").unwrap();
+            }
+        }
+        std::fs::create_dir_all(top.join("empty/deeper")).unwrap();
+        std::fs::create_dir_all(outside).unwrap();
+        std::fs::write(outside.join("keep"), b"keep").unwrap();
+        std::os::unix::fs::symlink(outside, top.join("d0/link")).unwrap();
+        std::os::unix::fs::symlink("../nowhere", top.join("dangling")).unwrap();
+        std::fs::write(top.join(".git"), b"gitdir: /elsewhere\n").unwrap();
+    }
+
+    #[test]
+    fn removes_everything_below_and_nothing_through_a_symlink() {
+        for threads in [1, 4] {
+            let s = tempfile::tempdir().unwrap();
+            let top = s.path().join("wt");
+            let outside = s.path().join("outside");
+            tree(&top, 6, 130, &outside);
+            let opts = Options {
+                threads: Some(threads),
+                last: Some(".git".into()),
+            };
+            // 130 files a directory, 50 a job: three jobs each.
+            let removed = remove_in_chunks(&top, &opts, &AtomicBool::new(false), Some(50)).unwrap();
+            assert!(!top.exists(), "{threads} threads");
+            assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
+            // 6 x 130 files, two symlinks, .git; the directories: d0..d2, their e's, the f's,
+            // empty, empty/deeper and the top.
+            assert_eq!(removed.files, 6 * 130 + 3);
+            let e_dirs: std::collections::BTreeSet<_> = (0..6).map(|d| (d % 3, d % 5)).collect();
+            assert_eq!(removed.dirs, 3 + e_dirs.len() + 6 + 2 + 1);
+        }
+    }
+
+    #[test]
+    fn a_missing_tree_is_no_error_and_a_symlinked_top_is_not_followed() {
+        let s = tempfile::tempdir().unwrap();
+        let none = remove_tree(
+            &s.path().join("none"),
+            &Options::default(),
+            &AtomicBool::new(false),
+        );
+        assert_eq!(none.unwrap().files, 0);
+        let target = s.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("f"), b"f").unwrap();
+        std::os::unix::fs::symlink(&target, s.path().join("link")).unwrap();
+        let err = remove_tree(
+            &s.path().join("link"),
+            &Options::default(),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::Io { op: "opendir", .. }), "{err}");
+        assert!(target.join("f").exists());
+    }
+
+    #[test]
+    fn an_interruption_stops_the_workers_and_keeps_the_last_entry() {
+        let s = tempfile::tempdir().unwrap();
+        let top = s.path().join("wt");
+        tree(&top, 10, 10, &s.path().join("outside"));
+        let opts = Options {
+            threads: Some(2),
+            last: Some(".git".into()),
+        };
+        let err = remove_tree(&top, &opts, &AtomicBool::new(true)).unwrap_err();
+        assert!(matches!(err, Error::Interrupted));
+        assert!(top.join(".git").exists());
+    }
+}
