@@ -6,22 +6,21 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use super::source::Target;
 use crate::git;
+
+/// The loose target's branch, commit and number of files changed; `source` makes it a switch
+/// target.
+pub struct Loose {
+    /// `loose-<n>`.
+    pub branch: String,
+    /// Its commit id.
+    pub commit: String,
+    /// Files changed from `main`.
+    pub changed: usize,
+}
 
 /// The files the loose commit changes, at most: the everyday case.
 pub const LOOSE_CHANGED: usize = 2_000;
-
-impl Target {
-    /// The title of this target's switch case: its own table for loose blobs.
-    pub fn case_title(&self) -> &'static str {
-        if self.loose {
-            "switch (loose blobs)"
-        } else {
-            super::operation::Operation::Switch.title()
-        }
-    }
-}
 
 /// The branch of the loose target for `changed` files.
 fn branch(changed: usize) -> String {
@@ -33,7 +32,7 @@ fn branch(changed: usize) -> String {
 /// regular files (every k-th, so that every part of the tree has some), `n` the smaller of
 /// [`LOOSE_CHANGED`] and a tenth of the files. Made once and kept while its blobs are still loose;
 /// made again (new content, new loose objects) when they were packed or `main` moved.
-pub fn loose_target(dir: &Path, main: &str, files: usize) -> anyhow::Result<Target> {
+pub fn loose_target(dir: &Path, main: &str, files: usize) -> anyhow::Result<Loose> {
     let changed = LOOSE_CHANGED.min(files / 10).max(1);
     let name = branch(changed);
     if let Some(target) = existing(dir, main, &name)? {
@@ -42,16 +41,15 @@ pub fn loose_target(dir: &Path, main: &str, files: usize) -> anyhow::Result<Targ
     let paths = chosen_paths(dir, main, changed)?;
     let commit = loose_commit(dir, main, &paths)?;
     git::output(dir, &["update-ref", &format!("refs/heads/{name}"), &commit])?;
-    Ok(Target {
+    Ok(Loose {
         branch: name,
         commit,
         changed: paths.len(),
-        loose: true,
     })
 }
 
 /// The branch `name` if it is a child of `main` whose changed blobs are all still loose.
-fn existing(dir: &Path, main: &str, name: &str) -> anyhow::Result<Option<Target>> {
+fn existing(dir: &Path, main: &str, name: &str) -> anyhow::Result<Option<Loose>> {
     let Ok(commit) = git::line(
         dir,
         &["rev-parse", "--verify", "-q", &format!("{name}^{{commit}}")],
@@ -80,11 +78,10 @@ fn existing(dir: &Path, main: &str, name: &str) -> anyhow::Result<Option<Target>
         ],
     )?;
     let loose = |id: &&str| Path::new(&objects).join(&id[..2]).join(&id[2..]).is_file();
-    Ok((!ids.is_empty() && ids.iter().all(loose)).then(|| Target {
+    Ok((!ids.is_empty() && ids.iter().all(loose)).then(|| Loose {
         branch: name.to_owned(),
         commit,
         changed: ids.len(),
-        loose: true,
     }))
 }
 

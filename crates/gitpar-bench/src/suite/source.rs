@@ -60,11 +60,7 @@ pub fn synthetic(cache: &Path, spec: &SynthSpec) -> anyhow::Result<Source> {
         })
         .collect();
     targets.sort_by_key(|t| t.changed);
-    targets.push(super::loose::loose_target(
-        &synth.path,
-        &synth.main,
-        spec.files,
-    )?);
+    targets.push(loose(&synth.path, &synth.main, spec.files)?);
     Ok(Source {
         description: format!(
             "synthetic, {} files in {} directories ({:.1} MiB), seed {:#x}, generator version {}",
@@ -80,6 +76,28 @@ pub fn synthetic(cache: &Path, spec: &SynthSpec) -> anyhow::Result<Source> {
         targets,
         notes: Vec::new(),
     })
+}
+
+/// The switch target whose blobs are loose ([`super::loose`]).
+fn loose(dir: &Path, main: &str, files: usize) -> anyhow::Result<Target> {
+    let made = super::loose::loose_target(dir, main, files)?;
+    Ok(Target {
+        branch: made.branch,
+        commit: made.commit,
+        changed: made.changed,
+        loose: true,
+    })
+}
+
+impl Target {
+    /// The title of this target's switch case: its own table for loose blobs.
+    pub fn case_title(&self) -> &'static str {
+        if self.loose {
+            "switch (loose blobs)"
+        } else {
+            super::operation::Operation::Switch.title()
+        }
+    }
 }
 
 /// Returns the big-files repository of `spec` under `cache` (`--big-files`), generating it on first
@@ -153,7 +171,7 @@ pub fn real(repo: &Path, cache: &Path, sizes: &[usize]) -> anyhow::Result<Source
         &dest,
         &["ls-tree", "-r", "-z", "--name-only", "main"],
     )?);
-    targets.push(super::loose::loose_target(&dest, &main, files)?);
+    targets.push(loose(&dest, &main, files)?);
     let short = &tip[..tip.len().min(12)];
     let without = if dropped.on_main > 0 {
         format!(
