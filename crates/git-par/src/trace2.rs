@@ -1,9 +1,28 @@
 //! The one part of git's trace2 that git-par speaks: the statistics of the untracked walk
 //! (`read_directory`'s `data` events), in the `GIT_TRACE2_PERF` format, so that what measures
 //! git's untracked cache (git's own t7063, a user's `GIT_TRACE2_PERF=/tmp/perf git status`) sees
-//! what git-par's walk did with it. Nothing else is traced: the other events are git's own.
+//! what git-par's walk did with it. Nothing else is traced: the other events are git's own, and
+//! [`enabled`] says when a command had better let a git child of its own write them.
 
 use std::io::Write;
+
+/// Returns true if and only if git would write trace2 events: `GIT_TRACE2`, `GIT_TRACE2_PERF` or
+/// `GIT_TRACE2_EVENT` set to a target (not empty, `0` or `false`), or, where the variable is not
+/// set, the `trace2.normalTarget`, `trace2.perfTarget` or `trace2.eventTarget` setting of
+/// `config` (git's system and global configuration, where telemetry sets them).
+pub(crate) fn enabled(config: &gix::config::Snapshot<'_>) -> bool {
+    let on = |v: &[u8]| !v.is_empty() && v != b"0" && !v.eq_ignore_ascii_case(b"false");
+    [
+        ("GIT_TRACE2", "trace2.normalTarget"),
+        ("GIT_TRACE2_PERF", "trace2.perfTarget"),
+        ("GIT_TRACE2_EVENT", "trace2.eventTarget"),
+    ]
+    .iter()
+    .any(|(var, key)| match std::env::var_os(var) {
+        Some(v) => on(v.as_encoded_bytes()),
+        None => config.string(*key).is_some_and(|v| on(&v)),
+    })
+}
 
 /// Append the `read_directory` data events of a walk from the top of the work tree to the
 /// `GIT_TRACE2_PERF` target, if one is set: its path, and with an untracked cache

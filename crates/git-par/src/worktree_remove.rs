@@ -11,7 +11,8 @@
 //! validate (git's message names its paths as git holds them), an index or a status the engine
 //! cannot read, a sparse index (git's checks read it without expanding it, or expand it with a
 //! hint, as the repository the command runs in decides). A status the engine hands to git (an
-//! fsmonitor daemon) is run by git exactly as git's `check_clean_worktree` runs it.
+//! fsmonitor daemon), and any status while trace2 is on (whose events the status git's check
+//! runs writes), is run by git exactly as git's `check_clean_worktree` runs it.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -139,6 +140,11 @@ fn check_clean(
             args,
         ));
     };
+    if crate::trace2::enabled(&wt_repo.config_snapshot()) {
+        // git's check runs a git status, whose trace2 events (regions of the index it reads, its
+        // sparse index not expanded: t1092) are in the trace; the engine writes none.
+        return clean_or_refuse(git_status_is_empty(wt, name, "trace2 is on")?, name);
+    }
     let index_path = crate::repo::index_path(wt_repo.git_dir(), Some(&wt.path), &wt.path);
     let clean = match crate::status::porcelain_is_empty(&wt_repo, &wt.path, &index_path) {
         Ok(clean) => clean,

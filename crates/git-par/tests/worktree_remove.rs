@@ -494,6 +494,26 @@ fn a_sparse_index_is_gits() {
 }
 
 #[test]
+fn under_trace2_the_status_is_gits_and_traced() {
+    // git's check runs a `git status`, whose events tests read (t1092: the sparse index not
+    // expanded); the engine writes none.
+    let s = tmp();
+    let traced = side(s.path());
+    let trace = s.path().join("trace2.txt");
+    let mut cmd = Command::new(GIT_PAR);
+    clean_env(&mut cmd)
+        .current_dir(traced.join("repo"))
+        .args(["worktree", "remove", "../wt"])
+        .env("GIT_TRACE2_EVENT", &trace);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let events = fs::read_to_string(&trace).unwrap();
+    assert!(events.contains(r#""event":"cmd_name","#), "{events}");
+    assert!(events.contains(r#""name":"status""#), "{events}");
+    assert!(!traced.join("wt").exists());
+}
+
+#[test]
 fn a_file_that_cannot_be_deleted_fails_as_with_git() {
     let chattr = |path: &Path, flag: &str| {
         Command::new("chattr")

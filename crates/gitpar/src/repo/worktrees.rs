@@ -40,7 +40,7 @@ impl Worktree {
     /// Why the work tree is locked (`worktrees/<id>/locked`, its content trimmed as git's
     /// `worktree_lock_reason` trims it: empty when no reason was given); `None` when it is not
     /// locked, or is the main one. `Err` when the lock file exists but cannot be read (git
-    /// dies: "failed to read '<path>'").
+    /// dies: `failed to read '<path>'`).
     pub fn lock_reason(&self, common_dir: &Path) -> Result<Option<String>, ReadError> {
         let Some(admin) = self.admin_dir(common_dir) else {
             return Ok(None);
