@@ -382,9 +382,12 @@ impl Run<'_> {
     }
 }
 
-/// Create the plan's directories that do not exist yet.
+/// Create the plan's directories that do not exist yet. They are sorted, parents before
+/// children, so the directories on the way to the last one are kept open
+/// ([`Root::dirs_descending`]): each parent is then reached by one component's lookup rather
+/// than its whole path's.
 fn make_dirs(root: &Root, plan: &Plan) {
-    let mut dirs = root.dirs();
+    let mut dirs = root.dirs_descending();
     for dir in &plan.dirs {
         // A symlink or file where a directory belongs is replaced by the directory (the
         // link itself goes, never what it points to), as git's `create_directories` does
