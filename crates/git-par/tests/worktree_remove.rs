@@ -404,6 +404,24 @@ fn populated_submodules_refuse_without_force() {
     assert!(run.success(), "{}", run.describe());
 }
 
+/// `git par worktree remove ../wt` from `repo` of a side set up by `setup`, with
+/// `GIT_PAR_TRACE` on: asserts that it succeeded and returns its stderr (what the engine handed
+/// to git, and why).
+fn remove_traced(setup: impl Fn(&Path)) -> String {
+    let s = tmp();
+    let traced = side(s.path());
+    setup(&traced);
+    let mut cmd = Command::new(GIT_PAR);
+    clean_env(&mut cmd)
+        .current_dir(traced.join("repo"))
+        .args(["worktree", "remove", "../wt"])
+        .env("GIT_PAR_TRACE", "1");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn a_status_the_engine_hands_to_git_is_gits() {
     // core.fsmonitor (a hook, which answers nothing) with core.ignoreCase: the engine's
@@ -413,17 +431,7 @@ fn a_status_the_engine_hands_to_git_is_gits() {
         git_at(&repo, &["config", "core.fsmonitor", "/bin/false"]);
         git_at(&repo, &["config", "core.ignoreCase", "true"]);
     };
-    let s = tmp();
-    let traced = side(s.path());
-    monitored(&traced);
-    let mut cmd = Command::new(GIT_PAR);
-    clean_env(&mut cmd)
-        .current_dir(traced.join("repo"))
-        .args(["worktree", "remove", "../wt"])
-        .env("GIT_PAR_TRACE", "1");
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = remove_traced(monitored);
     assert!(
         stderr.contains("handing the clean check's status to git"),
         "{stderr}"
@@ -460,17 +468,7 @@ fn a_sparse_index_is_gits() {
         );
         git_at(&wt, &["sparse-checkout", "set", "dir"]);
     };
-    let s = tmp();
-    let traced = side(s.path());
-    sparse(&traced);
-    let mut cmd = Command::new(GIT_PAR);
-    clean_env(&mut cmd)
-        .current_dir(traced.join("repo"))
-        .args(["worktree", "remove", "../wt"])
-        .env("GIT_PAR_TRACE", "1");
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = remove_traced(sparse);
     assert!(
         stderr.contains("handing the worktree remove to git: the work tree's index is sparse"),
         "{stderr}"
