@@ -1021,8 +1021,14 @@ fn generate_stamped(tmp: &Path, dest: &Path, spec: &SynthSpec) -> Result<Synth, 
     Ok(stamp.synth)
 }
 
+/// Branches the bench adds to a cached repository after it is made, and checks itself: the switch target
+/// whose blobs are loose (`loose-<n>`, `suite::loose`). The cache's check leaves them out, so that adding
+/// one does not make the next run generate the whole repository again.
+pub const ADDED_BRANCH_PREFIX: &str = "loose-";
+
 /// Returns the repository at `dest` if its stamp says it is `spec`'s, made by this generator version, and
-/// its refs still point where the stamp says (someone may have committed to the cache).
+/// its refs still point where the stamp says (someone may have committed to the cache), branches under
+/// [`ADDED_BRANCH_PREFIX`] aside.
 fn load_cached(dest: &Path, spec: &SynthSpec) -> Option<Synth> {
     let json = std::fs::read(dest.join(".git").join(STAMP_FILE)).ok()?;
     let stamp: Stamp = serde_json::from_slice(&json).ok()?;
@@ -1044,7 +1050,8 @@ fn load_cached(dest: &Path, spec: &SynthSpec) -> Option<Synth> {
         expected.push_str(&format!("{} refs/heads/{}\n", b.commit, b.name));
     }
     let mut expected: Vec<&str> = expected.lines().collect();
-    let mut found: Vec<&str> = refs.lines().collect();
+    let added = format!(" refs/heads/{ADDED_BRANCH_PREFIX}");
+    let mut found: Vec<&str> = refs.lines().filter(|l| !l.contains(&added)).collect();
     expected.sort_unstable();
     found.sort_unstable();
     if expected != found {
@@ -1194,6 +1201,28 @@ mod tests {
             shared > 0.8,
             "members share {shared} of their lines with the original"
         );
+    }
+
+    #[test]
+    fn a_cached_repository_survives_an_added_loose_branch_but_not_another() {
+        let root = tempfile::tempdir().unwrap();
+        let spec = SynthSpec {
+            files: 30,
+            seed: 7,
+            diffs: vec![3],
+        };
+        let made = ensure_cached(root.path(), &spec).unwrap();
+        let git = |args: &[&str]| {
+            git_output(&made.path, &args.iter().map(OsStr::new).collect::<Vec<_>>()).unwrap()
+        };
+        git(&[
+            "update-ref",
+            &format!("refs/heads/{ADDED_BRANCH_PREFIX}3"),
+            &made.main,
+        ]);
+        assert!(load_cached(&made.path, &spec).is_some());
+        git(&["update-ref", "refs/heads/someone-elses", &made.main]);
+        assert!(load_cached(&made.path, &spec).is_none());
     }
 
     #[test]

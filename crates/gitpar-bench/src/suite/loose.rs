@@ -24,7 +24,7 @@ pub const LOOSE_CHANGED: usize = 2_000;
 
 /// The branch of the loose target for `changed` files.
 fn branch(changed: usize) -> String {
-    format!("loose-{changed}")
+    format!("{}{changed}", crate::synth::ADDED_BRANCH_PREFIX)
 }
 
 /// The loose target of the repository at `dir` (a work tree or a bare repository) whose `main`
