@@ -166,6 +166,18 @@ impl Root {
             root: self,
             current: None,
             descent: None,
+            make_missing: false,
+        }
+    }
+
+    /// A [`Root::dirs`] that makes a directory it is asked for when it is missing (and its
+    /// missing parents; nothing in the way is replaced): for writers that start while another
+    /// thread is still making a fresh tree's directories, so that a writer ahead of that thread
+    /// makes what it needs instead of failing or waiting.
+    pub fn dirs_making_missing(&self) -> Dirs<'_> {
+        Dirs {
+            make_missing: true,
+            ..self.dirs()
         }
     }
 
@@ -178,6 +190,7 @@ impl Root {
             root: self,
             current: None,
             descent: Some(Descent::new(self)),
+            make_missing: false,
         }
     }
 }
@@ -257,18 +270,35 @@ pub struct Dirs<'r> {
     current: Option<(BString, OwnedFd)>,
     /// Set by [`Root::dirs_descending`]: the whole path kept open instead of `current`.
     descent: Option<Descent<'r>>,
+    /// Set by [`Root::dirs_making_missing`].
+    make_missing: bool,
 }
 
 impl<'r> Dirs<'r> {
     /// The open directory `dir` (repository-relative; empty for the root).
     pub fn dir(&mut self, dir: &BStr) -> io::Result<Fd<'_>> {
-        if let Some(descent) = self.descent.as_mut() {
-            return descent.dir(dir);
+        match self.descent {
+            Some(ref mut descent) => descent.dir(dir),
+            None => self.current_dir(dir),
         }
+    }
+
+    /// [`Dirs::dir`] without a descent: the one directory last asked for is kept open.
+    fn current_dir(&mut self, dir: &BStr) -> io::Result<Fd<'_>> {
         let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
         if !hit {
             self.current = None;
-            let fd = self.root.open_dir(dir)?;
+            let fd = match self.root.open_dir(dir) {
+                Err(err) if self.make_missing && err.kind() == io::ErrorKind::NotFound => {
+                    // What cannot be made fails as the open did: the caller reports that.
+                    if self.mkdir_all(dir, false).is_err() {
+                        return Err(err);
+                    }
+                    self.current = None;
+                    self.root.open_dir(dir)?
+                }
+                opened => opened?,
+            };
             self.current = Some((dir.to_owned(), fd));
         }
         Ok(os::borrow(&self.current.as_ref().expect("set above").1))
@@ -1023,6 +1053,31 @@ pub(crate) mod tests {
                 ("link", FileType::Symlink)
             ]
         );
+    }
+
+    #[test]
+    fn dirs_making_missing_make_what_is_missing_and_replace_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir_all(wt.join("a")).unwrap();
+        std::os::unix::fs::symlink(&outside, wt.join("link")).unwrap();
+        std::fs::write(wt.join("file"), b"x").unwrap();
+        let root = Root::open(&wt).unwrap();
+        // A plain `Dirs` finds the directory missing; one making missing ones makes it.
+        assert!(root.dirs().dir(b("a/b/c")).is_err());
+        let mut dirs = root.dirs_making_missing();
+        dirs.dir(b("a/b/c")).unwrap();
+        assert!(wt.join("a/b/c").is_dir());
+        dirs.dir(b("d/e")).unwrap();
+        assert!(wt.join("d/e").is_dir());
+        // Nothing in the way is replaced or followed.
+        assert!(dirs.dir(b("link/x")).is_err());
+        assert!(wt.join("link").is_symlink());
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        assert!(dirs.dir(b("file/x")).is_err());
+        assert!(wt.join("file").is_file());
     }
 
     #[test]

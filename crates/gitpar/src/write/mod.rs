@@ -126,12 +126,18 @@ pub fn execute(
     progress.total.store(jobs.len(), Ordering::Relaxed);
     let pooled = pooled_jobs(plan, jobs, opts);
     let sizes = run.sizes(pooled.len());
-    let scanned = run.dirs_and_scan(&pooled, &sizes);
-    let mut shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
-    crate::sys::phase::mark("pack entries scanned");
-    let choice = sizes.choice;
-    let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
-    crate::sys::phase::mark("writers done");
+    let (mut shared, workers, results) =
+        run.dirs_and_scan(pooled, &sizes, |pooled, scanned, pending| {
+            let shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
+            shared.dirs_pending.store(pending, Ordering::Relaxed);
+            crate::sys::phase::mark("pack entries scanned");
+            let choice = sizes.choice;
+            let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
+            crate::sys::phase::mark("writers done");
+            Ok::<_, Error>((shared, workers, results))
+        })?;
+    // Every directory is made by now: the tail's writer finds a missing one an error.
+    shared.dirs_pending.store(false, Ordering::Relaxed);
     let mut executed = Executed {
         stats: Vec::new(),
         errors: Vec::new(),
@@ -150,6 +156,13 @@ pub fn execute(
     errors.sort_by(|a, b| a.path.cmp(&b.path));
     finish(shared, errors, executed)
 }
+
+/// What the scan found: where each pooled blob is stored, and the plan's `.gitattributes` as
+/// the writers read them.
+type Scanned = (
+    crate::objects::blobs::Blobs,
+    crate::convert::attr_view::Reduced,
+);
 
 /// What [`execute`] was asked to do, shared by its phases (the sizes, the scan, the shared
 /// state, the tail), so that none of them takes the whole argument list again.
@@ -212,51 +225,57 @@ impl Run<'_> {
     }
 
     /// Make the plan's directories and scan the packs and the attribute files (both are needed
-    /// before the first file is written), the directories on a thread of their own when there
-    /// are many: on deno's 4,300 directories the mkdirs took 9 ms, the scan 10.
-    fn dirs_and_scan(
+    /// before the first file is written), then `write` with the scan's findings. The
+    /// directories are made on a thread of their own when there are many: on deno's 4,300
+    /// directories the mkdirs took 9 ms, the scan 10. In a fresh tree that thread goes on while
+    /// `write` runs, whose writers make a directory they find missing themselves
+    /// ([`Root::dirs_making_missing`]): nothing can be in the way there, and the writers need
+    /// not wait for the last directory to start on the first ones.
+    fn dirs_and_scan<R>(
         &self,
-        pooled: &[Job],
+        pooled: Vec<Job>,
         sizes: &Sizes,
-    ) -> (
-        crate::objects::blobs::Blobs,
-        crate::convert::attr_view::Reduced,
-    ) {
+        write: impl FnOnce(Vec<Job>, Scanned, bool) -> R,
+    ) -> R {
         // Only what the thread needs goes to it (the repository handle is not `Sync`).
         let (root, plan) = (self.root, self.plan);
         let make_dirs = || make_dirs(root, plan);
-        let scan = || self.scan(pooled, sizes);
         if self.plan.dirs.len() < DIRECTORIES_APART {
             make_dirs();
-            return scan();
+            let scanned = self.scan(&pooled, sizes);
+            return write(pooled, scanned, false);
         }
         std::thread::scope(|scope| {
             let made = std::thread::Builder::new()
                 .name("git-par mkdir".into())
                 .spawn_scoped(scope, make_dirs);
-            let scanned = scan();
-            match made {
-                Ok(made) => {
-                    if let Err(panic) = made.join() {
-                        std::panic::resume_unwind(panic);
-                    }
+            let scanned = self.scan(&pooled, sizes);
+            let join = |made: std::thread::ScopedJoinHandle<'_, ()>| {
+                if let Err(panic) = made.join() {
+                    std::panic::resume_unwind(panic);
                 }
-                Err(_) => make_dirs(),
+            };
+            match made {
+                Ok(made) if self.fresh => {
+                    let written = write(pooled, scanned, true);
+                    join(made);
+                    written
+                }
+                Ok(made) => {
+                    join(made);
+                    write(pooled, scanned, false)
+                }
+                Err(_) => {
+                    make_dirs();
+                    write(pooled, scanned, false)
+                }
             }
-            scanned
         })
     }
 
     /// Where each pooled blob is stored ([`crate::objects::blobs`]), and the plan's `.gitattributes` as
     /// the writers read them ([`crate::convert::attr_view`]).
-    fn scan(
-        &self,
-        pooled: &[Job],
-        sizes: &Sizes,
-    ) -> (
-        crate::objects::blobs::Blobs,
-        crate::convert::attr_view::Reduced,
-    ) {
+    fn scan(&self, pooled: &[Job], sizes: &Sizes) -> Scanned {
         let (repo, plan) = (self.repo, self.plan);
         let blobs = crate::objects::blobs::Blobs::new(
             repo,
@@ -281,10 +300,7 @@ impl Run<'_> {
     fn shared<'s>(
         &self,
         sizes: &Sizes,
-        (blobs, reduced): (
-            crate::objects::blobs::Blobs,
-            crate::convert::attr_view::Reduced,
-        ),
+        (blobs, reduced): Scanned,
         (progress, should_interrupt): (&'s Progress, &'s AtomicBool),
     ) -> Result<Shared<'s>, Error>
     where
@@ -338,6 +354,7 @@ impl Run<'_> {
             stop: AtomicBool::new(false),
             fatal_entry: AtomicUsize::new(usize::MAX),
             messages: Mutex::new(Vec::new()),
+            dirs_pending: AtomicBool::new(false),
         })
     }
 
@@ -559,6 +576,9 @@ struct Shared<'a> {
     /// git's `error:` lines from the filters (failures of non-required filters and the like),
     /// each with the index of the entry it is about (`usize::MAX`: none in particular).
     messages: Mutex<Vec<(usize, String)>>,
+    /// Whether the writers start while the directories are still being made (a fresh tree with
+    /// many): each writer then makes what it finds missing ([`Root::dirs_making_missing`]).
+    dirs_pending: AtomicBool,
     /// Number of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the
     /// sorted path list within one directory, so a worker stays in one directory (good for the
     /// kernel's dentry cache), while taking them dynamically keeps slow chunks from stalling the
@@ -729,7 +749,11 @@ impl<'r> Worker<'r> {
             chunk: Vec::new(),
             streamer,
             loose,
-            dirs: root.dirs(),
+            dirs: if shared.dirs_pending.load(Ordering::Relaxed) {
+                root.dirs_making_missing()
+            } else {
+                root.dirs()
+            },
             donor_dirs: shared.donor.map(|d| d.root().dirs()),
             symlinks: opts.symlinks,
         }
