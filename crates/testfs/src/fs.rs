@@ -80,6 +80,8 @@ impl FaultSet {
 pub(crate) struct Shared {
     backing: PathBuf,
     latency: Duration,
+    /// Slept by a `mkdir` on top of `latency` ([`crate::Options::mkdir_latency`]).
+    mkdir_latency: Duration,
     case_insensitive: bool,
     faults: RwLock<FaultSet>,
     names: Mutex<Names>,
@@ -118,6 +120,7 @@ impl Shared {
         Shared {
             backing,
             latency: options.latency,
+            mkdir_latency: options.mkdir_latency,
             case_insensitive: options.case_insensitive,
             faults: RwLock::new(FaultSet::new(&options.faults)),
             names: Mutex::new(names),
@@ -774,6 +777,9 @@ impl fuser::Filesystem for TestFs {
         reply: ReplyEntry,
     ) {
         let _op = self.enter();
+        if !self.s.mkdir_latency.is_zero() {
+            std::thread::sleep(self.s.mkdir_latency);
+        }
         reply_entry(reply, self.ttl(), self.do_mkdir(parent, name, mode, umask));
     }
 

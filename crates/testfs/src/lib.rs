@@ -6,7 +6,8 @@
 //! somewhere else and adds, per mount:
 //! - **latency**: every operation sleeps for a fixed time before it is served, and operations are
 //!   served by many threads at once, like a network filesystem (a parallel writer overlaps the
-//!   latency, a sequential one pays it for every operation);
+//!   latency, a sequential one pays it for every operation); and, on top of it, a latency for
+//!   `mkdir` alone (directories slow to make);
 //! - **case-insensitive names**, like NTFS's and APFS's defaults: `A` and `a` are the same name,
 //!   creating `a` when `A` exists opens `A` (or fails with `EEXIST` under `O_EXCL`);
 //! - **faults**: `ENOSPC` once a number of bytes have been written in total, `EIO` or `EACCES` for
@@ -46,6 +47,9 @@ pub struct Faults {
 pub struct Options {
     /// Time every operation sleeps before it is served (lookups, creates, writes, ...).
     pub latency: Duration,
+    /// Time a `mkdir` sleeps on top of `latency`: a filesystem where directories are slow to
+    /// make, so that the writers of a checkout overtake the thread that makes its directories.
+    pub mkdir_latency: Duration,
     /// Names are compared case-insensitively (Unicode lower case), as on NTFS and APFS.
     pub case_insensitive: bool,
     /// The faults injected from the start.
@@ -59,6 +63,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             latency: Duration::ZERO,
+            mkdir_latency: Duration::ZERO,
             case_insensitive: false,
             faults: Faults::default(),
             threads: 64,

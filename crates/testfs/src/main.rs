@@ -1,7 +1,8 @@
-//! `testfs BACKING MOUNTPOINT [--latency 1ms] [--case-insensitive] [--enospc-after BYTES]
-//! [--eio GLOB]... [--eacces GLOB]...`: mounts the testfs passthrough in the foreground until
-//! SIGINT or SIGTERM (or an outside `umount`), then unmounts. For benchmarks on a slow
-//! filesystem (`git par bench --dir MOUNTPOINT`) and for trying faults by hand.
+//! `testfs BACKING MOUNTPOINT [--latency 1ms] [--mkdir-latency 2ms] [--case-insensitive]
+//! [--enospc-after BYTES] [--eio GLOB]... [--eacces GLOB]...`: mounts the testfs passthrough
+//! in the foreground until SIGINT or SIGTERM (or an outside `umount`), then unmounts. For
+//! benchmarks on a slow filesystem (`git par bench --dir MOUNTPOINT`) and for trying faults by
+//! hand.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +22,9 @@ struct Cli {
     /// concurrently.
     #[arg(long, value_parser = testfs::parse_duration, default_value = "0")]
     latency: Duration,
+    /// Time a mkdir waits on top of --latency (directories slow to make).
+    #[arg(long, value_parser = testfs::parse_duration, default_value = "0")]
+    mkdir_latency: Duration,
     /// Fold case in names, as NTFS and APFS do by default.
     #[arg(long)]
     case_insensitive: bool,
@@ -54,6 +58,7 @@ fn main() -> anyhow::Result<()> {
     };
     let options = testfs::Options {
         latency: cli.latency,
+        mkdir_latency: cli.mkdir_latency,
         case_insensitive: cli.case_insensitive,
         faults: testfs::Faults {
             enospc_after: cli.enospc_after,

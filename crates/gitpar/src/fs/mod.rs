@@ -166,17 +166,18 @@ impl Root {
             root: self,
             current: None,
             descent: None,
-            make_missing: false,
+            pending: None,
         }
     }
 
-    /// A [`Root::dirs`] that makes a directory it is asked for when it is missing (and its
-    /// missing parents; nothing in the way is replaced): for writers that start while another
-    /// thread is still making a fresh tree's directories, so that a writer ahead of that thread
-    /// makes what it needs instead of failing or waiting.
-    pub fn dirs_making_missing(&self) -> Dirs<'_> {
+    /// A [`Root::dirs`] for writers that start while another thread is still making the
+    /// directories of a fresh tree: a directory it finds missing is waited for (`pending`),
+    /// then opened again, so that a writer ahead of that thread neither fails nor makes the
+    /// directory itself (on a slow filesystem, a second maker's round trips cost more than the
+    /// wait).
+    pub fn dirs_waiting_for<'p>(&'p self, pending: &'p DirsPending) -> Dirs<'p> {
         Dirs {
-            make_missing: true,
+            pending: Some(pending),
             ..self.dirs()
         }
     }
@@ -190,7 +191,7 @@ impl Root {
             root: self,
             current: None,
             descent: Some(Descent::new(self)),
-            make_missing: false,
+            pending: None,
         }
     }
 }
@@ -258,6 +259,43 @@ impl<'r> Descent<'r> {
     }
 }
 
+/// Directories that another thread is still making ([`Root::dirs_waiting_for`]): finished
+/// once, by that thread, when it is done (or gone), and waited for by the threads that find a
+/// directory missing meanwhile.
+#[derive(Debug, Default)]
+pub struct DirsPending {
+    done: std::sync::Mutex<bool>,
+    finished: std::sync::Condvar,
+    /// How many waits began: for the tests.
+    waits: std::sync::atomic::AtomicUsize,
+}
+
+impl DirsPending {
+    /// Every directory is made (or could not be): wake the threads waiting.
+    pub fn finish(&self) {
+        *self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        self.finished.notify_all();
+    }
+
+    /// Return once [`DirsPending::finish`] was called.
+    pub fn wait(&self) {
+        self.waits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut done = self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*done {
+            done = self
+                .finished
+                .wait(done)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
 /// An open handle on the directory the last path was in, reused while consecutive paths share
 /// it (path lists are sorted, so they mostly do). One per thread.
 ///
@@ -270,8 +308,8 @@ pub struct Dirs<'r> {
     current: Option<(BString, OwnedFd)>,
     /// Set by [`Root::dirs_descending`]: the whole path kept open instead of `current`.
     descent: Option<Descent<'r>>,
-    /// Set by [`Root::dirs_making_missing`].
-    make_missing: bool,
+    /// Set by [`Root::dirs_waiting_for`].
+    pending: Option<&'r DirsPending>,
 }
 
 impl<'r> Dirs<'r> {
@@ -288,16 +326,12 @@ impl<'r> Dirs<'r> {
         let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
         if !hit {
             self.current = None;
-            let fd = match self.root.open_dir(dir) {
-                Err(err) if self.make_missing && err.kind() == io::ErrorKind::NotFound => {
-                    // What cannot be made fails as the open did: the caller reports that.
-                    if self.mkdir_all(dir, false).is_err() {
-                        return Err(err);
-                    }
-                    self.current = None;
+            let fd = match (self.root.open_dir(dir), self.pending) {
+                (Err(err), Some(pending)) if err.kind() == io::ErrorKind::NotFound => {
+                    pending.wait();
                     self.root.open_dir(dir)?
                 }
-                opened => opened?,
+                (opened, _) => opened?,
             };
             self.current = Some((dir.to_owned(), fd));
         }
@@ -1056,28 +1090,33 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn dirs_making_missing_make_what_is_missing_and_replace_nothing() {
+    fn dirs_waiting_for_pending_directories_open_them_once_made() {
         let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside");
-        std::fs::create_dir(&outside).unwrap();
         let wt = tmp.path().join("wt");
-        std::fs::create_dir_all(wt.join("a")).unwrap();
-        std::os::unix::fs::symlink(&outside, wt.join("link")).unwrap();
-        std::fs::write(wt.join("file"), b"x").unwrap();
+        std::fs::create_dir(&wt).unwrap();
         let root = Root::open(&wt).unwrap();
-        // A plain `Dirs` finds the directory missing; one making missing ones makes it.
-        assert!(root.dirs().dir(b("a/b/c")).is_err());
-        let mut dirs = root.dirs_making_missing();
-        dirs.dir(b("a/b/c")).unwrap();
-        assert!(wt.join("a/b/c").is_dir());
-        dirs.dir(b("d/e")).unwrap();
-        assert!(wt.join("d/e").is_dir());
-        // Nothing in the way is replaced or followed.
-        assert!(dirs.dir(b("link/x")).is_err());
-        assert!(wt.join("link").is_symlink());
-        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
-        assert!(dirs.dir(b("file/x")).is_err());
-        assert!(wt.join("file").is_file());
+        let pending = DirsPending::default();
+        let attempted = std::sync::atomic::AtomicBool::new(false);
+        let opened = std::thread::scope(|scope| {
+            let maker = scope.spawn(|| {
+                // Made only once the opener below has found the directory missing (and waits,
+                // or, were it not to wait, has given up).
+                use std::sync::atomic::Ordering::SeqCst;
+                while pending.waits.load(SeqCst) == 0 && !attempted.load(SeqCst) {
+                    std::thread::yield_now();
+                }
+                root.dirs().mkdir_all(b("a/b"), false).unwrap();
+                pending.finish();
+            });
+            let opened = root.dirs_waiting_for(&pending).dir(b("a/b")).is_ok();
+            attempted.store(true, std::sync::atomic::Ordering::SeqCst);
+            maker.join().unwrap();
+            opened
+        });
+        assert!(opened, "the directory was not waited for");
+        // Once finished, a directory still missing is an error, as for a plain `Dirs`.
+        let mut dirs = root.dirs_waiting_for(&pending);
+        assert!(dirs.dir(b("c")).is_err());
     }
 
     #[test]

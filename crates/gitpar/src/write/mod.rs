@@ -126,10 +126,11 @@ pub fn execute(
     progress.total.store(jobs.len(), Ordering::Relaxed);
     let pooled = pooled_jobs(plan, jobs, opts);
     let sizes = run.sizes(pooled.len());
+    let pending = crate::fs::DirsPending::default();
     let (mut shared, workers, results) =
-        run.dirs_and_scan(pooled, &sizes, |pooled, scanned, pending| {
-            let shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
-            shared.dirs_pending.store(pending, Ordering::Relaxed);
+        run.dirs_and_scan(pooled, &sizes, &pending, |pooled, scanned, waiting| {
+            let mut shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
+            shared.dirs_pending = waiting.then_some(&pending);
             crate::sys::phase::mark("pack entries scanned");
             let choice = sizes.choice;
             let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
@@ -137,7 +138,7 @@ pub fn execute(
             Ok::<_, Error>((shared, workers, results))
         })?;
     // Every directory is made by now: the tail's writer finds a missing one an error.
-    shared.dirs_pending.store(false, Ordering::Relaxed);
+    shared.dirs_pending = None;
     let mut executed = Executed {
         stats: Vec::new(),
         errors: Vec::new(),
@@ -227,18 +228,23 @@ impl Run<'_> {
     /// Make the plan's directories and scan the packs and the attribute files (both are needed
     /// before the first file is written), then `write` with the scan's findings. The
     /// directories are made on a thread of their own when there are many, beside the scan. In a
-    /// fresh tree that thread goes on while `write` runs, whose writers make a directory they
-    /// find missing themselves ([`Root::dirs_making_missing`]): nothing can be in the way
-    /// there, and the writers need not wait for the last directory to start on the first ones.
+    /// fresh tree that thread goes on while `write` runs, and a writer that finds a directory
+    /// missing waits for it to finish ([`Root::dirs_waiting_for`]): the writers need not wait
+    /// for the last directory to start on the first ones, and nothing is made twice.
     fn dirs_and_scan<R>(
         &self,
         pooled: Vec<Job>,
         sizes: &Sizes,
+        pending: &crate::fs::DirsPending,
         write: impl FnOnce(Vec<Job>, Scanned, bool) -> R,
     ) -> R {
         // Only what the thread needs goes to it (the repository handle is not `Sync`).
         let (root, plan) = (self.root, self.plan);
-        let make_dirs = || make_dirs(root, plan);
+        let make_dirs = || {
+            // Finished however the thread ends: a writer waiting for it must not wait forever.
+            let _finish = FinishOnDrop(pending);
+            make_dirs(root, plan);
+        };
         if self.plan.dirs.len() < DIRECTORIES_APART {
             make_dirs();
             let scanned = self.scan(&pooled, sizes);
@@ -353,7 +359,7 @@ impl Run<'_> {
             stop: AtomicBool::new(false),
             fatal_entry: AtomicUsize::new(usize::MAX),
             messages: Mutex::new(Vec::new()),
-            dirs_pending: AtomicBool::new(false),
+            dirs_pending: None,
         })
     }
 
@@ -395,6 +401,16 @@ impl Run<'_> {
             errors,
         );
         shared.keep_messages(usize::MAX, &mut tail_worker.runner);
+    }
+}
+
+/// Finishes the [`crate::fs::DirsPending`] of the directory thread when that thread ends, by
+/// returning or by a panic.
+struct FinishOnDrop<'p>(&'p crate::fs::DirsPending);
+
+impl Drop for FinishOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finish();
     }
 }
 
@@ -575,9 +591,9 @@ struct Shared<'a> {
     /// git's `error:` lines from the filters (failures of non-required filters and the like),
     /// each with the index of the entry it is about (`usize::MAX`: none in particular).
     messages: Mutex<Vec<(usize, String)>>,
-    /// Whether the writers start while the directories are still being made (a fresh tree with
-    /// many): each writer then makes what it finds missing ([`Root::dirs_making_missing`]).
-    dirs_pending: AtomicBool,
+    /// The directories still being made while the writers run (a fresh tree with many): a
+    /// writer that finds one missing waits for them ([`Root::dirs_waiting_for`]).
+    dirs_pending: Option<&'a crate::fs::DirsPending>,
     /// Number of the next chunk of `pooled` to hand out. Chunks are contiguous runs of the
     /// sorted path list within one directory, so a worker stays in one directory (good for the
     /// kernel's dentry cache), while taking them dynamically keeps slow chunks from stalling the
@@ -748,10 +764,9 @@ impl<'r> Worker<'r> {
             chunk: Vec::new(),
             streamer,
             loose,
-            dirs: if shared.dirs_pending.load(Ordering::Relaxed) {
-                root.dirs_making_missing()
-            } else {
-                root.dirs()
+            dirs: match shared.dirs_pending {
+                Some(pending) => root.dirs_waiting_for(pending),
+                None => root.dirs(),
             },
             donor_dirs: shared.donor.map(|d| d.root().dirs()),
             symlinks: opts.symlinks,
