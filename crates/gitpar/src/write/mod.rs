@@ -128,9 +128,9 @@ pub fn execute(
     let sizes = run.sizes(pooled.len());
     let pending = crate::fs::DirsPending::default();
     let (mut shared, workers, results) =
-        run.dirs_and_scan(pooled, &sizes, &pending, |pooled, scanned, waiting| {
+        run.dirs_and_scan(pooled, &sizes, &pending, |pooled, scanned, pending| {
             let mut shared = run.shared(&sizes, scanned, (progress, should_interrupt))?;
-            shared.dirs_pending = waiting.then_some(&pending);
+            shared.dirs_pending = pending;
             crate::sys::phase::mark("pack entries scanned");
             let choice = sizes.choice;
             let (workers, results) = pool(repo, plan, pooled, choice, root, opts, filters, &shared);
@@ -226,17 +226,18 @@ impl Run<'_> {
     }
 
     /// Make the plan's directories and scan the packs and the attribute files (both are needed
-    /// before the first file is written), then `write` with the scan's findings. The
-    /// directories are made on a thread of their own when there are many, beside the scan. In a
-    /// fresh tree that thread goes on while `write` runs, and a writer that finds a directory
-    /// missing waits for it to finish ([`Root::dirs_waiting_for`]): the writers need not wait
-    /// for the last directory to start on the first ones, and nothing is made twice.
-    fn dirs_and_scan<R>(
+    /// before the first file is written), then `write` with the scan's findings and, while the
+    /// directories are still being made, `pending`. The directories are made on a thread of
+    /// their own when there are many, beside the scan. In a fresh tree that thread goes on while
+    /// `write` runs, and a writer that finds a directory missing waits for it to finish
+    /// ([`Root::dirs_waiting_for`]): the writers need not wait for the last directory to start
+    /// on the first ones, and nothing is made twice.
+    fn dirs_and_scan<'p, R>(
         &self,
         pooled: Vec<Job>,
         sizes: &Sizes,
-        pending: &crate::fs::DirsPending,
-        write: impl FnOnce(Vec<Job>, Scanned, bool) -> R,
+        pending: &'p crate::fs::DirsPending,
+        write: impl FnOnce(Vec<Job>, Scanned, Option<&'p crate::fs::DirsPending>) -> R,
     ) -> R {
         // Only what the thread needs goes to it (the repository handle is not `Sync`).
         let (root, plan) = (self.root, self.plan);
@@ -248,7 +249,7 @@ impl Run<'_> {
         if self.plan.dirs.len() < DIRECTORIES_APART {
             make_dirs();
             let scanned = self.scan(&pooled, sizes);
-            return write(pooled, scanned, false);
+            return write(pooled, scanned, None);
         }
         std::thread::scope(|scope| {
             let made = std::thread::Builder::new()
@@ -262,17 +263,17 @@ impl Run<'_> {
             };
             match made {
                 Ok(made) if self.fresh => {
-                    let written = write(pooled, scanned, true);
+                    let written = write(pooled, scanned, Some(pending));
                     join(made);
                     written
                 }
                 Ok(made) => {
                     join(made);
-                    write(pooled, scanned, false)
+                    write(pooled, scanned, None)
                 }
                 Err(_) => {
                     make_dirs();
-                    write(pooled, scanned, false)
+                    write(pooled, scanned, None)
                 }
             }
         })
