@@ -53,6 +53,17 @@ pub(crate) enum Command {
         override_usage = "git par status [-s | --short | --porcelain[=v1|v2] | --long] [-b] [-z] [-u[<mode>]] [--ignored[=<mode>]] [--] [<pathspec>...]"
     )]
     Status(PassThrough),
+    /// Remove untracked files (like `git clean`): git chooses them, worker threads remove them.
+    #[command(
+        override_usage = "git par clean [-q] [-f] [-d] [-x | -X] [-e <pattern>] [--] [<pathspec>...]",
+        long_about = "Remove untracked files from the work tree, as `git clean` does: git decides \
+                      what goes (its dry run of the same arguments: untracked or ignored files, \
+                      -e patterns, pathspecs, nested repositories kept without -f -f), then \
+                      worker threads remove it, never following a symbolic link, and git's lines \
+                      are printed (Removing ..., unless -q). A dry run (-n), -i, a call without \
+                      -f and anything git-par cannot read are run by git itself."
+    )]
+    Clean(PassThrough),
     /// Refresh the index's stat data in parallel (like `git update-index --refresh`).
     Refresh(RefreshArgs),
     /// Change which files a sparse checkout has (like `git sparse-checkout`), the work tree

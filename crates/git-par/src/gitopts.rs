@@ -408,6 +408,20 @@ pub(crate) const WORKTREE_ADD: &[Spec] = &[
 /// work tree.
 pub(crate) const WORKTREE_REMOVE: &[Spec] = &[both("force", 'f', Arity::Flag)];
 
+/// `git clean`'s options (git 2.47's `builtin/clean.c`).
+pub(crate) const CLEAN: &[Spec] = &[
+    both("quiet", 'q', Arity::Flag),
+    both("dry-run", 'n', Arity::Flag),
+    both("force", 'f', Arity::Flag),
+    both("interactive", 'i', Arity::Flag),
+    short("d", 'd', Arity::Flag),
+    both("exclude", 'e', Arity::Value),
+    short("x", 'x', Arity::Flag),
+    short("X", 'X', Arity::Flag),
+    long("pathspec-from-file", Arity::Value),
+    long("pathspec-file-nul", Arity::Flag),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ mod bench;
 mod branches;
 mod checkout;
 mod checkout_args;
+mod clean;
 mod cli;
 mod clone;
 mod completion;
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Command::Checkout(args) => checkout::checkout(args, &overrides),
         Command::Reset(args) => reset::reset(args, &overrides),
         Command::Restore(args) => restore::restore(args, &overrides),
+        Command::Clean(args) => clean::clean(args.args, &overrides),
         Command::Status(args) => status::status(args.args, &overrides),
         Command::Refresh(args) => status::refresh(args.quiet, &overrides),
         Command::SparseCheckout(args) => sparse_checkout::run(args.args, &overrides),

@@ -4,7 +4,7 @@
 //! CI that call `git` get the parallel checkout without knowing of it (as ccache's links do).
 //!
 //! What git-par owns: `checkout`, `switch`, `restore`, `reset --hard`, `clone`, `worktree add`,
-//! `worktree remove`, `sparse-checkout`,
+//! `worktree remove`, `clean`, `sparse-checkout`,
 //! `status`, `update-index [-q] --refresh` (exactly), `merge` and `pull` (which hand what is no
 //! fast-forward back to git), and `par ...` (git-par's own commands).
 //! Of git's options before the command, `-C`, `-c`, `--git-dir`, `--work-tree`, `--no-pager`,
@@ -251,7 +251,7 @@ fn plan(args: &[OsString]) -> Option<Plan> {
         "reset" if before_dashdash().any(|a| a == "--hard") => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
-        "merge" | "pull" => std::iter::once(command.clone())
+        "merge" | "pull" | "clean" => std::iter::once(command.clone())
             .chain(rest.iter().cloned())
             .collect(),
         "worktree" if rest.first().is_some_and(|a| a == "add" || a == "remove") => {
@@ -541,6 +541,7 @@ mod tests {
         );
         assert_eq!(ours(&["worktree", "list"]), None);
         assert_eq!(ours(&["worktree", "move", "a", "b"]), None);
+        assert_eq!(ours(&["clean", "-fdx"]).unwrap(), ["clean", "-fdx"]);
         assert_eq!(
             ours(&["merge", "--ff-only", "x"]).unwrap(),
             ["merge", "--ff-only", "x"]

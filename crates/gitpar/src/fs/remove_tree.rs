@@ -1,5 +1,7 @@
 //! A whole directory removed by worker threads: what git's `remove_dir_recursively` (`dir.c`)
-//! does for `git worktree remove`, with the directories dealt out to threads.
+//! does for `git worktree remove`, with the directories dealt out to threads; and a list of
+//! files and directories in a work tree removed the same way ([`remove_paths`]: `git clean`'s
+//! removals).
 //!
 //! Every entry is reached through the open directory it was listed in, one component at a time
 //! and without following a symbolic link (`openat(O_NOFOLLOW)`, a handle with
@@ -108,30 +110,118 @@ fn remove_in_chunks(
         .threads
         .unwrap_or_else(|| crate::fs::tune::workers_for(kind, usize::MAX, None).workers)
         .max(1);
-    let top = Arc::new(Node {
-        name,
-        parent: None,
-        fd: Mutex::new(Weak::new()),
-        pending: AtomicUsize::new(1),
-    });
     let outer = Arc::new(outer);
+    let top = Node::top(name, Arc::clone(&outer), path.to_owned());
+    let jobs = vec![Job::Dir {
+        node: top,
+        parent: outer,
+    }];
+    let chunk = chunk.unwrap_or_else(|| chunk_for(kind));
+    run_jobs(jobs, threads, chunk, opts.last.clone(), interrupt)
+}
+
+/// One thing [`remove_paths`] removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Its path in the work tree, `/`-separated.
+    pub path: BString,
+    /// A directory, removed with everything in it; else a file or symlink, unlinked.
+    pub dir: bool,
+}
+
+/// Remove `targets` from the work tree at `workdir` with worker threads: what `git clean`
+/// removes, once git has chosen it. Each target's leading directories are opened from the work
+/// tree without following a symlink ([`super::Root::open_dir`]), so nothing outside it is reached; a
+/// directory target goes as [`remove_tree`] removes one, a symlink where a directory was
+/// listed is an error, and what is gone already is success. The first failure stops the
+/// workers and is returned, naming the step and the path.
+pub fn remove_paths(
+    workdir: &Path,
+    targets: &[Target],
+    opts: &Options,
+    interrupt: &AtomicBool,
+) -> Result<Removed, Error> {
+    let root = super::Root::open(workdir).map_err(|source| Error::Io {
+        op: "opendir",
+        path: workdir.to_owned(),
+        source,
+    })?;
+    let kind = crate::fs::tune::Kind::of(root.fd());
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| crate::fs::tune::workers_for(kind, usize::MAX, None).workers)
+        .max(1);
+    let chunk = chunk_for(kind);
+    let mut by_parent: std::collections::BTreeMap<&[u8], Vec<&Target>> = Default::default();
+    for t in targets {
+        let parent = super::last_slash(&t.path).map_or(&t.path[..0], |i| &t.path[..i]);
+        by_parent.entry(parent).or_default().push(t);
+    }
+    let mut jobs = Vec::new();
+    for (parent, targets) in by_parent {
+        let path = root.path().join(parent.to_str_lossy().as_ref());
+        let fd = match root.open_dir(parent.as_bstr()) {
+            Ok(fd) => Arc::new(fd),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(Error::Io {
+                    op: "opendir",
+                    path,
+                    source,
+                })
+            }
+        };
+        let name = |t: &Target| {
+            let start = super::last_slash(&t.path).map_or(0, |i| i + 1);
+            BString::from(&t.path[start..])
+        };
+        let mut files = Vec::new();
+        for t in targets {
+            if t.dir {
+                let node = Node::top(
+                    name(t),
+                    Arc::clone(&fd),
+                    root.path().join(t.path.to_str_lossy().as_ref()),
+                );
+                jobs.push(Job::Dir {
+                    node,
+                    parent: Arc::clone(&fd),
+                });
+            } else {
+                files.push((name(t), FileType::RegularFile));
+            }
+        }
+        for names in files.chunks(chunk) {
+            jobs.push(Job::Loose {
+                dir: Arc::clone(&fd),
+                path: path.clone(),
+                names: names.to_vec(),
+            });
+        }
+    }
+    run_jobs(jobs, threads, chunk, None, interrupt)
+}
+
+/// Run `jobs` on `threads` workers (the calling thread one of them) until they and the jobs
+/// they make are done, the first failure, or `interrupt`.
+fn run_jobs(
+    jobs: Vec<Job>,
+    threads: usize,
+    chunk: usize,
+    last: Option<BString>,
+    interrupt: &AtomicBool,
+) -> Result<Removed, Error> {
     let run = Run {
-        queue: Mutex::new(Queue::default()),
+        queue: Mutex::new(Queue { jobs, busy: 0 }),
         ready: Condvar::new(),
-        outer: Arc::clone(&outer),
-        top: path.to_owned(),
-        chunk: chunk.unwrap_or_else(|| chunk_for(kind)),
-        last: opts.last.clone(),
+        chunk,
+        last,
         stop: AtomicBool::new(false),
         failure: Mutex::new(None),
         interrupt,
         files: AtomicUsize::new(0),
         dirs: AtomicUsize::new(0),
     };
-    run.push(Job::Dir {
-        node: top,
-        parent: outer,
-    });
     if threads == 1 {
         run.work();
     } else {
@@ -185,8 +275,8 @@ fn split_top(path: &Path) -> Result<(OwnedFd, BString), Error> {
 struct Node {
     /// Its name in its parent (the top directory's: in the directory holding it).
     name: BString,
-    /// The directory it is in; `None` for the top.
-    parent: Option<Arc<Node>>,
+    /// The directory it is in.
+    up: Up,
     /// The directory while it is open. Weak: the jobs working in it hold it open, and it
     /// closes when they are done, so a wide or deep tree does not pile up descriptors (and on
     /// Windows no handle of ours keeps it from being removed).
@@ -196,16 +286,49 @@ struct Node {
     pending: AtomicUsize,
 }
 
+/// Where a [`Node`] is.
+#[derive(Debug)]
+enum Up {
+    /// Inside another directory being emptied.
+    Parent(Arc<Node>),
+    /// A top directory, in `outer` (not removed), at `path` (for messages).
+    Top { outer: Arc<OwnedFd>, path: PathBuf },
+}
+
 impl Node {
+    /// A top directory: `name` in `outer`, known as `path` in messages.
+    fn top(name: BString, outer: Arc<OwnedFd>, path: PathBuf) -> Arc<Node> {
+        Arc::new(Node {
+            name,
+            up: Up::Top { outer, path },
+            fd: Mutex::new(Weak::new()),
+            pending: AtomicUsize::new(1),
+        })
+    }
+
+    /// The directory it is in, if that is being emptied too.
+    fn parent(&self) -> Option<&Arc<Node>> {
+        match &self.up {
+            Up::Parent(parent) => Some(parent),
+            Up::Top { .. } => None,
+        }
+    }
+
     /// The path of this directory, for messages.
-    fn path(&self, top: &Path) -> PathBuf {
+    fn path(&self) -> PathBuf {
         let mut names = Vec::new();
         let mut at = self;
-        while let Some(parent) = &at.parent {
-            names.push(at.name.to_str_lossy().into_owned());
-            at = parent;
+        loop {
+            match &at.up {
+                Up::Parent(parent) => {
+                    names.push(at.name.to_str_lossy().into_owned());
+                    at = parent;
+                }
+                Up::Top { path, .. } => {
+                    return names.iter().rev().fold(path.clone(), |p, n| p.join(n));
+                }
+            }
         }
-        names.iter().rev().fold(top.to_owned(), |p, n| p.join(n))
     }
 }
 
@@ -220,6 +343,13 @@ enum Job {
     Files {
         node: Arc<Node>,
         dir: Arc<OwnedFd>,
+        names: Vec<(BString, FileType)>,
+    },
+    /// Unlink `names` from the open directory `dir` at `path`, which stays ([`remove_paths`]'
+    /// files).
+    Loose {
+        dir: Arc<OwnedFd>,
+        path: PathBuf,
         names: Vec<(BString, FileType)>,
     },
 }
@@ -237,10 +367,6 @@ struct Run<'a> {
     /// workers go deep first and few directories are open at once.
     queue: Mutex<Queue>,
     ready: Condvar,
-    /// The directory holding the top one.
-    outer: Arc<OwnedFd>,
-    /// The top directory's path, for messages.
-    top: PathBuf,
     /// Files per job: a directory's files are shared out in chunks this big ([`chunk_for`]).
     chunk: usize,
     /// See [`Options::last`].
@@ -287,11 +413,20 @@ impl Run<'_> {
             }
             let done = match job {
                 Job::Dir { node, parent } => self.list(node, parent),
-                Job::Files { node, dir, names } => {
-                    self.unlink_all(&node, &dir, &names).and_then(|()| {
+                Job::Files { node, dir, names } => self
+                    .unlink_all(&dir, &names)
+                    .map_err(|(name, e)| self.io("unlink", &node, Some(&name), e))
+                    .and_then(|()| {
                         drop(dir);
                         self.finish(node)
-                    })
+                    }),
+                Job::Loose { dir, path, names } => {
+                    self.unlink_all(&dir, &names)
+                        .map_err(|(name, source)| Error::Io {
+                            op: "unlink",
+                            path: path.join(name.to_str_lossy().as_ref()),
+                            source,
+                        })
                 }
             };
             if let Err(err) = done {
@@ -359,7 +494,7 @@ impl Run<'_> {
     }
 
     fn io(&self, op: &'static str, node: &Node, name: Option<&[u8]>, source: io::Error) -> Error {
-        let dir = node.path(&self.top);
+        let dir = node.path();
         Error::Io {
             op,
             path: match name {
@@ -393,7 +528,7 @@ impl Run<'_> {
         *lock(&node.fd) = Arc::downgrade(&fd);
         let entries =
             os::read_dir(os::borrow(&fd)).map_err(|e| self.io("opendir", &node, None, e))?;
-        let is_top = node.parent.is_none();
+        let is_top = node.parent().is_none();
         let mut files = Vec::new();
         for (name, kind) in entries {
             if is_top && self.last.as_ref() == Some(&name) {
@@ -403,7 +538,7 @@ impl Run<'_> {
                 node.pending.fetch_add(1, Ordering::AcqRel);
                 let child = Arc::new(Node {
                     name,
-                    parent: Some(Arc::clone(&node)),
+                    up: Up::Parent(Arc::clone(&node)),
                     fd: Mutex::new(Weak::new()),
                     pending: AtomicUsize::new(1),
                 });
@@ -425,21 +560,21 @@ impl Run<'_> {
                 names: chunk.to_vec(),
             });
         }
-        self.unlink_all(&node, &fd, first)?;
+        self.unlink_all(&fd, first)
+            .map_err(|(name, e)| self.io("unlink", &node, Some(&name), e))?;
         drop(fd);
         self.finish(node)
     }
 
-    /// Unlink `names` from the open directory `dir` of `node`. An entry gone meanwhile is
-    /// fine. One that is a directory after all (made since the listing; on Windows, a
-    /// directory symlink or junction, which is removed as a directory) is `rmdir`ed if it is
-    /// empty; otherwise the unlink's error stands.
+    /// Unlink `names` from the open directory `dir`. An entry gone meanwhile is fine. One that
+    /// is a directory after all (made since the listing; on Windows, a directory symlink or
+    /// junction, which is removed as a directory) is `rmdir`ed if it is empty; otherwise the
+    /// unlink's error stands, with the name it failed on.
     fn unlink_all(
         &self,
-        node: &Node,
         dir: &OwnedFd,
         names: &[(BString, FileType)],
-    ) -> Result<(), Error> {
+    ) -> Result<(), (BString, io::Error)> {
         let dir = os::borrow(dir);
         for (name, kind) in names {
             if self.stopped() {
@@ -450,7 +585,7 @@ impl Run<'_> {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => {
                     if *kind == FileType::RegularFile || os::rmdir_at(dir, name).is_err() {
-                        return Err(self.io("unlink", node, Some(name), e));
+                        return Err((name.clone(), e));
                     }
                 }
             }
@@ -465,14 +600,14 @@ impl Run<'_> {
         if node.pending.fetch_sub(1, Ordering::AcqRel) != 1 || self.stopped() {
             return Ok(());
         }
-        if node.parent.is_none() {
+        if node.parent().is_none() {
             self.remove_last(&node)?;
         }
-        let parent_fd = match &node.parent {
-            Some(parent) => self
+        let parent_fd = match &node.up {
+            Up::Parent(parent) => self
                 .open(parent)
                 .map_err(|e| self.io("opendir", parent, None, e))?,
-            None => Arc::clone(&self.outer),
+            Up::Top { outer, .. } => Arc::clone(outer),
         };
         match os::rmdir_at(os::borrow(&parent_fd), &node.name) {
             Ok(()) => {
@@ -487,7 +622,7 @@ impl Run<'_> {
 
     /// `node` is gone: one thing fewer is pending in its parent.
     fn after_removal(&self, node: Arc<Node>) -> Result<(), Error> {
-        match &node.parent {
+        match node.parent() {
             Some(parent) => self.finish(Arc::clone(parent)),
             None => Ok(()),
         }
@@ -499,9 +634,9 @@ impl Run<'_> {
         if let Some(fd) = lock(&node.fd).upgrade() {
             return Ok(fd);
         }
-        let parent = match &node.parent {
-            Some(parent) => self.open(parent)?,
-            None => Arc::clone(&self.outer),
+        let parent = match &node.up {
+            Up::Parent(parent) => self.open(parent)?,
+            Up::Top { outer, .. } => Arc::clone(outer),
         };
         let fd = Arc::new(os::open_dir_at(os::borrow(&parent), &node.name)?);
         *lock(&node.fd) = Arc::downgrade(&fd);
@@ -625,5 +760,74 @@ mod tests {
         let err = remove_tree(&top, &opts, &AtomicBool::new(true)).unwrap_err();
         assert!(matches!(err, Error::Interrupted));
         assert!(top.join(".git").exists());
+    }
+
+    fn target(path: &str, dir: bool) -> Target {
+        Target {
+            path: path.into(),
+            dir,
+        }
+    }
+
+    #[test]
+    fn remove_paths_removes_the_targets_only_and_never_through_a_symlink() {
+        for threads in [1, 3] {
+            let s = tempfile::tempdir().unwrap();
+            let top = s.path().join("wt");
+            let outside = s.path().join("outside");
+            tree(&top, 6, 20, &outside);
+            std::fs::write(top.join("d1/kept"), b"kept").unwrap();
+            std::fs::write(top.join("d1/a.o"), b"o").unwrap();
+            std::fs::write(top.join("b.o"), b"o").unwrap();
+            let opts = Options {
+                threads: Some(threads),
+                last: None,
+            };
+            let targets = [
+                target("d0", true),
+                target("d1/a.o", false),
+                target("b.o", false),
+                target("dangling", false),
+                target("gone", false),
+                target("gone/too", true),
+            ];
+            let removed = remove_paths(&top, &targets, &opts, &AtomicBool::new(false)).unwrap();
+            assert!(!top.join("d0").exists(), "{threads} threads");
+            assert!(!top.join("d1/a.o").exists() && !top.join("b.o").exists());
+            assert!(top.join("dangling").symlink_metadata().is_err());
+            assert_eq!(std::fs::read(top.join("d1/kept")).unwrap(), b"kept");
+            assert!(top.join("d2").is_dir() && top.join(".git").is_file());
+            assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
+            // d0 holds d0/e0/f0 and d0/e3/f3 with 20 files each, and the symlink d0/link.
+            assert_eq!(removed.files, 2 * 20 + 1 + 3);
+
+            // Through the symlink d0/link (made again): refused, and the outside file stays.
+            std::fs::create_dir(top.join("d0")).unwrap();
+            std::os::unix::fs::symlink(&outside, top.join("d0/link")).unwrap();
+            for t in [target("d0/link/keep", false), target("d0/link", true)] {
+                let err = remove_paths(
+                    &top,
+                    std::slice::from_ref(&t),
+                    &opts,
+                    &AtomicBool::new(false),
+                )
+                .unwrap_err();
+                assert!(
+                    matches!(err, Error::Io { op: "opendir", .. }),
+                    "{t:?}: {err}"
+                );
+                assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
+            }
+            // A symlink listed as a file is unlinked, not followed.
+            remove_paths(
+                &top,
+                &[target("d0/link", false)],
+                &opts,
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+            assert!(top.join("d0/link").symlink_metadata().is_err());
+            assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
+        }
     }
 }

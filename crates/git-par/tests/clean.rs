@@ -1,0 +1,127 @@
+//! `git par clean` against `git clean`: the repository `make_clean.sh` builds (untracked and
+//! ignored files and directories, nested repositories, quoted names, a symlink out of the
+//! repository) copied twice, git cleaning one copy and git-par the other with the same
+//! arguments, from the same directory. Compared: exit code, standard output and error, every
+//! path left (with each file's bytes), `git status --porcelain --ignored`, and the directory
+//! outside the repository the symlink points to, which neither may touch.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::*;
+
+/// Every path below `dir` but the main repository's `.git`, with each file's bytes and each
+/// symlink's target.
+fn listing(dir: &Path) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        for name in names {
+            let rel = format!("{rel}{}", name.to_string_lossy());
+            if rel == "repo/.git" {
+                continue;
+            }
+            let path = dir.join(&name);
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_symlink() {
+                out.push(format!(
+                    "{rel} -> {}",
+                    fs::read_link(&path).unwrap().display()
+                ));
+            } else if meta.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, &format!("{rel}/"), out);
+            } else {
+                out.push(format!("{rel}: {:?}", fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, "", &mut out);
+    out
+}
+
+/// `clean ARGS` run in `<side>/repo/CWD` by git on one copy of the fixture and by git-par on
+/// the other; everything git shows compared.
+#[track_caller]
+fn same_as_git(cwd: &str, args: &[&str]) {
+    let s = scratch();
+    let src = fixture_named("clean");
+    let (by_git, by_par) = (s.join("git"), s.join("par"));
+    for side in [&by_git, &by_par] {
+        copy_repo(src, &side.join("repo"));
+        copy_repo(&src.join("../clean-canary"), &side.join("clean-canary"));
+    }
+    let mut clean = vec!["clean"];
+    clean.extend(args);
+    let git_run = git(&by_git.join("repo").join(cwd), &clean);
+    let par_run = git_par(&by_par.join("repo").join(cwd), &clean);
+    let what = format!("clean {args:?} in {cwd:?}");
+    assert_same_output(&what, &git_run, &par_run, true);
+    assert_eq!(
+        listing(&by_git),
+        listing(&by_par),
+        "what is left after {what}"
+    );
+    let canary = by_par.join("clean-canary/keep");
+    assert_eq!(fs::read(&canary).unwrap(), b"outside\n", "{what}");
+    assert_same_views(
+        &by_git.join("repo"),
+        &by_par.join("repo"),
+        &[&[
+            "status",
+            "--porcelain",
+            "--ignored",
+            "--untracked-files=all",
+        ]],
+        &what,
+    );
+}
+
+#[test]
+fn untracked_files_only() {
+    same_as_git("", &["-f"]);
+}
+
+#[test]
+fn untracked_directories_nested_repositories_kept() {
+    same_as_git("", &["-f", "-d"]);
+}
+
+#[test]
+fn ignored_too_and_nested_repositories_removed_with_force_twice() {
+    same_as_git("", &["-fdx"]);
+    same_as_git("", &["-ffdx"]);
+}
+
+#[test]
+fn ignored_only() {
+    same_as_git("", &["-fX"]);
+    same_as_git("", &["-fdX"]);
+}
+
+#[test]
+fn quiet_excludes_and_pathspecs() {
+    same_as_git("", &["-fdq"]);
+    same_as_git("", &["-fd", "-e", "*.txt", "-e", "new"]);
+    same_as_git("", &["-fdx", "--", "dir", "vendor", "*.o"]);
+}
+
+#[test]
+fn from_a_subdirectory_its_own_paths_and_the_parent() {
+    same_as_git("dir", &["-fdx"]);
+    same_as_git("dir/sub", &["-fdx", ".."]);
+}
+
+#[test]
+fn what_git_runs_itself_refuses_and_dry_runs_alike() {
+    same_as_git("", &["-d"]);
+    same_as_git("", &["-n", "-d", "-x"]);
+    same_as_git("", &["-f", "--bogus"]);
+}
