@@ -17,6 +17,7 @@
 //! workers stop and git runs the same command on what is left: git's warnings, git's exit code.
 
 use std::ffi::OsString;
+use std::io::BufRead as _;
 use std::path::{Component, Path};
 
 use bstr::{BString, ByteSlice};
@@ -34,34 +35,53 @@ pub(crate) fn clean(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     let Some(workdir) = opened.workdir.clone() else {
         return Err(hand_to_git("there is no work tree", &args));
     };
-    let Some(listed) = dry_run(&parsed, &args)? else {
-        return Err(hand_to_git("its dry run did not list the removals", &args));
+    let Some(base) = names(&opened.prefix) else {
+        return Err(hand_to_git(
+            "the current directory has no plain path",
+            &args,
+        ));
     };
-    let Some(targets) = targets(&listed, &opened.prefix) else {
-        return Err(hand_to_git("a listed path is outside the work tree", &args));
-    };
-    let opts = gitpar::remove_tree::Options::default();
-    match gitpar::remove_tree::remove_paths(
-        &workdir,
-        &targets,
-        &opts,
-        &crate::interrupt::INTERRUPTED,
-    ) {
-        Ok(removed) => {
-            if std::env::var_os("GIT_PAR_TRACE").is_some() {
-                eprintln!(
-                    "git-par: clean: {} files and {} directories removed by {} threads",
-                    removed.files, removed.dirs, removed.threads
-                );
-            }
+    let mut dry = dry_run(&parsed, &args)?;
+    let mut lines = std::io::BufReader::new(dry.stdout.take().expect("piped")).split(b'\n');
+    let mut listed = Vec::new();
+    let mut stray = None;
+    let targets = std::iter::from_fn(|| match next_target(&mut lines, &base, &mut listed) {
+        Ok(target) => target,
+        Err(why) => {
+            stray = Some(why);
+            None
         }
+    });
+    let opts = gitpar::remove_tree::Options::default();
+    let removed =
+        gitpar::remove_tree::remove_paths(&workdir, targets, &opts, &crate::interrupt::INTERRUPTED);
+    if stray.is_some() || removed.is_err() {
+        // What it would print no longer matters (it removes nothing).
+        let _ = dry.kill();
+    }
+    let listed_all = dry.wait().is_ok_and(|status| status.success());
+    match removed {
+        Ok(removed) => trace(&removed),
         Err(gitpar::remove_tree::Error::Interrupted) => return Err(crate::interrupt::EXIT_CODE),
         Err(e) => return Err(hand_to_git(&format!("a removal failed: {e}"), &args)),
     }
     if parsed.verbosity() >= 0 {
-        print(&listed)
-    } else {
-        Ok(())
+        print(&listed)?;
+    }
+    match stray {
+        Some(why) => Err(hand_to_git(why, &args)),
+        None if !listed_all => Err(hand_to_git("its dry run failed", &args)),
+        None => Ok(()),
+    }
+}
+
+/// Under `GIT_PAR_TRACE`, what the workers removed.
+fn trace(removed: &gitpar::remove_tree::Removed) {
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!(
+            "git-par: clean: {} files and {} directories removed by {} threads",
+            removed.files, removed.dirs, removed.threads
+        );
     }
 }
 
@@ -97,78 +117,97 @@ enum Line {
     Skip(String),
 }
 
-/// git's dry run of the same call: `git clean -n` with the user's arguments but `-q`, in the C
-/// locale (its lines are read). `None` when it fails or prints a line not known here.
-fn dry_run(parsed: &gitopts::Parsed, args: &[OsString]) -> Result<Option<Vec<Line>>, u8> {
+/// git's dry run of the same call, started: `git clean -n` with the user's arguments but
+/// `-q`, in the C locale (its lines are read as it prints them), its errors discarded (a failed
+/// dry run hands the call to git, which prints them).
+fn dry_run(parsed: &gitopts::Parsed, args: &[OsString]) -> Result<std::process::Child, u8> {
     let mut dry = parsed.without(args, "quiet");
     let at = gitopts::parse(&dry, gitopts::CLEAN).append_at(&dry);
     dry.insert(at, "-n".into());
     dry.insert(0, "clean".into());
-    let out = gitpar::git_command()
+    gitpar::git_command()
         .args(&dry)
         .env("LC_ALL", "C")
         .env("LANGUAGE", "C")
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output()
-        .map_err(|e| fatal(format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Ok(None);
-    }
-    Ok(parse_dry_run(&String::from_utf8_lossy(&out.stdout)))
+        .spawn()
+        .map_err(|e| fatal(format!("cannot run git: {e}")))
 }
 
-/// The lines of a dry run's output; `None` if one is not a removal or a skipped repository.
-fn parse_dry_run(out: &str) -> Option<Vec<Line>> {
-    out.lines()
-        .map(|line| {
-            if let Some(path) = line.strip_prefix("Would remove ") {
-                Some(Line::Remove(path.to_owned()))
-            } else {
-                line.strip_prefix("Would skip repository ")
-                    .map(|path| Line::Skip(path.to_owned()))
+/// The next removal git's dry run lists, its line kept in `listed` (with the skipped
+/// repositories before it); `Ok(None)` at the end. `Err` says why the rest is git's: a line not
+/// known here (git's refusal to remove the current directory), a path that leaves the work tree
+/// or does not unquote, output that cannot be read.
+fn next_target(
+    lines: &mut impl Iterator<Item = std::io::Result<Vec<u8>>>,
+    base: &[BString],
+    listed: &mut Vec<Line>,
+) -> Result<Option<gitpar::remove_tree::Target>, &'static str> {
+    loop {
+        let Some(line) = lines.next() else {
+            return Ok(None);
+        };
+        let line = line.map_err(|_| "its dry run's output cannot be read")?;
+        let line = String::from_utf8(line)
+            .map_err(|_| "its dry run printed a line git-par does not know")?;
+        match parse_line(&line).ok_or("its dry run printed a line git-par does not know")? {
+            Line::Remove(printed) => {
+                let target =
+                    target(&printed, base).ok_or("a listed path is outside the work tree")?;
+                listed.push(Line::Remove(printed));
+                return Ok(Some(target));
             }
+            skip => listed.push(skip),
+        }
+    }
+}
+
+/// One line of a dry run's output; `None` if it is not a removal or a skipped repository.
+fn parse_line(line: &str) -> Option<Line> {
+    if let Some(path) = line.strip_prefix("Would remove ") {
+        Some(Line::Remove(path.to_owned()))
+    } else {
+        line.strip_prefix("Would skip repository ")
+            .map(|path| Line::Skip(path.to_owned()))
+    }
+}
+
+/// The names of `prefix` (the current directory in the work tree); `None` if it is not a
+/// plain relative path.
+fn names(prefix: &Path) -> Option<Vec<BString>> {
+    prefix
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .map(|c| match c {
+            Component::Normal(name) => Some(gix::path::os_str_into_bstr(name).ok()?.to_owned()),
+            _ => None,
         })
         .collect()
 }
 
-/// The removals of `listed` as work-tree paths: each printed path unquoted and taken from
-/// `prefix` (the current directory in the work tree). `None` if one leaves the work tree or
-/// does not unquote.
-fn targets(listed: &[Line], prefix: &Path) -> Option<Vec<gitpar::remove_tree::Target>> {
-    let mut base: Vec<BString> = Vec::new();
-    for c in prefix.components() {
-        match c {
-            Component::Normal(name) => base.push(gix::path::os_str_into_bstr(name).ok()?.into()),
-            Component::CurDir => {}
-            _ => return None,
-        }
-    }
-    let mut targets = Vec::new();
-    for line in listed {
-        let Line::Remove(printed) = line else {
-            continue;
-        };
-        let (path, _) = gix::quote::ansi_c::undo(printed.as_bytes().as_bstr()).ok()?;
-        let dir = path.ends_with(b"/");
-        let mut at = base.clone();
-        for name in path.split_str("/").filter(|n| !n.is_empty()) {
-            match name {
-                b"." => {}
-                b".." => {
-                    at.pop()?;
-                }
-                _ => at.push(name.into()),
+/// The removal git printed as `printed` (quoted, relative to the current directory `base`; a
+/// directory ends in `/`) as a work-tree path. `None` if it leaves the work tree or does not
+/// unquote.
+fn target(printed: &str, base: &[BString]) -> Option<gitpar::remove_tree::Target> {
+    let (path, _) = gix::quote::ansi_c::undo(printed.as_bytes().as_bstr()).ok()?;
+    let mut at = base.to_vec();
+    for name in path.split_str("/").filter(|n| !n.is_empty()) {
+        match name {
+            b"." => {}
+            b".." => {
+                at.pop()?;
             }
+            _ => at.push(name.into()),
         }
-        if at.is_empty() {
-            return None;
-        }
-        targets.push(gitpar::remove_tree::Target {
-            path: bstr::join("/", at).into(),
-            dir,
-        });
     }
-    Some(targets)
+    if at.is_empty() {
+        return None;
+    }
+    Some(gitpar::remove_tree::Target {
+        path: bstr::join("/", at).into(),
+        dir: path.ends_with(b"/"),
+    })
 }
 
 /// Print `listed` as git's real run prints it.
@@ -221,28 +260,33 @@ mod tests {
 
     #[test]
     fn dry_run_lines_become_work_tree_paths() {
-        let listed = parse_dry_run(
-            "Would remove a.o\nWould remove \"sp ace\\303\\251\"\nWould remove ../top/\nWould skip repository nested/\n",
-        )
-        .unwrap();
-        assert_eq!(listed.len(), 4);
-        let under_sub = targets(&listed, Path::new("sub")).unwrap();
-        let paths: Vec<_> = under_sub
-            .iter()
-            .map(|t| (t.path.to_string(), t.dir))
-            .collect();
+        let out: &[u8] = b"Would remove a.o\nWould skip repository nested/\nWould remove \"sp ace\\303\\251\"\nWould remove ../top/\n";
+        let read = |base: &[BString]| {
+            let mut lines = std::io::BufRead::split(out, b'\n');
+            let mut listed = Vec::new();
+            let mut targets = Vec::new();
+            let end = loop {
+                match next_target(&mut lines, base, &mut listed) {
+                    Ok(Some(t)) => targets.push((t.path.to_string(), t.dir)),
+                    Ok(None) => break None,
+                    Err(why) => break Some(why),
+                }
+            };
+            (targets, listed.len(), end)
+        };
+        let (targets, listed, end) = read(&names(Path::new("sub")).unwrap());
         assert_eq!(
-            paths,
+            targets,
             [
                 ("sub/a.o".to_owned(), false),
                 ("sub/sp aceé".to_owned(), false),
                 ("top".to_owned(), true)
             ]
         );
-        assert!(
-            targets(&listed, Path::new("")).is_none(),
-            "../top leaves the tree"
-        );
-        assert!(parse_dry_run("Refusing to remove current working directory\n").is_none());
+        assert_eq!((listed, end), (4, None));
+        let (targets, listed, end) = read(&[]);
+        assert_eq!((targets.len(), listed), (2, 3));
+        assert_eq!(end, Some("a listed path is outside the work tree"));
+        assert!(parse_line("Refusing to remove current working directory").is_none());
     }
 }

@@ -120,6 +120,11 @@ fn from_a_subdirectory_its_own_paths_and_the_parent() {
 }
 
 #[test]
+fn inside_an_untracked_directory_git_keeps_it_and_finishes_the_call() {
+    same_as_git("new/inner", &["-fdx", "../.."]);
+}
+
+#[test]
 fn what_git_runs_itself_refuses_and_dry_runs_alike() {
     same_as_git("", &["-d"]);
     same_as_git("", &["-n", "-d", "-x"]);

@@ -130,14 +130,16 @@ pub struct Target {
 }
 
 /// Remove `targets` from the work tree at `workdir` with worker threads: what `git clean`
-/// removes, once git has chosen it. Each target's leading directories are opened from the work
-/// tree without following a symlink ([`super::Root::open_dir`]), so nothing outside it is reached; a
+/// removes, once git has chosen it. The targets are taken as they come (the calling thread
+/// waits for each, while the workers remove the ones before it: git's list is read as git
+/// prints it). Each target's leading directories are opened from the work tree without
+/// following a symlink (`Root::open_dir`), so nothing outside it is reached; a
 /// directory target goes as [`remove_tree`] removes one, a symlink where a directory was
 /// listed is an error, and what is gone already is success. The first failure stops the
 /// workers and is returned, naming the step and the path.
 pub fn remove_paths(
     workdir: &Path,
-    targets: &[Target],
+    targets: impl IntoIterator<Item = Target>,
     opts: &Options,
     interrupt: &AtomicBool,
 ) -> Result<Removed, Error> {
@@ -151,55 +153,19 @@ pub fn remove_paths(
         .threads
         .unwrap_or_else(|| crate::fs::tune::workers_for(kind, usize::MAX, None).workers)
         .max(1);
-    let chunk = chunk_for(kind);
-    let mut by_parent: std::collections::BTreeMap<&[u8], Vec<&Target>> = Default::default();
-    for t in targets {
-        let parent = super::last_slash(&t.path).map_or(&t.path[..0], |i| &t.path[..i]);
-        by_parent.entry(parent).or_default().push(t);
-    }
-    let mut jobs = Vec::new();
-    for (parent, targets) in by_parent {
-        let path = root.path().join(parent.to_str_lossy().as_ref());
-        let fd = match root.open_dir(parent.as_bstr()) {
-            Ok(fd) => Arc::new(fd),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(source) => {
-                return Err(Error::Io {
-                    op: "opendir",
-                    path,
-                    source,
-                })
-            }
-        };
-        let name = |t: &Target| {
-            let start = super::last_slash(&t.path).map_or(0, |i| i + 1);
-            BString::from(&t.path[start..])
-        };
-        let mut files = Vec::new();
-        for t in targets {
-            if t.dir {
-                let node = Node::top(
-                    name(t),
-                    Arc::clone(&fd),
-                    root.path().join(t.path.to_str_lossy().as_ref()),
-                );
-                jobs.push(Job::Dir {
-                    node,
-                    parent: Arc::clone(&fd),
-                });
-            } else {
-                files.push((name(t), FileType::RegularFile));
-            }
+    let run = Run::new(Vec::new(), chunk_for(kind), None, interrupt);
+    // The feeding thread counts as busy: the workers wait for its jobs until it is done.
+    lock(&run.queue).busy = 1;
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| run.work());
         }
-        for names in files.chunks(chunk) {
-            jobs.push(Job::Loose {
-                dir: Arc::clone(&fd),
-                path: path.clone(),
-                names: names.to_vec(),
-            });
-        }
-    }
-    run_jobs(jobs, threads, chunk, None, interrupt)
+        let feeding = Busy(&run);
+        run.feed(&root, targets);
+        drop(feeding);
+        run.work();
+    });
+    run.outcome(threads)
 }
 
 /// Run `jobs` on `threads` workers (the calling thread one of them) until they and the jobs
@@ -211,17 +177,7 @@ fn run_jobs(
     last: Option<BString>,
     interrupt: &AtomicBool,
 ) -> Result<Removed, Error> {
-    let run = Run {
-        queue: Mutex::new(Queue { jobs, busy: 0 }),
-        ready: Condvar::new(),
-        chunk,
-        last,
-        stop: AtomicBool::new(false),
-        failure: Mutex::new(None),
-        interrupt,
-        files: AtomicUsize::new(0),
-        dirs: AtomicUsize::new(0),
-    };
+    let run = Run::new(jobs, chunk, last, interrupt);
     if threads == 1 {
         run.work();
     } else {
@@ -403,6 +359,91 @@ impl Drop for Busy<'_, '_> {
     }
 }
 
+impl<'a> Run<'a> {
+    fn new(jobs: Vec<Job>, chunk: usize, last: Option<BString>, interrupt: &'a AtomicBool) -> Self {
+        Run {
+            queue: Mutex::new(Queue { jobs, busy: 0 }),
+            ready: Condvar::new(),
+            chunk,
+            last,
+            stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            interrupt,
+            files: AtomicUsize::new(0),
+            dirs: AtomicUsize::new(0),
+        }
+    }
+
+    /// Turn `targets` into jobs as they come: a directory a job of its own, files of one
+    /// directory unlinked in chunks. Consecutive targets in one directory share its opening.
+    fn feed(&self, root: &super::Root, targets: impl IntoIterator<Item = Target>) {
+        // The directory of the last target: its path, its descriptor (`None`: it is gone, and
+        // so is what was to be removed in it), and the files waiting for a job.
+        let mut at: Option<(BString, Option<Arc<OwnedFd>>)> = None;
+        let mut files = Vec::new();
+        for t in targets {
+            if self.stopped() {
+                break;
+            }
+            let split = super::last_slash(&t.path);
+            let parent = split.map_or(&t.path[..0], |i| &t.path[..i]);
+            let name = BString::from(&t.path[split.map_or(0, |i| i + 1)..]);
+            if at.as_ref().is_none_or(|(p, _)| p != parent) {
+                self.flush(&at, &mut files, root);
+                let fd = match root.open_dir(parent.as_bstr()) {
+                    Ok(fd) => Some(Arc::new(fd)),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(source) => {
+                        let path = root.path().join(parent.to_str_lossy().as_ref());
+                        self.fail(Error::Io {
+                            op: "opendir",
+                            path,
+                            source,
+                        });
+                        return;
+                    }
+                };
+                at = Some((parent.into(), fd));
+            }
+            let Some((_, Some(fd))) = &at else {
+                continue;
+            };
+            if t.dir {
+                let path = root.path().join(t.path.to_str_lossy().as_ref());
+                self.push(Job::Dir {
+                    node: Node::top(name, Arc::clone(fd), path),
+                    parent: Arc::clone(fd),
+                });
+            } else {
+                files.push((name, FileType::RegularFile));
+                if files.len() >= self.chunk {
+                    self.flush(&at, &mut files, root);
+                }
+            }
+        }
+        self.flush(&at, &mut files, root);
+    }
+
+    /// The `files` waiting in the directory `at` become a job.
+    fn flush(
+        &self,
+        at: &Option<(BString, Option<Arc<OwnedFd>>)>,
+        files: &mut Vec<(BString, FileType)>,
+        root: &super::Root,
+    ) {
+        if let Some((parent, Some(fd))) = at {
+            if !files.is_empty() {
+                self.push(Job::Loose {
+                    dir: Arc::clone(fd),
+                    path: root.path().join(parent.to_str_lossy().as_ref()),
+                    names: std::mem::take(files),
+                });
+            }
+        }
+        files.clear();
+    }
+}
+
 impl Run<'_> {
     /// A worker: jobs until there are none left (or the run stops).
     fn work(&self) {
@@ -420,14 +461,7 @@ impl Run<'_> {
                         drop(dir);
                         self.finish(node)
                     }),
-                Job::Loose { dir, path, names } => {
-                    self.unlink_all(&dir, &names)
-                        .map_err(|(name, source)| Error::Io {
-                            op: "unlink",
-                            path: path.join(name.to_str_lossy().as_ref()),
-                            source,
-                        })
-                }
+                Job::Loose { dir, path, names } => self.unlink_loose(&dir, &path, &names),
             };
             if let Err(err) = done {
                 self.fail(err);
@@ -590,6 +624,46 @@ impl Run<'_> {
                 }
             }
             self.files.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Unlink `names` from the open directory `dir` at `path`, which stays. An entry gone
+    /// meanwhile is fine; one that is a directory (git lists the directories inside one it
+    /// does not remove whole without their `/`) is removed with what it holds, as a job of its
+    /// own.
+    fn unlink_loose(
+        &self,
+        dir: &Arc<OwnedFd>,
+        path: &Path,
+        names: &[(BString, FileType)],
+    ) -> Result<(), Error> {
+        for (name, _) in names {
+            if self.stopped() {
+                return Ok(());
+            }
+            let at = || path.join(name.to_str_lossy().as_ref());
+            match os::unlink_at(os::borrow(dir), name) {
+                Ok(()) => {
+                    self.files.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    let is_dir = os::lstat_at(os::borrow(dir), name)
+                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
+                    if !is_dir {
+                        return Err(Error::Io {
+                            op: "unlink",
+                            path: at(),
+                            source,
+                        });
+                    }
+                    self.push(Job::Dir {
+                        node: Node::top(name.clone(), Arc::clone(dir), at()),
+                        parent: Arc::clone(dir),
+                    });
+                }
+            }
         }
         Ok(())
     }
@@ -791,7 +865,7 @@ mod tests {
                 target("gone", false),
                 target("gone/too", true),
             ];
-            let removed = remove_paths(&top, &targets, &opts, &AtomicBool::new(false)).unwrap();
+            let removed = remove_paths(&top, targets, &opts, &AtomicBool::new(false)).unwrap();
             assert!(!top.join("d0").exists(), "{threads} threads");
             assert!(!top.join("d1/a.o").exists() && !top.join("b.o").exists());
             assert!(top.join("dangling").symlink_metadata().is_err());
@@ -805,13 +879,8 @@ mod tests {
             std::fs::create_dir(top.join("d0")).unwrap();
             std::os::unix::fs::symlink(&outside, top.join("d0/link")).unwrap();
             for t in [target("d0/link/keep", false), target("d0/link", true)] {
-                let err = remove_paths(
-                    &top,
-                    std::slice::from_ref(&t),
-                    &opts,
-                    &AtomicBool::new(false),
-                )
-                .unwrap_err();
+                let err =
+                    remove_paths(&top, [t.clone()], &opts, &AtomicBool::new(false)).unwrap_err();
                 assert!(
                     matches!(err, Error::Io { op: "opendir", .. }),
                     "{t:?}: {err}"
@@ -821,7 +890,7 @@ mod tests {
             // A symlink listed as a file is unlinked, not followed.
             remove_paths(
                 &top,
-                &[target("d0/link", false)],
+                [target("d0/link", false)],
                 &opts,
                 &AtomicBool::new(false),
             )
