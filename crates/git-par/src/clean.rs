@@ -15,6 +15,8 @@
 //! standard input, a dry run that fails or prints a line git-par does not know (git's refusal to
 //! remove the current directory), a listed path outside the work tree. If a removal fails, the
 //! workers stop and git runs the same command on what is left: git's warnings, git's exit code.
+//! Run as `git -C DIR clean`, git-par starts each git where the call started, with the same
+//! `-C` ([`crate::git::git_from_start`]), so git knows which directory not to remove.
 
 use std::ffi::OsString;
 use std::io::BufRead as _;
@@ -125,7 +127,7 @@ fn dry_run(parsed: &gitopts::Parsed, args: &[OsString]) -> Result<std::process::
     let at = gitopts::parse(&dry, gitopts::CLEAN).append_at(&dry);
     dry.insert(at, "-n".into());
     dry.insert(0, "clean".into());
-    gitpar::git_command()
+    crate::git::git_from_start()
         .args(&dry)
         .env("LC_ALL", "C")
         .env("LANGUAGE", "C")
@@ -225,11 +227,20 @@ fn print(listed: &[Line]) -> Result<(), u8> {
         .map_err(|e| fatal(format!("cannot write to standard output: {e}")))
 }
 
-/// Hand the whole `clean ARGS` to git (why: under `GIT_PAR_TRACE`).
+/// Hand the whole `clean ARGS` to git, started where the call started (why: under
+/// `GIT_PAR_TRACE`). Returns only if git cannot be started: the exit code, after git's `fatal:`.
 fn hand_to_git(why: &str, args: &[OsString]) -> u8 {
-    let mut git: Vec<OsString> = vec!["clean".into()];
-    git.extend(args.iter().cloned());
-    crate::patch::hand_to_git("clean", why, &git)
+    use std::io::Write as _;
+    if std::env::var_os("GIT_PAR_TRACE").is_some() {
+        eprintln!("git-par: handing the clean to git: {why}");
+    }
+    let _ = std::io::stdout().flush();
+    let mut git = crate::git::git_from_start();
+    git.arg("clean").args(args);
+    fatal(format!(
+        "cannot run git: {}",
+        crate::platform::exec(&mut git)
+    ))
 }
 
 #[cfg(test)]

@@ -24,6 +24,27 @@ pub(crate) fn set_own_args(args: Vec<OsString>) {
     let _ = OWN_ARGS.set(args);
 }
 
+/// Where the call started, when git-par itself moved elsewhere (`-C DIR` run as `git`).
+static STARTED_IN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Keep the directory the call started in, before git-par applies `-C` ([`git_from_start`]).
+pub(crate) fn set_started_in(dir: std::path::PathBuf) {
+    let _ = STARTED_IN.set(dir);
+}
+
+/// A git command started where the call started, moved to git-par's current directory by
+/// `-C`: git then knows the directory the user ran it in (`startup_info->original_cwd`, which
+/// `clean` never removes), as if git had been run in git-par's place.
+pub(crate) fn git_from_start() -> std::process::Command {
+    let mut cmd = gitpar::git_command();
+    if let (Some(start), Ok(now)) = (STARTED_IN.get(), crate::platform::current_dir()) {
+        if *start != now {
+            cmd.current_dir(start).arg("-C").arg(now);
+        }
+    }
+    cmd
+}
+
 /// Run `git ARGS` with git-par's standard streams (git's output and errors are the user's),
 /// in the current directory or, with `at = (dir, git_dir)`, in `dir` with `GIT_DIR=git_dir`.
 /// Returns git's exit code (128 + the signal for a killed git: [`crate::platform::exit_code`]);

@@ -77,6 +77,9 @@ pub(crate) fn route(args: Vec<OsString>) -> Result<Vec<OsString>, u8> {
         }
     };
     let cwd = std::env::current_dir().ok();
+    if let Some(cwd) = &cwd {
+        crate::git::set_started_in(cwd.clone());
+    }
     for dir in &plan.chdir {
         if std::env::set_current_dir(dir).is_err() {
             // git says why; it starts from where the call started.

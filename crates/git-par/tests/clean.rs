@@ -51,6 +51,43 @@ fn listing(dir: &Path) -> Vec<String> {
 /// the other; everything git shows compared.
 #[track_caller]
 fn same_as_git(cwd: &str, args: &[&str]) {
+    same_as_git_with(cwd, &["clean"], args, |dir, args| git_par(dir, args));
+}
+
+/// [`same_as_git`] with git-par run as `git` (a link named `git` first on `PATH`, as `git par
+/// shim` makes), `git_args` (git's options, then `clean`) before `args`.
+#[track_caller]
+fn same_as_git_as_git(cwd: &str, git_args: &[&str], args: &[&str]) {
+    let shim = scratch();
+    std::os::unix::fs::symlink(GIT_PAR, shim.join("git")).unwrap();
+    let path = format!(
+        "{}:{}",
+        shim.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    same_as_git_with(cwd, git_args, args, |dir, args| {
+        let mut cmd = std::process::Command::new(shim.join("git"));
+        clean_env(&mut cmd)
+            .current_dir(dir)
+            .args(args)
+            .env("PATH", &path);
+        let out = cmd.output().expect("run git-par as git");
+        Run {
+            command: format!("git {args:?} (git-par as git)"),
+            status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
+    });
+}
+
+#[track_caller]
+fn same_as_git_with(
+    cwd: &str,
+    git_args: &[&str],
+    args: &[&str],
+    par: impl Fn(&Path, &[&str]) -> Run,
+) {
     let s = scratch();
     let src = fixture_named("clean");
     let (by_git, by_par) = (s.join("git"), s.join("par"));
@@ -58,10 +95,10 @@ fn same_as_git(cwd: &str, args: &[&str]) {
         copy_repo(src, &side.join("repo"));
         copy_repo(&src.join("../clean-canary"), &side.join("clean-canary"));
     }
-    let mut clean = vec!["clean"];
+    let mut clean = git_args.to_vec();
     clean.extend(args);
     let git_run = git(&by_git.join("repo").join(cwd), &clean);
-    let par_run = git_par(&by_par.join("repo").join(cwd), &clean);
+    let par_run = par(&by_par.join("repo").join(cwd), &clean);
     let what = format!("clean {args:?} in {cwd:?}");
     assert_same_output(&what, &git_run, &par_run, true);
     assert_eq!(
@@ -122,6 +159,9 @@ fn from_a_subdirectory_its_own_paths_and_the_parent() {
 #[test]
 fn inside_an_untracked_directory_git_keeps_it_and_finishes_the_call() {
     same_as_git("new/inner", &["-fdx", "../.."]);
+    // Run as `git -C DIR`, git-par moves to DIR itself: the directory the call started in is
+    // still the one git keeps.
+    same_as_git_as_git("new/inner", &["-C", "../..", "clean"], &["-fd", "new"]);
 }
 
 #[test]
