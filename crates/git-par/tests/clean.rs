@@ -15,36 +15,7 @@ use support::*;
 /// Every path below `dir` but the main repository's `.git`, with each file's bytes and each
 /// symlink's target.
 fn listing(dir: &Path) -> Vec<String> {
-    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
-        let mut names: Vec<_> = fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        names.sort();
-        for name in names {
-            let rel = format!("{rel}{}", name.to_string_lossy());
-            if rel == "repo/.git" {
-                continue;
-            }
-            let path = dir.join(&name);
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_symlink() {
-                out.push(format!(
-                    "{rel} -> {}",
-                    fs::read_link(&path).unwrap().display()
-                ));
-            } else if meta.is_dir() {
-                out.push(format!("{rel}/"));
-                walk(&path, &format!("{rel}/"), out);
-            } else {
-                out.push(format!("{rel}: {:?}", fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, "", &mut out);
-    out
+    disk_listing(dir, |rel| rel == "repo/.git")
 }
 
 /// `clean ARGS` run in `<side>/repo/CWD` by git on one copy of the fixture and by git-par on

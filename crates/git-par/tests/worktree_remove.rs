@@ -63,40 +63,9 @@ fn side(dir: &Path) -> PathBuf {
 /// Every path below `dir` (but the object database and reflogs, whose files the two sides'
 /// gits write at their own times), with each file's bytes outside `.git`, a symlink's target.
 fn listing(dir: &Path) -> Vec<String> {
-    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return;
-        };
-        let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
-        names.sort();
-        for name in names {
-            let rel = format!("{rel}{}", name.to_string_lossy());
-            if rel.ends_with("/.git/objects") || rel.ends_with("/.git/logs") {
-                continue;
-            }
-            let path = dir.join(&name);
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_symlink() {
-                out.push(format!(
-                    "{rel} -> {}",
-                    fs::read_link(&path).unwrap().display()
-                ));
-            } else if meta.is_dir() {
-                out.push(format!("{rel}/"));
-                walk(&path, &format!("{rel}/"), out);
-            } else if rel.contains(".git/") || rel.ends_with("/.git") {
-                out.push(rel);
-            } else {
-                out.push(format!(
-                    "{rel}: {:?}",
-                    String::from_utf8_lossy(&fs::read(&path).unwrap())
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, "", &mut out);
-    out
+    disk_listing(dir, |rel| {
+        rel.ends_with("/.git/objects") || rel.ends_with("/.git/logs")
+    })
 }
 
 /// A fresh directory for one case: on tmpfs (`/dev/shm`) where there is one, so that the sides,

@@ -1512,3 +1512,42 @@ pub fn cache_tree_dump(repo: &Path) -> String {
         Err(_) => "no index".into(),
     }
 }
+
+/// Every path below `dir` but those `skip` names (and what is below them), sorted, each as
+/// `rel/` for a directory, `rel -> target` for a symlink, and for a file `rel: "bytes"`, or its
+/// name alone inside a `.git` directory or for a `.git` file (each side's git writes those its
+/// own way): what is left on disk, compared between git's side and git-par's.
+pub fn disk_listing(dir: &Path, skip: impl Fn(&str) -> bool) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, skip: &dyn Fn(&str) -> bool, out: &mut Vec<String>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+        names.sort();
+        for name in names {
+            let rel = format!("{rel}{}", name.to_string_lossy());
+            if skip(&rel) {
+                continue;
+            }
+            let path = dir.join(&name);
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_symlink() {
+                out.push(format!(
+                    "{rel} -> {}",
+                    fs::read_link(&path).unwrap().display()
+                ));
+            } else if meta.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, &format!("{rel}/"), skip, out);
+            } else if rel.contains(".git/") || rel.ends_with("/.git") {
+                out.push(rel);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                out.push(format!("{rel}: {:?}", String::from_utf8_lossy(&bytes)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, "", &skip, &mut out);
+    out
+}
