@@ -43,8 +43,8 @@ pub(crate) fn clean(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
             &args,
         ));
     };
-    let mut dry = dry_run(&parsed, &args)?;
-    let mut lines = std::io::BufReader::new(dry.stdout.take().expect("piped")).split(b'\n');
+    let (dry, out) = DryRun::start(&parsed, &args)?;
+    let mut lines = std::io::BufReader::new(out).split(b'\n');
     let mut listed = Vec::new();
     let mut stray = None;
     let targets = std::iter::from_fn(|| match next_target(&mut lines, &base, &mut listed) {
@@ -57,11 +57,7 @@ pub(crate) fn clean(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
     let opts = gitpar::remove_tree::Options::default();
     let removed =
         gitpar::remove_tree::remove_paths(&workdir, targets, &opts, &crate::interrupt::INTERRUPTED);
-    if stray.is_some() || removed.is_err() {
-        // What it would print no longer matters (it removes nothing).
-        let _ = dry.kill();
-    }
-    let listed_all = dry.wait().is_ok_and(|status| status.success());
+    let listed_all = dry.finish(stray.is_some() || removed.is_err());
     match removed {
         Ok(removed) => trace(&removed),
         Err(gitpar::remove_tree::Error::Interrupted) => return Err(crate::interrupt::EXIT_CODE),
@@ -119,22 +115,59 @@ enum Line {
     Skip(String),
 }
 
-/// git's dry run of the same call, started: `git clean -n` with the user's arguments but
-/// `-q`, in the C locale (its lines are read as it prints them), its errors discarded (a failed
-/// dry run hands the call to git, which prints them).
-fn dry_run(parsed: &gitopts::Parsed, args: &[OsString]) -> Result<std::process::Child, u8> {
-    let mut dry = parsed.without(args, "quiet");
-    let at = gitopts::parse(&dry, gitopts::CLEAN).append_at(&dry);
-    dry.insert(at, "-n".into());
-    dry.insert(0, "clean".into());
-    crate::git::git_from_start()
-        .args(&dry)
-        .env("LC_ALL", "C")
-        .env("LANGUAGE", "C")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| fatal(format!("cannot run git: {e}")))
+/// git's dry run of the same call, running: `git clean -n` with the user's arguments but `-q`,
+/// in the C locale, its output read as it prints it and its errors kept.
+struct DryRun {
+    child: std::process::Child,
+    errors: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl DryRun {
+    /// Start it; its standard output comes with it.
+    fn start(
+        parsed: &gitopts::Parsed,
+        args: &[OsString],
+    ) -> Result<(DryRun, std::process::ChildStdout), u8> {
+        use std::io::Read as _;
+        let mut dry = parsed.without(args, "quiet");
+        let at = gitopts::parse(&dry, gitopts::CLEAN).append_at(&dry);
+        dry.insert(at, "-n".into());
+        dry.insert(0, "clean".into());
+        let mut child = crate::git::git_from_start()
+            .args(&dry)
+            .env("LC_ALL", "C")
+            .env("LANGUAGE", "C")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| fatal(format!("cannot run git: {e}")))?;
+        let (Some(out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(fatal("cannot read git's output"));
+        };
+        let errors = std::thread::spawn(move || {
+            let mut errors = Vec::new();
+            let _ = err.read_to_end(&mut errors);
+            errors
+        });
+        Ok((DryRun { child, errors }, out))
+    }
+
+    /// Wait for it, stopped first when `stop` (what it would list no longer matters): true if
+    /// it listed everything. Then its warnings (an unreadable directory) are the real run's
+    /// too, and printed; otherwise git runs the call and prints its own.
+    fn finish(mut self, stop: bool) -> bool {
+        use std::io::Write as _;
+        if stop {
+            let _ = self.child.kill();
+        }
+        let listed_all = !stop && self.child.wait().is_ok_and(|status| status.success());
+        let _ = self.child.wait();
+        let errors = self.errors.join().unwrap_or_default();
+        if listed_all {
+            let _ = std::io::stderr().write_all(&errors);
+        }
+        listed_all
+    }
 }
 
 /// The next removal git's dry run lists, its line kept in `listed` (with the skipped
