@@ -85,18 +85,13 @@ fn trace(removed: &gitpar::remove_tree::Removed) {
 
 /// Why the whole call is git's before anything is looked at, if it is.
 fn gits_alone(parsed: &gitopts::Parsed) -> Option<&'static str> {
-    let force = parsed
-        .options
-        .iter()
-        .filter(|o| o.name == "force")
-        .fold(0, |n, o| if o.negated { 0 } else { n + 1 });
     if parsed.help || parsed.unreadable {
         Some("usage git's parse-options answers")
     } else if parsed.flag("dry-run") == Some(true) {
         Some("a dry run removes nothing")
     } else if parsed.flag("interactive") == Some(true) {
         Some("-i is git's interactive loop")
-    } else if force == 0 {
+    } else if parsed.count("force") == 0 {
         Some("without -f git refuses, or cleans as clean.requireForce says")
     } else if parsed.value("pathspec-from-file").is_some_and(|f| f == "-") {
         Some("the pathspecs are read from standard input")

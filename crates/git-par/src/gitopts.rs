@@ -143,6 +143,15 @@ impl Parsed {
             .map(|o| !o.negated)
     }
 
+    /// How often `name` was given since it was last negated: git's `OPT__FORCE` and
+    /// `OPT_COUNTUP` (`-ff` is two, `--no-force` counts again from 0).
+    pub(crate) fn count(&self, name: &str) -> usize {
+        self.options
+            .iter()
+            .filter(|o| o.name == name)
+            .fold(0, |n, o| if o.negated { 0 } else { n + 1 })
+    }
+
     /// git's `OPT__VERBOSITY` (`-v`/`--verbose` up, `-q`/`--quiet` down, a negation resets):
     /// below zero is quiet.
     pub(crate) fn verbosity(&self) -> i32 {

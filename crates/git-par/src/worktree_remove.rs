@@ -72,11 +72,7 @@ pub(crate) fn remove(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8
 
 /// `-f`/`--force` as git's `OPT__FORCE` counts it: each one adds one, `--no-force` resets.
 fn force_count(parsed: &gitopts::Parsed) -> usize {
-    parsed
-        .options
-        .iter()
-        .filter(|o| o.name == "force")
-        .fold(0, |n, o| if o.negated { 0 } else { n + 1 })
+    parsed.count("force")
 }
 
 /// Where git resolves a relative `<worktree>`: the current directory, unless git moved to the
