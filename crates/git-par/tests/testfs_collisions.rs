@@ -44,15 +44,11 @@ fn colliding_repo(dir: &Path) {
     git_ok(dir, ["commit", "-q", "-m", "colliding paths"]);
 }
 
-fn status(dir: &Path) -> String {
-    git_str(dir, ["status", "--porcelain", "--untracked-files=all"])
-}
-
 fn clone_collisions_match_git(jobs: u32) {
     let s = scratch();
     let src = s.join("src");
     colliding_repo(&src);
-    let Some(mount) = testfs_mount(
+    let Some((mount, by_git, by_par)) = testfs_sides(
         &s.join("fs"),
         testfs::Options {
             case_insensitive: true,
@@ -61,37 +57,16 @@ fn clone_collisions_match_git(jobs: u32) {
     ) else {
         return;
     };
-    let m = mount.path().to_path_buf();
-    let by_git = m.join("by-git");
-    let by_par = m.join("by-git-par");
-    // `--no-hardlinks`: the mount is another filesystem than the source's.
-    let git_run = git(
-        s.path(),
-        [
-            "clone".as_ref(),
-            "-q".as_ref(),
-            "--no-hardlinks".as_ref(),
-            src.as_os_str(),
-            by_git.as_os_str(),
-        ],
-    )
-    .assert_success();
+    let git_run = git(s.path(), clone_elsewhere_args(&src, &by_git)).assert_success();
     let workers = format!("checkout.workers={jobs}");
-    let par_run = git_par(
-        s.path(),
-        [
-            "-c".as_ref(),
-            THRESHOLD_ZERO.as_ref(),
-            "-c".as_ref(),
-            workers.as_ref(),
-            "clone".as_ref(),
-            "-q".as_ref(),
-            "--no-hardlinks".as_ref(),
-            src.as_os_str(),
-            by_par.as_os_str(),
-        ],
-    )
-    .assert_success();
+    let mut par_args: Vec<std::ffi::OsString> = vec![
+        "-c".into(),
+        THRESHOLD_ZERO.into(),
+        "-c".into(),
+        workers.into(),
+    ];
+    par_args.extend(clone_elsewhere_args(&src, &by_par));
+    let par_run = git_par(s.path(), par_args).assert_success();
 
     // The mount really folds case: git saw the collisions (else this test proves nothing).
     assert!(
@@ -119,7 +94,11 @@ fn clone_collisions_match_git(jobs: u32) {
         "one file of the FILE_X group on disk: {names:?}"
     );
     assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
-    assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+    assert_eq!(
+        porcelain_all(&by_git),
+        porcelain_all(&by_par),
+        "git status (left: git)"
+    );
     drop(mount);
 }
 
@@ -168,7 +147,7 @@ fn clone_collision_won_by_a_middle_entry_matches_git() {
     .unwrap();
     git_ok(&src, ["add", ".gitattributes"]);
     git_ok(&src, ["commit", "-q", "-m", "colliding paths"]);
-    let Some(mount) = testfs_mount(
+    let Some((mount, by_git, by_par)) = testfs_sides(
         &s.join("fs"),
         testfs::Options {
             case_insensitive: true,
@@ -177,9 +156,6 @@ fn clone_collision_won_by_a_middle_entry_matches_git() {
     ) else {
         return;
     };
-    let m = mount.path().to_path_buf();
-    let by_git = m.join("by-git");
-    let by_par = m.join("by-git-par");
     let git_run = git(
         s.path(),
         [
@@ -241,7 +217,11 @@ fn clone_collision_won_by_a_middle_entry_matches_git() {
         dir_names(&by_par)
     );
     assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
-    assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+    assert_eq!(
+        porcelain_all(&by_git),
+        porcelain_all(&by_par),
+        "git status (left: git)"
+    );
     drop(mount);
 }
 
@@ -286,7 +266,7 @@ fn clone_symlink_folding_onto_a_directory_matches_git() {
             "a symlink and a directory folding to one name",
         ],
     );
-    let Some(mount) = testfs_mount(
+    let Some((mount, by_git, by_par)) = testfs_sides(
         &s.join("fs"),
         testfs::Options {
             case_insensitive: true,
@@ -295,9 +275,6 @@ fn clone_symlink_folding_onto_a_directory_matches_git() {
     ) else {
         return;
     };
-    let m = mount.path().to_path_buf();
-    let by_git = m.join("by-git");
-    let by_par = m.join("by-git-par");
     let git_run = git(
         s.path(),
         [
@@ -332,7 +309,11 @@ fn clone_symlink_folding_onto_a_directory_matches_git() {
         );
         compare_worktrees(&by_git, &by_par);
         assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
-        assert_eq!(status(&by_git), status(&by_par), "git status (left: git)");
+        assert_eq!(
+            porcelain_all(&by_git),
+            porcelain_all(&by_par),
+            "git status (left: git)"
+        );
     }
     drop(mount);
 }

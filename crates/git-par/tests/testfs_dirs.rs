@@ -5,21 +5,16 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use support::*;
-
-fn status(dir: &Path) -> String {
-    git_str(dir, ["status", "--porcelain", "--untracked-files=all"])
-}
 
 #[test]
 fn clone_with_directories_slow_to_make_matches_git() {
     let s = scratch();
     // 350 directories, 10,500 files: the directory thread runs, and takes a second here.
     let src = fixture(Fixture::ManyFiles);
-    let Some(mount) = testfs_mount(
+    let Some((mount, by_git, by_par)) = testfs_sides(
         &s.join("fs"),
         testfs::Options {
             mkdir_latency: Duration::from_millis(2),
@@ -28,25 +23,16 @@ fn clone_with_directories_slow_to_make_matches_git() {
     ) else {
         return;
     };
-    let m = mount.path().to_path_buf();
-    let by_git = m.join("by-git");
-    let by_par = m.join("by-git-par");
-    // `--no-hardlinks`: the mount is another filesystem than the source's.
-    let clone = |dst: &Path| -> Vec<std::ffi::OsString> {
-        vec![
-            "clone".into(),
-            "-q".into(),
-            "--no-hardlinks".into(),
-            src.into(),
-            dst.into(),
-        ]
-    };
-    git(s.path(), clone(&by_git)).assert_success();
-    let par_run = git_par(s.path(), clone(&by_par)).assert_success();
+    git(s.path(), clone_elsewhere_args(src, &by_git)).assert_success();
+    let par_run = git_par(s.path(), clone_elsewhere_args(src, &by_par)).assert_success();
     assert_eq!(par_run.stderr_str(), "", "git-par said something");
 
     compare_worktrees(&by_git, &by_par);
     assert_eq!(index_listing(&by_git, &[]), index_listing(&by_par, &[]));
-    assert_eq!(status(&by_par), "", "git status after git-par's clone");
+    assert_eq!(
+        porcelain_all(&by_par),
+        "",
+        "git status after git-par's clone"
+    );
     drop(mount);
 }

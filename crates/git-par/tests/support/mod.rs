@@ -1551,3 +1551,32 @@ pub fn disk_listing(dir: &Path, skip: impl Fn(&str) -> bool) -> Vec<String> {
     walk(dir, "", &skip, &mut out);
     out
 }
+
+/// `git status --porcelain --untracked-files=all` in `dir`: everything git sees changed or new,
+/// one line each (empty after a checkout git would call clean).
+pub fn porcelain_all(dir: &Path) -> String {
+    git_str(dir, ["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// The arguments of `clone -q --no-hardlinks SRC DST`: a clone onto another filesystem (a
+/// testfs mount) than its source's.
+pub fn clone_elsewhere_args(src: &Path, dst: &Path) -> Vec<std::ffi::OsString> {
+    vec![
+        "clone".into(),
+        "-q".into(),
+        "--no-hardlinks".into(),
+        src.into(),
+        dst.into(),
+    ]
+}
+
+/// [`testfs_mount`] under `dir` with `options`, and the two sides on it: `by-git` and
+/// `by-git-par`, where git and git-par then clone or check out the same thing.
+pub fn testfs_sides(
+    dir: &Path,
+    options: testfs::Options,
+) -> Option<(testfs::Mount, PathBuf, PathBuf)> {
+    let mount = testfs_mount(dir, options)?;
+    let (by_git, by_par) = (mount.path().join("by-git"), mount.path().join("by-git-par"));
+    Some((mount, by_git, by_par))
+}
