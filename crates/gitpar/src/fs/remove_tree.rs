@@ -306,7 +306,7 @@ enum Job {
     Loose {
         dir: Arc<OwnedFd>,
         path: PathBuf,
-        names: Vec<(BString, FileType)>,
+        names: Vec<BString>,
     },
 }
 
@@ -415,7 +415,7 @@ impl<'a> Run<'a> {
                     parent: Arc::clone(fd),
                 });
             } else {
-                files.push((name, FileType::RegularFile));
+                files.push(name);
                 if files.len() >= self.chunk {
                     self.flush(&at, &mut files, root);
                 }
@@ -428,7 +428,7 @@ impl<'a> Run<'a> {
     fn flush(
         &self,
         at: &Option<(BString, Option<Arc<OwnedFd>>)>,
-        files: &mut Vec<(BString, FileType)>,
+        files: &mut Vec<BString>,
         root: &super::Root,
     ) {
         if let Some((parent, Some(fd))) = at {
@@ -454,13 +454,12 @@ impl Run<'_> {
             }
             let done = match job {
                 Job::Dir { node, parent } => self.list(node, parent),
-                Job::Files { node, dir, names } => self
-                    .unlink_all(&dir, &names)
-                    .map_err(|(name, e)| self.io("unlink", &node, Some(&name), e))
-                    .and_then(|()| {
+                Job::Files { node, dir, names } => {
+                    self.unlink_all(&node, &dir, &names).and_then(|()| {
                         drop(dir);
                         self.finish(node)
-                    }),
+                    })
+                }
                 Job::Loose { dir, path, names } => self.unlink_loose(&dir, &path, &names),
             };
             if let Err(err) = done {
@@ -594,21 +593,21 @@ impl Run<'_> {
                 names: chunk.to_vec(),
             });
         }
-        self.unlink_all(&fd, first)
-            .map_err(|(name, e)| self.io("unlink", &node, Some(&name), e))?;
+        self.unlink_all(&node, &fd, first)?;
         drop(fd);
         self.finish(node)
     }
 
-    /// Unlink `names` from the open directory `dir`. An entry gone meanwhile is fine. One that
-    /// is a directory after all (made since the listing; on Windows, a directory symlink or
-    /// junction, which is removed as a directory) is `rmdir`ed if it is empty; otherwise the
-    /// unlink's error stands, with the name it failed on.
+    /// Unlink `names` from the open directory `dir` of `node`. An entry gone meanwhile is
+    /// fine. One that is a directory after all (made since the listing; on Windows, a
+    /// directory symlink or junction, which is removed as a directory) is `rmdir`ed if it is
+    /// empty; otherwise the unlink's error stands.
     fn unlink_all(
         &self,
+        node: &Node,
         dir: &OwnedFd,
         names: &[(BString, FileType)],
-    ) -> Result<(), (BString, io::Error)> {
+    ) -> Result<(), Error> {
         let dir = os::borrow(dir);
         for (name, kind) in names {
             if self.stopped() {
@@ -619,7 +618,7 @@ impl Run<'_> {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => {
                     if *kind == FileType::RegularFile || os::rmdir_at(dir, name).is_err() {
-                        return Err((name.clone(), e));
+                        return Err(self.io("unlink", node, Some(name), e));
                     }
                 }
             }
@@ -636,9 +635,9 @@ impl Run<'_> {
         &self,
         dir: &Arc<OwnedFd>,
         path: &Path,
-        names: &[(BString, FileType)],
+        names: &[BString],
     ) -> Result<(), Error> {
-        for (name, _) in names {
+        for name in names {
             if self.stopped() {
                 return Ok(());
             }
