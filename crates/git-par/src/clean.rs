@@ -16,7 +16,8 @@
 //! remove the current directory), a listed path outside the work tree. If a removal fails, the
 //! workers stop and git runs the same command on what is left: git's warnings, git's exit code.
 //! Run as `git -C DIR clean`, git-par starts each git where the call started, with the same
-//! `-C` ([`crate::git::git_from_start`]), so git knows which directory not to remove.
+//! `-C` ([`crate::git::git_from_start`]), so git knows which directory not to remove; run as
+//! `git par clean`, where a `-C` was git's, the nearest caller's directory stands for it.
 
 use std::ffi::OsString;
 use std::io::BufRead as _;
@@ -43,6 +44,7 @@ pub(crate) fn clean(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
             &args,
         ));
     };
+    keep_callers_dir(&workdir);
     let (dry, out) = DryRun::start(&parsed, &args)?;
     let mut lines = std::io::BufReader::new(out).split(b'\n');
     let mut listed = Vec::new();
@@ -70,6 +72,29 @@ pub(crate) fn clean(args: Vec<OsString>, overrides: &[String]) -> Result<(), u8>
         Some(why) => Err(hand_to_git(why, &args)),
         None if !listed_all => Err(hand_to_git("its dry run failed", &args)),
         None => Ok(()),
+    }
+}
+
+/// Started as `git par clean` rather than as `git`, git-par cannot see a `git -C DIR` (git has
+/// moved before starting it) or a script's `cd`: the directory the user is in is then taken to be
+/// the nearest caller's that differs from git-par's own. If that is in the work tree, git's dry
+/// run and every git that finishes the call start there ([`crate::git::git_from_start`]), and git
+/// keeps it as it keeps the directory it started in.
+fn keep_callers_dir(workdir: &Path) {
+    if crate::git::started_in().is_some() {
+        return;
+    }
+    let Ok(cwd) = crate::platform::current_dir() else {
+        return;
+    };
+    let caller = crate::platform::callers_dirs()
+        .into_iter()
+        .find(|dir| *dir != cwd);
+    if let Some(dir) = caller.filter(|dir| dir.starts_with(workdir)) {
+        if std::env::var_os("GIT_PAR_TRACE").is_some() {
+            eprintln!("git-par: clean: the caller is in {}", dir.display());
+        }
+        crate::git::set_started_in(dir);
     }
 }
 

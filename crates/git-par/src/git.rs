@@ -32,6 +32,11 @@ pub(crate) fn set_started_in(dir: std::path::PathBuf) {
     let _ = STARTED_IN.set(dir);
 }
 
+/// The directory the call started in, if git-par has been told it ([`set_started_in`]).
+pub(crate) fn started_in() -> Option<&'static Path> {
+    STARTED_IN.get().map(std::path::PathBuf::as_path)
+}
+
 /// A git command started where the call started, moved to git-par's current directory by
 /// `-C`: git then knows the directory the user ran it in (`startup_info->original_cwd`, which
 /// `clean` never removes), as if git had been run in git-par's place.

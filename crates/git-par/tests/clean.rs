@@ -29,22 +29,48 @@ fn same_as_git(cwd: &str, args: &[&str]) {
 /// shim` makes), `git_args` (git's options, then `clean`) before `args`.
 #[track_caller]
 fn same_as_git_as_git(cwd: &str, git_args: &[&str], args: &[&str]) {
+    same_as_git_on_path(cwd, "git", git_args, git_args, args);
+}
+
+/// [`same_as_git`] with git-par started by git as `git par` (a link named `git-par` first on
+/// `PATH`): git runs `git_args` then `args`, git-par's side `par_args` (git's options, then `par
+/// clean`) then `args`.
+#[track_caller]
+fn same_as_git_par_by_git(cwd: &str, git_args: &[&str], par_args: &[&str], args: &[&str]) {
+    same_as_git_on_path(cwd, "git-par", git_args, par_args, args);
+}
+
+/// git-par linked as `link` in a directory first on `PATH`, and the call started from there:
+/// `link` itself when it is `git`, else git from a shell, git starting git-par for `git par`.
+#[track_caller]
+fn same_as_git_on_path(cwd: &str, link: &str, git_args: &[&str], par_args: &[&str], args: &[&str]) {
     let shim = scratch();
-    std::os::unix::fs::symlink(GIT_PAR, shim.join("git")).unwrap();
+    std::os::unix::fs::symlink(GIT_PAR, shim.join(link)).unwrap();
     let path = format!(
         "{}:{}",
         shim.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    same_as_git_with(cwd, git_args, args, |dir, args| {
-        let mut cmd = std::process::Command::new(shim.join("git"));
+    let mut par_call: Vec<&str> = Vec::new();
+    let program = if link == "git" {
+        shim.join("git")
+    } else {
+        // A shell that stays in `cwd` while git runs, as the user's does: it is the caller
+        // whose directory git-par keeps.
+        par_call.extend(["-c", "git \"$@\"; exit $?", "sh"]);
+        "sh".into()
+    };
+    par_call.extend(par_args);
+    par_call.extend(args);
+    same_as_git_with(cwd, git_args, args, |dir, _| {
+        let mut cmd = std::process::Command::new(&program);
         clean_env(&mut cmd)
             .current_dir(dir)
-            .args(args)
+            .args(&par_call)
             .env("PATH", &path);
-        let out = cmd.output().expect("run git-par as git");
+        let out = cmd.output().expect("run git-par");
         Run {
-            command: format!("git {args:?} (git-par as git)"),
+            command: format!("{program:?} {par_call:?}"),
             status: out.status,
             stdout: out.stdout,
             stderr: out.stderr,
@@ -133,6 +159,14 @@ fn inside_an_untracked_directory_git_keeps_it_and_finishes_the_call() {
     // Run as `git -C DIR`, git-par moves to DIR itself: the directory the call started in is
     // still the one git keeps.
     same_as_git_as_git("new/inner", &["-C", "../..", "clean"], &["-fd", "new"]);
+    // Started by git as `git -C DIR par clean`, git-par is already in DIR: the caller's
+    // directory stands for the one the call started in.
+    same_as_git_par_by_git(
+        "new/inner",
+        &["-C", "../..", "clean"],
+        &["-C", "../..", "par", "clean"],
+        &["-fd", "new"],
+    );
 }
 
 #[test]

@@ -46,10 +46,10 @@ fn interrupted() {
 pub(crate) use gitpar::sys::canonicalize;
 
 pub(crate) use os::{
-    account, command_in, current_dir, device_of, exec, exit_code, exit_now, hook_env, hostname,
-    invoked_as, make_link, name_argv0, owned_by_current_user, path_lines, program_in, same_program,
-    searchable, this_program, tune_allocator, user_email, LINK_NAME, PATH_LIST_SEPARATOR,
-    PINS_REAL_GIT,
+    account, callers_dirs, command_in, current_dir, device_of, exec, exit_code, exit_now, hook_env,
+    hostname, invoked_as, make_link, name_argv0, owned_by_current_user, path_lines, program_in,
+    same_program, searchable, this_program, tune_allocator, user_email, LINK_NAME,
+    PATH_LIST_SEPARATOR, PINS_REAL_GIT,
 };
 
 /// A path or argument that cannot be turned into the bytes git uses, or back: on Windows, text

@@ -98,6 +98,33 @@ pub(crate) fn current_dir() -> std::io::Result<PathBuf> {
     std::env::current_dir()
 }
 
+/// The current directories of the processes that started this one, nearest first (its parent,
+/// the parent's parent, ...), as the kernel names them: where the user was before a `git -C`
+/// or a shell's `cd` that git-par cannot see. Empty where `/proc` does not say.
+pub(crate) fn callers_dirs() -> Vec<PathBuf> {
+    const MOST: usize = 64;
+    let mut dirs = Vec::new();
+    let mut pid = parent_of("self");
+    while let Some(p) = pid.filter(|&p| p > 1 && dirs.len() < MOST) {
+        match std::fs::read_link(format!("/proc/{p}/cwd")) {
+            Ok(dir) => dirs.push(dir),
+            Err(_) => break,
+        }
+        pid = parent_of(&p.to_string());
+    }
+    dirs
+}
+
+/// The parent of process `pid` (`self` for this one), from `/proc/<pid>/stat`: the field after
+/// the command name, which is in parentheses and may hold any byte, so it is read after the last
+/// `)`.
+fn parent_of(pid: &str) -> Option<u32> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let end = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[end + 1..]).ok()?;
+    rest.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
 /// Returns true if and only if the directory `path` may be searched (`access(X_OK)`), as git's
 /// `is_git_directory` asks of `objects` and `refs`.
 pub(crate) fn searchable(path: &Path) -> bool {

@@ -245,6 +245,12 @@ pub(crate) fn current_dir() -> std::io::Result<PathBuf> {
     Ok(canonicalize(&cwd).unwrap_or(cwd))
 }
 
+/// The current directories of the processes that started this one (see the Unix side): none
+/// known. Windows refuses to remove a directory a process is in, so nothing depends on them.
+pub(crate) fn callers_dirs() -> Vec<PathBuf> {
+    Vec::new()
+}
+
 /// Returns true if and only if the directory `path` may be searched: Git for Windows' `access`
 /// ignores `X_OK` (Windows has no such bit), so this is whether it exists.
 pub(crate) fn searchable(path: &Path) -> bool {
