@@ -149,7 +149,7 @@ fn checkout_l_orphan_prepares_a_reflog_that_the_first_commit_fills() {
     pair.run(&["checkout", "-l", "--orphan", "zeta"]);
     pair.assert_same();
     for dir in [&pair.by_git, &pair.by_par] {
-        git_ok(dir, ["commit", "-q", "-m", "Zeta"]);
+        git_dated(dir, &["commit", "-q", "-m", "Zeta"]).assert_success();
     }
     let [g, p] = [&pair.by_git, &pair.by_par].map(|d| reflog(d, "refs/heads/zeta"));
     assert_eq!(g, p);

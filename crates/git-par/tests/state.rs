@@ -63,23 +63,6 @@ impl Pair {
     }
 }
 
-/// git with fixed author and committer dates, so that both sides make the same commits.
-fn dated(dir: &Path, args: &[&str]) -> Run {
-    let mut cmd = std::process::Command::new("git");
-    clean_env(&mut cmd)
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000");
-    let out = cmd.output().expect("run git");
-    Run {
-        command: format!("git {args:?} (in {})", dir.display()),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
-}
-
 fn opt(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args);
     if out.success() {
@@ -297,7 +280,7 @@ fn switch_orphan_empties_index_and_work_tree() {
     for side in pair.sides() {
         write(side, "new", "n\n");
         git_ok(side, ["add", "new"]);
-        dated(side, &["commit", "-q", "-m", "root"]).assert_success();
+        git_dated(side, &["commit", "-q", "-m", "root"]).assert_success();
         assert_eq!(opt(side, &["rev-list", "--count", "HEAD"]), "1\n");
     }
     pair.run(&["switch", "main"]);
@@ -356,7 +339,7 @@ fn checkout_orphan_keeps_index_and_work_tree() {
 fn conflicted() -> Pair {
     let pair = Pair::new(history);
     for side in pair.sides() {
-        dated(side, &["merge", "other"]).assert_failure();
+        git_dated(side, &["merge", "other"]).assert_failure();
         assert!(side.join(".git/MERGE_HEAD").exists());
     }
     pair
@@ -369,7 +352,7 @@ fn reset_hard_ends_a_merge_and_the_next_commit_is_normal() {
     pair.assert_same();
     for side in pair.sides() {
         write(side, "a", "after\n");
-        dated(side, &["commit", "-q", "-am", "after the reset"]).assert_success();
+        git_dated(side, &["commit", "-q", "-am", "after the reset"]).assert_success();
         assert_eq!(
             opt(side, &["rev-list", "--parents", "-1", "HEAD"])
                 .split_whitespace()
@@ -405,7 +388,7 @@ fn checkout_f_and_switches_end_a_merge() {
 fn cherry_pick_and_squash_state_go_with_a_switch() {
     let pair = Pair::new(history);
     for side in pair.sides() {
-        dated(side, &["cherry-pick", "other"]).assert_failure();
+        git_dated(side, &["cherry-pick", "other"]).assert_failure();
         // Resolved as HEAD has it: the pick is still in progress.
         write(side, "a", "two\n");
         git_ok(side, ["add", "a"]);
@@ -656,7 +639,7 @@ fn a_finished_cherry_pick_sequence_is_removed() {
     });
     for side in pair.sides() {
         // x applies, y conflicts: the sequencer stops with one pick left in its todo.
-        dated(side, &["cherry-pick", "picks~1", "picks"]).assert_failure();
+        git_dated(side, &["cherry-pick", "picks~1", "picks"]).assert_failure();
         assert!(side.join(".git/sequencer").is_dir());
     }
     pair.run(&["reset", "--hard"]);

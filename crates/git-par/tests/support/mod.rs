@@ -253,6 +253,24 @@ where
     run("git", cwd, args)
 }
 
+/// Runs git in `cwd` with fixed author and committer dates, so that two sides that commit the
+/// same change make the same commit, however long apart they run.
+pub fn git_dated(cwd: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd)
+        .current_dir(cwd)
+        .args(args)
+        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
+        .env("GIT_COMMITTER_DATE", "1700000000 +0000");
+    let out = cmd.output().expect("run git");
+    Run {
+        command: format!("git {args:?} (in {}, dated)", cwd.display()),
+        status: out.status,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
 /// Runs git in `cwd`, panics unless it succeeds, returns its standard output.
 #[track_caller]
 pub fn git_ok<I, S>(cwd: &Path, args: I) -> Vec<u8>
