@@ -280,20 +280,12 @@ fn print(listed: &[Line]) -> Result<(), u8> {
         .map_err(|e| fatal(format!("cannot write to standard output: {e}")))
 }
 
-/// Hand the whole `clean ARGS` to git, started where the call started (why: under
-/// `GIT_PAR_TRACE`). Returns only if git cannot be started: the exit code, after git's `fatal:`.
+/// Hand the whole `clean ARGS` to git (why: under `GIT_PAR_TRACE`). Returns only if git cannot
+/// be started: the exit code, after git's `fatal:`.
 fn hand_to_git(why: &str, args: &[OsString]) -> u8 {
-    use std::io::Write as _;
-    if std::env::var_os("GIT_PAR_TRACE").is_some() {
-        eprintln!("git-par: handing the clean to git: {why}");
-    }
-    let _ = std::io::stdout().flush();
-    let mut git = crate::git::git_from_start();
-    git.arg("clean").args(args);
-    fatal(format!(
-        "cannot run git: {}",
-        crate::platform::exec(&mut git)
-    ))
+    let mut git = vec![OsString::from("clean")];
+    git.extend_from_slice(args);
+    crate::patch::hand_to_git("clean", why, &git)
 }
 
 #[cfg(test)]

@@ -74,9 +74,11 @@ pub fn end_of_options(mut args: Vec<OsString>) -> Vec<OsString> {
 }
 
 /// Replace this process by `git ARGS` (on Windows: run it and exit with its code,
-/// [`crate::platform::exec`]); returns only if git could not be started.
+/// [`crate::platform::exec`]), started where the call started ([`crate::git::git_from_start`]:
+/// git then keeps that directory as its own starting one); returns only if git could not be
+/// started.
 pub fn exec_git(args: &[OsString]) -> std::io::Error {
-    crate::platform::exec(gitpar::git_command().args(args))
+    crate::platform::exec(crate::git::git_from_start().args(args))
 }
 
 /// Replace this process by git with `args`, the whole call being git's (a documented
