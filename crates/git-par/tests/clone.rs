@@ -519,22 +519,6 @@ impl Sides {
     }
 }
 
-/// Runs `program ARGS` in `cwd` with the tests' clean environment plus `env`.
-fn run_with(program: &str, cwd: &Path, args: &[OsString], env: &[(&str, OsString)]) -> Run {
-    let mut cmd = std::process::Command::new(program);
-    clean_env(&mut cmd).current_dir(cwd).args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("runs");
-    Run {
-        command: format!("{program} {args:?} (in {})", cwd.display()),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
-}
-
 fn os(words: &[&str]) -> Vec<OsString> {
     words.iter().map(OsString::from).collect()
 }

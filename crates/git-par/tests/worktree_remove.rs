@@ -12,26 +12,8 @@ use std::process::Command;
 
 use support::*;
 
-/// Runs `program ARGS` in `cwd` with the tests' clean environment and fixed commit dates, so
-/// that both sides make the same commits.
-fn run_in(program: &str, cwd: &Path, args: &[&str]) -> Run {
-    let mut cmd = Command::new(program);
-    clean_env(&mut cmd)
-        .current_dir(cwd)
-        .args(args)
-        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
-        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z");
-    let out = cmd.output().expect("start the command");
-    Run {
-        command: format!("{program} {args:?} in {}", cwd.display()),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
-}
-
 fn git_at(cwd: &Path, args: &[&str]) -> Run {
-    run_in("git", cwd, args).assert_success()
+    run_dated("git", cwd, args).assert_success()
 }
 
 /// `<side>/repo`, a repository with nested directories, a tracked symlink and a `.gitignore`,
@@ -95,8 +77,8 @@ fn run_both(s: &Path, setup: impl Fn(&Path), cwd: &str, args: &[&str]) -> (Run, 
     let (by_git, by_par) = (side(&s.join("git")), side(&s.join("par")));
     setup(&by_git);
     setup(&by_par);
-    let git_run = run_in("git", &by_git.join(cwd), args);
-    let par_run = run_in(GIT_PAR, &by_par.join(cwd), args);
+    let git_run = run_dated("git", &by_git.join(cwd), args);
+    let par_run = run_dated(GIT_PAR, &by_par.join(cwd), args);
     let shown = |run: &Run, side: &Path| {
         let side = side.display().to_string();
         (

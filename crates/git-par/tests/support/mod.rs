@@ -253,22 +253,47 @@ where
     run("git", cwd, args)
 }
 
-/// Runs git in `cwd` with fixed author and committer dates, so that two sides that commit the
-/// same change make the same commit, however long apart they run.
-pub fn git_dated(cwd: &Path, args: &[&str]) -> Run {
-    let mut cmd = Command::new("git");
-    clean_env(&mut cmd)
-        .current_dir(cwd)
-        .args(args)
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000");
-    let out = cmd.output().expect("run git");
+/// Runs `program ARGS` in `cwd` with the tests' clean environment plus `env`.
+pub fn run_with<S: AsRef<OsStr>>(
+    program: impl AsRef<OsStr>,
+    cwd: &Path,
+    args: &[S],
+    env: &[(&str, OsString)],
+) -> Run {
+    let program = program.as_ref();
+    let mut cmd = Command::new(program);
+    clean_env(&mut cmd).current_dir(cwd).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the command");
+    let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
     Run {
-        command: format!("git {args:?} (in {}, dated)", cwd.display()),
+        command: format!(
+            "{} {args:?} (in {})",
+            program.to_string_lossy(),
+            cwd.display()
+        ),
         status: out.status,
         stdout: out.stdout,
         stderr: out.stderr,
     }
+}
+
+/// Runs `program ARGS` in `cwd` with fixed author and committer dates, so that two sides that
+/// commit the same change make the same commit, however long apart they run.
+pub fn run_dated(program: impl AsRef<OsStr>, cwd: &Path, args: &[&str]) -> Run {
+    let date = OsString::from("1700000000 +0000");
+    let env = [
+        ("GIT_AUTHOR_DATE", date.clone()),
+        ("GIT_COMMITTER_DATE", date),
+    ];
+    run_with(program, cwd, args, &env)
+}
+
+/// [`run_dated`] for git.
+pub fn git_dated(cwd: &Path, args: &[&str]) -> Run {
+    run_dated("git", cwd, args)
 }
 
 /// Runs git in `cwd`, panics unless it succeeds, returns its standard output.
