@@ -410,8 +410,6 @@ fn fast_forward(
     gitpar::sys::phase::mark("diffstat");
     gitpar::fast_forward::post_merge(repo, env, false);
     gitpar::repo::state::remove_merge_branch_state(repo, env).map_err(report::aborted)?;
-    // Paths the update could not write were reported; git's merge still succeeds then
-    // (`unpack_trees`' -2 is no error to `checkout_fast_forward`... as for a switch).
     Ok(())
 }
 

@@ -638,3 +638,64 @@ fn merging_checkouts_under_merge_renormalize_are_gits() {
         "one changed\ntwo\nthree changed\n"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A blob the object database lacks
+
+/// `main` has `f` and `k`; `next` changes `f`, and that new blob (a loose object) is then
+/// deleted, as in a damaged or incompletely fetched repository.
+fn next_blob_missing() -> Pair {
+    Pair::new(|dir| {
+        write(dir, "f", "old\n");
+        write(dir, "k", "keep\n");
+        git_ok(dir, ["add", "f", "k"]);
+        git_ok(dir, ["commit", "-q", "-m", "one"]);
+        git_ok(dir, ["checkout", "-q", "-b", "next"]);
+        write(dir, "f", "new\n");
+        git_ok(dir, ["commit", "-q", "-am", "two"]);
+        git_ok(dir, ["checkout", "-q", "main"]);
+        let id = git_str(dir, ["rev-parse", "next:f"]);
+        fs::remove_file(dir.join(".git/objects").join(&id[..2]).join(&id[2..])).unwrap();
+    })
+}
+
+/// git unlinks the file an update replaces before it reads the new blob: where that blob is
+/// missing, the path is left missing (` D`), never the old content under the new entry. A
+/// switch still moves HEAD and exits 0; git also prints its cache-tree's `invalid object`
+/// line, which git-par does not (differences.md), so its first error line is compared.
+#[test]
+fn a_switch_to_a_missing_blob_leaves_the_path_missing_as_git_does() {
+    let pair = next_blob_missing();
+    let [g, p] = [(&pair.by_git, "git"), (&pair.by_par, GIT_PAR)]
+        .map(|(dir, program)| run_env(program, dir, &[], &["switch", "next"]));
+    assert_eq!(g.status.code(), p.status.code(), "{}", p.describe());
+    assert_eq!(g.stdout_str(), p.stdout_str());
+    let first = |r: &Run| r.stderr_str().lines().next().map(str::to_owned);
+    assert_eq!(first(&g), first(&p), "{}", p.describe());
+    assert!(p.stderr_str().contains("unable to read sha1 file of f"));
+    pair.assert_same();
+}
+
+/// A fast-forward whose entry cannot be written fails as git's `checkout_fast_forward` does:
+/// exit 1, the error, HEAD and the index where they were, the path already unlinked.
+#[test]
+fn a_fast_forward_to_a_missing_blob_fails_as_git_does() {
+    for args in [
+        &["merge", "--ff-only", "next"][..],
+        &["pull", "--ff-only", ".", "next"],
+    ] {
+        let pair = next_blob_missing();
+        let (_, p) = pair.run(args);
+        assert_eq!(p.status.code(), Some(1), "{args:?}");
+        pair.assert_same();
+        assert!(!pair.by_par.join("f").exists(), "{args:?}");
+    }
+}
+
+/// `reset --hard` to it fails too, with the index as it was (`Could not reset index file`).
+#[test]
+fn a_hard_reset_to_a_missing_blob_fails_as_git_does() {
+    let pair = next_blob_missing();
+    pair.run(&["reset", "--hard", "next"]);
+    pair.assert_same();
+}

@@ -66,7 +66,9 @@ pub fn record_orig_head(
 
 /// The work tree and index from `head`'s tree to `theirs`'s, as git's `checkout_fast_forward`
 /// updates them (`twoway_merge`, local changes kept, refusals before anything is written).
-/// `options.overwrite_ignore` is `merge --[no-]overwrite-ignore`. `HEAD` does not move.
+/// `options.overwrite_ignore` is `merge --[no-]overwrite-ignore`. `HEAD` does not move. Entries
+/// that cannot be written fail it ([`crate::ops::update::Error::Checkout`]), the index as it was
+/// and what was written left written.
 #[allow(clippy::too_many_arguments)]
 pub fn update(
     repo: &gix::Repository,
@@ -82,6 +84,9 @@ pub fn update(
     let options = Options {
         // merge lists no carried-over changes, unlike a branch switch.
         report_local_changes: false,
+        // An entry that cannot be written fails `checkout_fast_forward` (`unpack_trees` returns
+        // -2): git keeps its index, does not move HEAD and the merge exits 1.
+        keep_index_on_failed_writes: true,
         ..options.clone()
     };
     Ok(update::update(

@@ -62,10 +62,10 @@ impl<'r> Worker<'r> {
         let located = shared.blobs.located(job.entry);
         let size = match located {
             Some(located) => located.whole_size(),
-            None => Some(
-                Self::unpacked_size((&mut self.loose, &self.repo), entry)
-                    .map_err(Failure::Error)?,
-            ),
+            None => match Self::unpacked_size((&mut self.loose, &self.repo), entry) {
+                Ok(size) => Some(size),
+                Err(err) => return Err(self.unreadable(entry, job, Failure::Error(err))),
+            },
         };
         if let Some(size) = size.filter(|&s| s >= shared.stream_above) {
             if own.plain(shared.eol) {
@@ -75,7 +75,11 @@ impl<'r> Worker<'r> {
             }
         }
         let reading = (&mut self.reader, &mut self.loose, &self.repo, &mut self.buf);
-        let (data, _grant) = Self::read_content(reading, entry, located, size, own.driver, shared)?;
+        let (data, _grant) =
+            match Self::read_content(reading, entry, located, size, own.driver, shared) {
+                Ok(read) => read,
+                Err(failure) => return Err(self.unreadable(entry, job, failure)),
+            };
         let expanded = expand_ident(own, entry, &data);
         let input = expanded.as_deref().unwrap_or(&data[..]);
         let bytes = match &platform {
@@ -92,6 +96,19 @@ impl<'r> Worker<'r> {
         self.buf = data.into_buf();
         let st = result?.map_err(|err| create_failure(entry, err))?;
         Ok(shared.wrote(&st))
+    }
+
+    /// `failure` to read the blob of `entry`, after unlinking the file it was to replace: git
+    /// unlinks the old file before it reads the new blob (`checkout_entry`), so a blob it cannot
+    /// read leaves the path missing, not the old content under the new entry.
+    fn unreadable(&mut self, entry: &plan::Entry, job: Job, failure: Failure) -> Failure {
+        if job.replace && matches!(failure, Failure::Error(_)) {
+            let (dir, name) = fs::split_path(entry.path.as_bstr());
+            // The error already names the path; an unlink that fails as well leaves the old
+            // file, as before.
+            let _ = Self::prepare(&mut self.dirs, dir, name, true);
+        }
+        failure
     }
 
     /// A symlink written as a plain file (`core.symlinks=false`): its target becomes the
