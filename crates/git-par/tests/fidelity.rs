@@ -10,7 +10,6 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 use support::*;
 
@@ -60,22 +59,7 @@ impl Pair {
 
 /// Runs `program args` in `cwd` with the tests' clean environment plus `env`.
 fn run_env(program: impl AsRef<OsStr>, cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Run {
-    let mut cmd = Command::new(program.as_ref());
-    clean_env(&mut cmd).current_dir(cwd).args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run");
-    Run {
-        command: format!(
-            "{} {args:?} {env:?} (in {})",
-            program.as_ref().to_string_lossy(),
-            cwd.display()
-        ),
-        status: out.status,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
+    run_with(program, cwd, args, env)
 }
 
 /// Writes `content` to `dir/path`, creating its directories.

@@ -254,11 +254,11 @@ where
 }
 
 /// Runs `program ARGS` in `cwd` with the tests' clean environment plus `env`.
-pub fn run_with<S: AsRef<OsStr>>(
+pub fn run_with<S: AsRef<OsStr>, V: AsRef<OsStr>>(
     program: impl AsRef<OsStr>,
     cwd: &Path,
     args: &[S],
-    env: &[(&str, OsString)],
+    env: &[(&str, V)],
 ) -> Run {
     let program = program.as_ref();
     let mut cmd = Command::new(program);
