@@ -155,11 +155,20 @@ impl Donor {
         path: &Path,
         min_size: u64,
     ) -> Result<Donor, Error> {
-        let (donor, workdir) = open_donor(repo, target, path)?;
-        let root = Root::open(&workdir).map_err(Error::Open)?;
-        // Only the same filesystem, of a kind that can clone, is worth reading the donor's
-        // index for (tmpfs and ext4 cannot: a plain checkout there pays one statfs).
+        // Only the same filesystem, of a kind that can clone, is worth opening the donor's
+        // repository and reading its index for (tmpfs and ext4 cannot: a plain checkout there
+        // pays one statfs). `path` is the top of the donor's work tree, as the callers name it;
+        // a work tree found elsewhere is checked again.
+        let root = Root::open(path).map_err(Error::Open)?;
         let kind = can_clone(&root, target)?;
+        let (donor, workdir) = open_donor(repo, target, path)?;
+        let root = if workdir == path {
+            root
+        } else {
+            let root = Root::open(&workdir).map_err(Error::Open)?;
+            can_clone(&root, target)?;
+            root
+        };
         let (index, stamp) = read_index(&donor)?;
         let attribute_files = same_attributes(repo, plan, &index, &root)?;
         let entries = trusted_entries(plan, &index, stamp, min_size);
