@@ -102,6 +102,8 @@ enum Op {
     Clone,
     Switch,
     ResetHard,
+    /// `merge --ff-only origin/other` on `main`.
+    FastForward,
 }
 
 fn par<S: AsRef<std::ffi::OsStr>>(cwd: &Path, args: &[S]) -> Run {
@@ -149,7 +151,7 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
     // What the checkout writes, roughly: the target's files.
     let half = match op {
         Op::Clone => 120_000,
-        Op::Switch | Op::ResetHard => 90_000,
+        Op::Switch | Op::ResetHard | Op::FastForward => 90_000,
     };
 
     // The oracle: git's own commands on a copy without faults.
@@ -161,6 +163,9 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
         }
         Op::ResetHard => {
             git_ok(&oracle, ["reset", "-q", "--hard", "origin/other"]);
+        }
+        Op::FastForward => {
+            git_ok(&oracle, ["merge", "-q", "--ff-only", "origin/other"]);
         }
     }
 
@@ -178,7 +183,7 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
             mount.set_faults(fault.faults(setup + half));
             par(s.path(), &no_hardlinks(&wt))
         }
-        Op::Switch | Op::ResetHard => {
+        Op::Switch | Op::ResetHard | Op::FastForward => {
             git_ok(s.path(), no_hardlinks(&wt));
             // Files as old as the index would be racily clean: the switch would read them to
             // compare, and the fault would hit that check instead of the writes. Age them and
@@ -196,6 +201,7 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
             mount.set_faults(fault.faults(half));
             match op {
                 Op::Switch => par(&wt, &["switch", "other"]),
+                Op::FastForward => par(&wt, &["merge", "--ff-only", "origin/other"]),
                 _ => par(&wt, &["reset", "--hard", "origin/other"]),
             }
         }
@@ -207,7 +213,8 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
     let err = run.stderr_str();
     // git's safe switch reports the paths it could not write and still exits 0
     // (`merge_working_tree` ignores `unpack_trees`' -2), unless the index cannot be written
-    // either (a full disk: "unable to write new index file"); every other operation fails.
+    // either (a full disk: "unable to write new index file"); every other operation fails (a
+    // fast-forward: `checkout_fast_forward` fails on the -2, HEAD and the index stay).
     let git_succeeds = matches!(op, Op::Switch) && !matches!(fault, Fault::Enospc);
     if run.success() != git_succeeds {
         problems.push(format!(
@@ -269,6 +276,14 @@ fn fault_mid_checkout(op: Op, fault: Fault) {
             }
         }
         Op::ResetHard => par(&wt, &["reset", "--hard", "origin/other"]),
+        // The files written are local changes to the index kept, as after git's failed merge:
+        // the fast-forward is finished by force.
+        Op::FastForward => {
+            if git_str(&wt, ["rev-parse", "HEAD"]) != git_str(&wt, ["rev-parse", "origin/main"]) {
+                problems.push("the failed fast-forward moved the branch".to_owned());
+            }
+            par(&wt, &["reset", "--hard", "origin/other"])
+        }
     };
     if !rerun.success() {
         problems.push(format!("the rerun fails: {}", rerun.describe()));
@@ -321,4 +336,7 @@ fault_matrix! {
     enospc_mid_reset_hard_then_rerun_converges_to_git: Op::ResetHard, Fault::Enospc;
     eio_mid_reset_hard_then_rerun_converges_to_git: Op::ResetHard, Fault::Eio;
     eacces_mid_reset_hard_then_rerun_converges_to_git: Op::ResetHard, Fault::Eacces;
+    enospc_mid_fast_forward_then_reset_converges_to_git: Op::FastForward, Fault::Enospc;
+    eio_mid_fast_forward_then_reset_converges_to_git: Op::FastForward, Fault::Eio;
+    eacces_mid_fast_forward_then_reset_converges_to_git: Op::FastForward, Fault::Eacces;
 }
