@@ -180,8 +180,8 @@ impl DryRun {
         if stop {
             let _ = self.child.kill();
         }
-        let listed_all = !stop && self.child.wait().is_ok_and(|status| status.success());
-        let _ = self.child.wait();
+        let status = self.child.wait();
+        let listed_all = !stop && status.is_ok_and(|status| status.success());
         let errors = self.errors.join().unwrap_or_default();
         if listed_all {
             let _ = std::io::stderr().write_all(&errors);

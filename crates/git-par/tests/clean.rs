@@ -63,18 +63,7 @@ fn same_as_git_on_path(cwd: &str, link: &str, git_args: &[&str], par_args: &[&st
     par_call.extend(par_args);
     par_call.extend(args);
     same_as_git_with(cwd, git_args, args, |dir, _| {
-        let mut cmd = std::process::Command::new(&program);
-        clean_env(&mut cmd)
-            .current_dir(dir)
-            .args(&par_call)
-            .env("PATH", &path);
-        let out = cmd.output().expect("run git-par");
-        Run {
-            command: format!("{program:?} {par_call:?}"),
-            status: out.status,
-            stdout: out.stdout,
-            stderr: out.stderr,
-        }
+        run_with(&program, dir, &par_call, &[("PATH", &path)])
     });
 }
 
