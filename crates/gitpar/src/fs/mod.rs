@@ -48,6 +48,9 @@ pub const INODES_IDENTIFY_FILES: bool = os::INODES_IDENTIFY_FILES;
 pub struct Root {
     fd: OwnedFd,
     path: PathBuf,
+    /// Whether files are created by their path below the root ([`Root::creates_by_path`]),
+    /// asked of the filesystem once.
+    by_path: std::sync::OnceLock<bool>,
 }
 
 /// Returns true if and only if `err` says that the path is not there for git: it does not
@@ -116,6 +119,17 @@ impl Root {
         Ok(Root {
             fd,
             path: path.to_owned(),
+            by_path: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Returns true if and only if [`Dirs::create_file`] creates a file by its whole path below
+    /// the root rather than in its directory opened for it: on Linux (`openat2`), where the
+    /// filesystem resolves a path in the kernel's own cache ([`tune::Kind::resolves_locally`]).
+    /// Elsewhere each component of the path may be a round trip, which an open directory saves.
+    fn creates_by_path(&self) -> bool {
+        *self.by_path.get_or_init(|| {
+            cfg!(target_os = "linux") && tune::Kind::of_volume(self.fd()).resolves_locally()
         })
     }
 
@@ -167,6 +181,7 @@ impl Root {
             current: None,
             descent: None,
             pending: None,
+            beneath: self.creates_by_path().then(BString::default),
         }
     }
 
@@ -192,6 +207,7 @@ impl Root {
             current: None,
             descent: Some(Descent::new(self)),
             pending: None,
+            beneath: None,
         }
     }
 }
@@ -310,6 +326,10 @@ pub struct Dirs<'r> {
     descent: Option<Descent<'r>>,
     /// Set by [`Root::dirs_waiting_for`].
     pending: Option<&'r DirsPending>,
+    /// The path of the file [`Dirs::create_file`] creates, while files are created by their
+    /// path below the root; `None` once the kernel refused that (no `openat2`), and in a
+    /// descent, which keeps its directories open anyway.
+    beneath: Option<BString>,
 }
 
 impl<'r> Dirs<'r> {
@@ -336,6 +356,56 @@ impl<'r> Dirs<'r> {
             self.current = Some((dir.to_owned(), fd));
         }
         Ok(os::borrow(&self.current.as_ref().expect("set above").1))
+    }
+
+    /// Create the file `name` of the directory `dir` (it must not exist) with `data` in it, as
+    /// [`create_file_at`] does in the open directory: by its whole path below the root where the
+    /// kernel resolves that without following a symlink (`openat2`), so that no directory is
+    /// opened (and closed) for the files in it; in the open directory otherwise.
+    pub fn create_file(
+        &mut self,
+        dir: &BStr,
+        name: &BStr,
+        data: &[u8],
+        executable: bool,
+    ) -> Result<Stat, CreateError> {
+        if let Some(mut path) = self.beneath.take() {
+            path.clear();
+            if !dir.is_empty() {
+                path.extend_from_slice(dir);
+                path.push(b'/');
+            }
+            path.extend_from_slice(name);
+            let mut created = os::create_exclusive_beneath(self.root.fd(), &path, executable);
+            if let (Err(err), Some(pending)) = (&created, self.pending) {
+                if err.kind() == io::ErrorKind::NotFound {
+                    pending.wait();
+                    created = os::create_exclusive_beneath(self.root.fd(), &path, executable);
+                }
+            }
+            let created =
+                created.map(|fd| fd.map(|fd| fill_created(fd, |file| file.write_all(data))));
+            match created {
+                Ok(None) => {}
+                Ok(Some(Ok(st))) => {
+                    self.beneath = Some(path);
+                    return Ok(st);
+                }
+                Ok(Some(Err(err))) => {
+                    self.beneath = Some(path);
+                    if let Ok(fd) = self.dir(dir) {
+                        let _ = os::unlink_at(fd, name);
+                    }
+                    return Err(CreateError::Write(err));
+                }
+                Err(err) => {
+                    self.beneath = Some(path);
+                    return Err(CreateError::Create(err));
+                }
+            }
+        }
+        let fd = self.dir(dir).map_err(CreateError::Create)?;
+        create_file_at(fd, name, data, executable)
     }
 
     /// Forget the cached directory: the caller removed or replaced directories, so a cached fd
@@ -666,16 +736,17 @@ pub fn create_file_with(
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> Result<Stat, CreateError> {
     let fd = os::create_exclusive(dir, name, executable).map_err(CreateError::Create)?;
+    fill_created(fd, fill).map_err(|err| {
+        let _ = os::unlink_at(dir, name);
+        CreateError::Write(err)
+    })
+}
+
+/// Fill the file just created (`fd`) and return its stat data; the file is closed either way,
+/// and on an error the caller unlinks it.
+fn fill_created(fd: OwnedFd, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<Stat> {
     let mut file = File::from(fd);
-    let written = fill(&mut file).and_then(|()| os::fstat_file(&file));
-    match written {
-        Ok(st) => Ok(st),
-        Err(err) => {
-            drop(file);
-            let _ = os::unlink_at(dir, name);
-            Err(CreateError::Write(err))
-        }
-    }
+    fill(&mut file).and_then(|()| os::fstat_file(&file))
 }
 
 /// Why [`clone_file_at`] did not clone: the caller writes the file from the object database
@@ -1117,6 +1188,55 @@ pub(crate) mod tests {
         // Once finished, a directory still missing is an error, as for a plain `Dirs`.
         let mut dirs = root.dirs_waiting_for(&pending);
         assert!(dirs.dir(b("c")).is_err());
+    }
+
+    /// [`Dirs::create_file`] creates in the tree only, whether by the whole path below the root
+    /// (tmpfs, ext4: `/tmp` here) or in the open directory: a leading symlink hides what is
+    /// behind it and nothing is written there, a file or symlink at the name is a collision, a
+    /// missing directory is an error unless it is being made, when it is waited for.
+    #[test]
+    fn create_file_refuses_links_and_waits_for_pending_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(outside.join("b")).unwrap();
+        std::fs::create_dir_all(wt.join("d")).unwrap();
+        std::os::unix::fs::symlink("../outside", wt.join("a")).unwrap();
+        std::os::unix::fs::symlink("../../outside/b/t", wt.join("d/l")).unwrap();
+        let root = Root::open(&wt).unwrap();
+        let mut dirs = root.dirs();
+        let err = dirs.create_file(b("a/b"), b("c"), b"x", false).unwrap_err();
+        assert!(is_not_there(err.io()), "{err:?}");
+        let st = dirs.create_file(b("d"), b("e"), b"hello", true).unwrap();
+        assert_eq!((st.st_size, st.st_mode & 0o100), (5, 0o100));
+        assert_eq!(std::fs::read(wt.join("d/e")).unwrap(), b"hello");
+        let err = dirs
+            .create_file(b("d"), b("e"), b"again", false)
+            .unwrap_err();
+        assert!(is_collision(err.io()), "{err:?}");
+        let err = dirs
+            .create_file(b("d"), b("l"), b"through", false)
+            .unwrap_err();
+        assert!(is_collision(err.io()), "{err:?}");
+        assert_eq!(std::fs::read_dir(outside.join("b")).unwrap().count(), 0);
+        assert!(dirs.create_file(b("m"), b("f"), b"", false).is_err());
+        let pending = DirsPending::default();
+        std::thread::scope(|scope| {
+            let maker = scope.spawn(|| {
+                use std::sync::atomic::Ordering::SeqCst;
+                while pending.waits.load(SeqCst) == 0 {
+                    std::thread::yield_now();
+                }
+                root.dirs().mkdir_all(b("m/n"), false).unwrap();
+                pending.finish();
+            });
+            let mut waiting = root.dirs_waiting_for(&pending);
+            waiting
+                .create_file(b("m/n"), b("f"), b"made", false)
+                .unwrap();
+            maker.join().unwrap();
+        });
+        assert_eq!(std::fs::read(wt.join("m/n/f")).unwrap(), b"made");
     }
 
     #[test]

@@ -207,6 +207,27 @@ pub(super) fn create_exclusive(dir: Fd<'_>, name: &[u8], executable: bool) -> io
     )?)
 }
 
+/// [`create_exclusive`] of the relative `path` below `root`, its leading directories resolved
+/// beneath `root` without following a symlink (`openat2`), so that no directory need be open;
+/// `None` where the kernel has no `openat2` (or a sandbox refuses it).
+pub(super) fn create_exclusive_beneath(
+    root: Fd<'_>,
+    path: &[u8],
+    executable: bool,
+) -> io::Result<Option<OwnedFd>> {
+    let mode = Mode::from_raw_mode(if executable { 0o777 } else { 0o666 });
+    match rustix::fs::openat2(
+        root,
+        path,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        mode,
+        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    ) {
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => Ok(None),
+        other => Ok(Some(other?)),
+    }
+}
+
 /// Share the blocks of the open file `src` with the new, empty open file `dst` (`FICLONE`).
 /// `Ok(Err(_))` when the filesystem cannot (another mount, no reflink support): the caller
 /// writes the file instead.

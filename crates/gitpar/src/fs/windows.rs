@@ -616,6 +616,15 @@ pub(super) fn open_read_at(dir: Fd<'_>, name: &[u8], _nonblock: bool) -> io::Res
     nt_open(dir, name, &open)
 }
 
+/// No creation by a path below the root here: [`create_exclusive`] in its open directory.
+pub(super) fn create_exclusive_beneath(
+    _root: Fd<'_>,
+    _path: &[u8],
+    _executable: bool,
+) -> io::Result<Option<OwnedFd>> {
+    Ok(None)
+}
+
 /// Create `name` in `dir` for writing, where nothing may be yet. Windows has no executable
 /// bit (`core.filemode=false`).
 pub(super) fn create_exclusive(dir: Fd<'_>, name: &[u8], _executable: bool) -> io::Result<OwnedFd> {

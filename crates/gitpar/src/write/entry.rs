@@ -410,6 +410,9 @@ impl<'r> Worker<'r> {
         executable: bool,
         replace: bool,
     ) -> Result<crate::fs::Stat, fs::CreateError> {
+        if !replace {
+            return dirs.create_file(dir, name, data, executable);
+        }
         let fd = Self::prepare(dirs, dir, name, replace)?;
         fs::create_file_at(fd, name, data, executable)
     }
