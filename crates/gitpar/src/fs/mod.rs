@@ -1090,15 +1090,22 @@ pub(crate) mod tests {
         s.as_bytes().as_bstr()
     }
 
-    #[test]
-    fn a_leading_symlink_hides_what_is_behind_it() {
+    /// A temporary directory with a work tree `wt` and a directory `outside/b` beside it, and in
+    /// the work tree a symlink `a` to `../outside`: the work tree and `outside`.
+    fn linked_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let wt = tmp.path().join("wt");
         let outside = tmp.path().join("outside");
         std::fs::create_dir_all(outside.join("b")).unwrap();
-        std::fs::write(outside.join("b/c"), "precious").unwrap();
         std::fs::create_dir(&wt).unwrap();
         std::os::unix::fs::symlink("../outside", wt.join("a")).unwrap();
+        (tmp, wt, outside)
+    }
+
+    #[test]
+    fn a_leading_symlink_hides_what_is_behind_it() {
+        let (_tmp, wt, outside) = linked_outside();
+        std::fs::write(outside.join("b/c"), "precious").unwrap();
         let root = Root::open(&wt).unwrap();
         let mut dirs = root.dirs();
         assert!(dirs.lstat(b("a/b/c")).unwrap().is_none());
@@ -1196,12 +1203,8 @@ pub(crate) mod tests {
     /// missing directory is an error unless it is being made, when it is waited for.
     #[test]
     fn create_file_refuses_links_and_waits_for_pending_directories() {
-        let tmp = tempfile::tempdir().unwrap();
-        let wt = tmp.path().join("wt");
-        let outside = tmp.path().join("outside");
-        std::fs::create_dir_all(outside.join("b")).unwrap();
-        std::fs::create_dir_all(wt.join("d")).unwrap();
-        std::os::unix::fs::symlink("../outside", wt.join("a")).unwrap();
+        let (_tmp, wt, outside) = linked_outside();
+        std::fs::create_dir(wt.join("d")).unwrap();
         std::os::unix::fs::symlink("../../outside/b/t", wt.join("d/l")).unwrap();
         let root = Root::open(&wt).unwrap();
         let mut dirs = root.dirs();
