@@ -129,7 +129,9 @@ impl Root {
     /// Elsewhere each component of the path may be a round trip, which an open directory saves.
     fn creates_by_path(&self) -> bool {
         *self.by_path.get_or_init(|| {
-            cfg!(target_os = "linux") && tune::Kind::of_volume(self.fd()).resolves_locally()
+            cfg!(target_os = "linux")
+                && tune::magic(self.fd())
+                    .is_some_and(|m| tune::Kind::from_magic(m, || None).resolves_locally())
         })
     }
 
@@ -346,16 +348,22 @@ impl<'r> Dirs<'r> {
         let hit = self.current.as_ref().is_some_and(|(d, _)| *d == dir);
         if !hit {
             self.current = None;
-            let fd = match (self.root.open_dir(dir), self.pending) {
-                (Err(err), Some(pending)) if err.kind() == io::ErrorKind::NotFound => {
-                    pending.wait();
-                    self.root.open_dir(dir)?
-                }
-                (opened, _) => opened?,
-            };
+            let fd = self.once_made(|| self.root.open_dir(dir))?;
             self.current = Some((dir.to_owned(), fd));
         }
         Ok(os::borrow(&self.current.as_ref().expect("set above").1))
+    }
+
+    /// `attempt`, and once more after the directories being made are ([`DirsPending`]) if it
+    /// found something missing meanwhile.
+    fn once_made<T>(&self, attempt: impl Fn() -> io::Result<T>) -> io::Result<T> {
+        match (attempt(), self.pending) {
+            (Err(err), Some(pending)) if err.kind() == io::ErrorKind::NotFound => {
+                pending.wait();
+                attempt()
+            }
+            (done, _) => done,
+        }
     }
 
     /// Create the file `name` of the directory `dir` (it must not exist) with `data` in it, as
@@ -376,32 +384,18 @@ impl<'r> Dirs<'r> {
                 path.push(b'/');
             }
             path.extend_from_slice(name);
-            let mut created = os::create_exclusive_beneath(self.root.fd(), &path, executable);
-            if let (Err(err), Some(pending)) = (&created, self.pending) {
-                if err.kind() == io::ErrorKind::NotFound {
-                    pending.wait();
-                    created = os::create_exclusive_beneath(self.root.fd(), &path, executable);
-                }
-            }
-            let created =
-                created.map(|fd| fd.map(|fd| fill_created(fd, |file| file.write_all(data))));
-            match created {
-                Ok(None) => {}
-                Ok(Some(Ok(st))) => {
-                    self.beneath = Some(path);
-                    return Ok(st);
-                }
-                Ok(Some(Err(err))) => {
-                    self.beneath = Some(path);
+            let root = self.root.fd();
+            let created = self.once_made(|| os::create_exclusive_beneath(root, &path, executable));
+            // `Ok(None)`: no `openat2` here; this and every later file go by their directory.
+            if let Some(created) = created.transpose() {
+                self.beneath = Some(path);
+                let fd = created.map_err(CreateError::Create)?;
+                return fill_created(fd, |file| file.write_all(data)).map_err(|err| {
                     if let Ok(fd) = self.dir(dir) {
                         let _ = os::unlink_at(fd, name);
                     }
-                    return Err(CreateError::Write(err));
-                }
-                Err(err) => {
-                    self.beneath = Some(path);
-                    return Err(CreateError::Create(err));
-                }
+                    CreateError::Write(err)
+                });
             }
         }
         let fd = self.dir(dir).map_err(CreateError::Create)?;

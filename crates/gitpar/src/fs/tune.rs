@@ -106,15 +106,6 @@ impl Kind {
         }
     }
 
-    /// [`Kind::of`] without the backing device's rotation (which reads `/sys`): for the
-    /// questions that do not depend on it.
-    pub(crate) fn of_volume(fd: Fd<'_>) -> Kind {
-        match magic(fd) {
-            Some(magic) if cfg!(unix) => Kind::from_magic(magic, || None),
-            _ => Kind::of(fd),
-        }
-    }
-
     /// Returns true if and only if a path on this kind of filesystem is resolved in the
     /// kernel's own cache of names, not by round trips to a server or a process: resolving a
     /// file's whole path then costs less than opening its directory for it.

@@ -162,12 +162,12 @@ impl Donor {
         let root = Root::open(path).map_err(Error::Open)?;
         let kind = can_clone(&root, target)?;
         let (donor, workdir) = open_donor(repo, target, path)?;
-        let root = if workdir == path {
-            root
+        let (root, kind) = if workdir == path {
+            (root, kind)
         } else {
             let root = Root::open(&workdir).map_err(Error::Open)?;
-            can_clone(&root, target)?;
-            root
+            let kind = can_clone(&root, target)?;
+            (root, kind)
         };
         let (index, stamp) = read_index(&donor)?;
         let attribute_files = same_attributes(repo, plan, &index, &root)?;
